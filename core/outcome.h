@@ -1,0 +1,55 @@
+// What one attempt of a transfer produced, as the shim observed it. Plain data:
+// the core decides from this alone (plus the policy, a clock reading and a random source).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace curlretry::core {
+
+using Millis = std::chrono::milliseconds;
+
+// How the attempt ended at the transport level. `ok` means a complete HTTP response arrived.
+enum class Transport : std::uint8_t {
+  ok,
+  connect_refused,
+  reset,
+  send,
+  recv,
+  empty_reply,
+  tls_handshake,
+  http2_stream,
+  timeout,
+  host_abort,    // the host's own callback stopped the transfer: never retried
+  bad_argument,  // the host asked for something libcurl refused: never retried
+  other,
+};
+
+std::string_view to_string(Transport t);
+// Accepts the names printed by to_string ("connect_refused", "reset", ...); nullopt otherwise.
+std::optional<Transport> transport_from_string(std::string_view name);
+
+struct Outcome {
+  Transport transport = Transport::ok;
+  int status = 0;  // final HTTP status of the attempt, 0 when no response line arrived
+
+  // Raw header values, exactly as received (trimmed), when present.
+  std::optional<std::string> retry_after;
+  std::optional<std::string> retry_after_ms;
+  std::optional<std::string> should_retry;  // x-should-retry
+
+  std::string body_prefix;  // the first bytes of the body (the shim bounds it)
+
+  bool committed = false;   // a body byte already reached the host
+  bool replayable = true;   // the request can be sent again (its upload can be rewound)
+
+  int attempt = 1;               // 1-based number of the attempt that just ended
+  Millis elapsed{0};             // since the transfer began (first attempt start)
+  std::optional<Millis> remaining;  // time left before the host's own deadline, if it has one
+  Millis previous_delay{0};      // the delay chosen before this attempt (0 for the first)
+};
+
+}  // namespace curlretry::core
