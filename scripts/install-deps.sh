@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the Debian packages curlretry needs to build and test, and only those that are
+# missing. Non-interactive; runs as root (or through sudo when it is there).
+set -euo pipefail
+
+packages=(
+  # build
+  cmake g++ make pkg-config
+  libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev libgtest-dev libgmock-dev
+  libcurl4-openssl-dev libssl-dev
+  # tests: real hosts of both libcurl flavours
+  curl git libcurl3-gnutls python3 python3-pycurl php-cli php-curl
+  libuv1-dev libevent-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  [ "$status" = "installed" ] || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+as_root=()
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  as_root=(sudo)
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" apt-get update -qq
+"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,129 @@
+// The interposed curl_easy_* entry points. Each one is pass-through unless the runtime is active
+// and the call comes from the host (not from libcurl's own internal calls).
+#include <cstdarg>
+#include <ctime>
+#include <new>
+#include <thread>
+
+#include "shim/backoff_wait.h"
+#include "shim/easy_options.h"
+#include "shim/real_curl.h"
+#include "shim/reentry_guard.h"
+#include "shim/registry.h"
+#include "shim/runtime.h"
+
+using namespace curlretry::shim;
+
+extern "C" {
+
+__attribute__((visibility("default"))) CURL* curl_easy_init(void) {
+  auto init = real::easy_init();
+  if (init == nullptr) return nullptr;
+  CURL* easy;
+  {
+    LibcurlScope scope;
+    easy = init();
+  }
+  if (easy == nullptr || inside_libcurl()) return easy;
+  try {
+    if (runtime().active) registry::add(easy);
+  } catch (...) {
+    // Out of memory: this handle simply goes without retries.
+  }
+  return easy;
+}
+
+__attribute__((visibility("default"))) CURLcode curl_easy_setopt(CURL* easy, CURLoption option, ...) {
+  va_list args;
+  va_start(args, option);
+  OptionValue value = read_option_value(option, args);
+  va_end(args);
+  auto setopt = real::easy_setopt();
+  if (setopt == nullptr) return CURLE_FAILED_INIT;
+  if (!inside_libcurl() && is_recorded_option(option)) {
+    if (Transfer* transfer = registry::find(easy)) {
+      record_option(transfer->host, option, value);
+      // While a transfer runs our callbacks stay in place; the host's new ones take over from
+      // the next delivery on, through the recorded options.
+      if (transfer->installed() && HostOptions::is_trampolined(option)) return CURLE_OK;
+    }
+  }
+  LibcurlScope scope;
+  return forward_option(setopt, easy, option, value);
+}
+
+__attribute__((visibility("default"))) CURLcode curl_easy_perform(CURL* easy) {
+  auto perform = real::easy_perform();
+  if (perform == nullptr) return CURLE_FAILED_INIT;
+  Transfer* transfer = inside_libcurl() ? nullptr : registry::find(easy);
+  if (transfer == nullptr || !transfer->begin(runtime())) {
+    LibcurlScope scope;
+    return perform(easy);
+  }
+  CURLcode code = CURLE_OK;
+  try {
+    for (;;) {
+      {
+        LibcurlScope scope;
+        code = perform(easy);
+      }
+      Transfer::Step step = transfer->finish_attempt(code);
+      if (!step.retry) {
+        code = step.code;
+        break;
+      }
+      if (!wait_backoff(*transfer, step.delay)) {
+        code = transfer->aborted_during_backoff();
+        break;
+      }
+      transfer->prepare_next_attempt();
+    }
+  } catch (...) {
+    // Only allocation failure can land here; the host gets the last real result.
+  }
+  transfer->end();
+  return code;
+}
+
+__attribute__((visibility("default"))) void curl_easy_cleanup(CURL* easy) {
+  auto cleanup = real::easy_cleanup();
+  if (!inside_libcurl()) registry::remove(easy);
+  if (cleanup == nullptr) return;
+  LibcurlScope scope;
+  cleanup(easy);
+}
+
+__attribute__((visibility("default"))) void curl_easy_reset(CURL* easy) {
+  auto reset = real::easy_reset();
+  if (reset == nullptr) return;
+  {
+    LibcurlScope scope;
+    reset(easy);
+  }
+  if (inside_libcurl()) return;
+  if (Transfer* transfer = registry::find(easy)) transfer->host = HostOptions{};
+}
+
+__attribute__((visibility("default"))) CURL* curl_easy_duphandle(CURL* easy) {
+  auto duphandle = real::easy_duphandle();
+  if (duphandle == nullptr) return nullptr;
+  CURL* copy;
+  {
+    LibcurlScope scope;
+    copy = duphandle(easy);
+  }
+  if (copy == nullptr || inside_libcurl()) return copy;
+  try {
+    if (Transfer* source = registry::find(easy)) {
+      Transfer* twin = registry::add(copy);
+      twin->host = source->host;
+      // Duplicated mid-transfer, the copy carries our callbacks and the source's state: give it
+      // the host's own.
+      if (source->installed()) apply_host_callbacks(copy, twin->host);
+    }
+  } catch (...) {
+  }
+  return copy;
+}
+
+}  // extern "C"

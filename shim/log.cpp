@@ -1,0 +1,122 @@
+#include "shim/log.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <mutex>
+#include <string>
+
+#include <spdlog/logger.h>
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/base_sink.h>
+
+namespace curlretry::shim::log {
+namespace {
+
+// Writes to a private duplicate of the destination fd, and checks before every line that the fd
+// still names the file it was opened on: a host that closes its fds and opens new ones must
+// never find our log lines in its own socket or file.
+class CheckedFdSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit CheckedFdSink(int fd) : fd_(fd) { remember_identity(); }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t line;
+    formatter_->format(msg, line);
+    if (!still_ours()) return;
+    const char* p = line.data();
+    size_t left = line.size();
+    while (left > 0) {
+      ssize_t n = ::write(fd_, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+  }
+  void flush_() override {}
+
+ private:
+  void remember_identity() {
+    struct stat st{};
+    valid_ = fd_ >= 0 && ::fstat(fd_, &st) == 0;
+    dev_ = st.st_dev;
+    ino_ = st.st_ino;
+  }
+  bool still_ours() const {
+    if (!valid_) return false;
+    struct stat st{};
+    return ::fstat(fd_, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
+  }
+
+  int fd_;
+  bool valid_ = false;
+  dev_t dev_ = 0;
+  ino_t ino_ = 0;
+};
+
+std::atomic<int> g_level{static_cast<int>(config::LogLevel::error)};
+std::mutex g_mutex;
+spdlog::logger* g_logger = nullptr;  // leaked on purpose: hosts log from atexit handlers
+
+int open_destination(const std::string& file) {
+  if (file.empty()) return ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+  return ::open(file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+}
+
+spdlog::logger* make_logger(const std::string& file) {
+  int fd = open_destination(file);
+  if (fd < 0 && !file.empty()) fd = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+  auto sink = std::make_shared<CheckedFdSink>(fd);
+  auto* logger = new spdlog::logger("curlretry", sink);
+  logger->set_pattern("curlretry: %v");
+  logger->set_level(spdlog::level::trace);
+  return logger;
+}
+
+spdlog::level::level_enum to_spdlog(config::LogLevel level) {
+  switch (level) {
+    case config::LogLevel::error: return spdlog::level::err;
+    case config::LogLevel::warn: return spdlog::level::warn;
+    case config::LogLevel::info: return spdlog::level::info;
+    case config::LogLevel::debug: return spdlog::level::debug;
+    case config::LogLevel::off: break;
+  }
+  return spdlog::level::off;
+}
+
+std::string g_file;
+
+}  // namespace
+
+void configure(const config::Settings& settings) {
+  std::lock_guard lock(g_mutex);
+  g_file = settings.log_file;
+  g_level.store(static_cast<int>(settings.log_level), std::memory_order_relaxed);
+}
+
+bool enabled(config::LogLevel level) {
+  int current = g_level.load(std::memory_order_relaxed);
+  return level != config::LogLevel::off && static_cast<int>(level) <= current;
+}
+
+void write(config::LogLevel level, std::string_view message) {
+  if (!enabled(level)) return;
+  spdlog::logger* logger;
+  {
+    std::lock_guard lock(g_mutex);
+    if (g_logger == nullptr) g_logger = make_logger(g_file);
+    logger = g_logger;
+  }
+  try {
+    logger->log(to_spdlog(level), "{}", message);
+  } catch (...) {
+    // Logging must never take the host down.
+  }
+}
+
+}  // namespace curlretry::shim::log

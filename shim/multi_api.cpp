@@ -1,0 +1,273 @@
+// The interposed curl_multi_* entry points. The host's loop keeps running while transfers wait
+// between attempts: they are parked outside libcurl, counted in running_handles, and every
+// timeout the host sees is shortened to the next due time.
+#include <cstdarg>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "shim/multi_state.h"
+#include "shim/real_curl.h"
+#include "shim/reentry_guard.h"
+#include "shim/registry.h"
+#include "shim/runtime.h"
+
+using namespace curlretry::shim;
+
+namespace {
+
+struct MultiTable {
+  std::mutex mutex;
+  std::unordered_map<CURLM*, std::unique_ptr<MultiState>> states;
+};
+
+MultiTable& multis() {
+  static MultiTable* t = new MultiTable();  // leaked: multis are cleaned up from atexit handlers
+  return *t;
+}
+
+MultiState* find_multi(CURLM* multi) {
+  if (inside_libcurl()) return nullptr;
+  MultiTable& t = multis();
+  std::lock_guard lock(t.mutex);
+  auto it = t.states.find(multi);
+  return it == t.states.end() ? nullptr : it->second.get();
+}
+
+// After the real call: libcurl's messages become retries or host messages; the count includes
+// what is parked.
+CURLMcode after_drive(MultiState* state, CURLMcode code, int* running) {
+  try {
+    state->drain();
+    state->update_host_timer();
+  } catch (...) {
+  }
+  if (running != nullptr) *running += state->parked();
+  return code;
+}
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) CURLM* curl_multi_init(void) {
+  auto init = real::multi_init();
+  if (init == nullptr) return nullptr;
+  CURLM* multi;
+  {
+    LibcurlScope scope;
+    multi = init();
+  }
+  if (multi == nullptr || inside_libcurl()) return multi;
+  try {
+    if (runtime().active) {
+      MultiTable& t = multis();
+      std::lock_guard lock(t.mutex);
+      t.states[multi] = std::make_unique<MultiState>(multi);
+    }
+  } catch (...) {
+  }
+  return multi;
+}
+
+__attribute__((visibility("default"))) CURLMcode curl_multi_cleanup(CURLM* multi) {
+  auto cleanup = real::multi_cleanup();
+  if (!inside_libcurl()) {
+    std::unique_ptr<MultiState> doomed;
+    {
+      MultiTable& t = multis();
+      std::lock_guard lock(t.mutex);
+      if (auto it = t.states.find(multi); it != t.states.end()) {
+        doomed = std::move(it->second);
+        t.states.erase(it);
+      }
+    }
+    if (doomed) doomed->forget_all();
+  }
+  if (cleanup == nullptr) return CURLM_BAD_HANDLE;
+  LibcurlScope scope;
+  return cleanup(multi);
+}
+
+__attribute__((visibility("default"))) CURLMcode curl_multi_add_handle(CURLM* multi, CURL* easy) {
+  auto add = real::multi_add_handle();
+  if (add == nullptr) return CURLM_BAD_HANDLE;
+  MultiState* state = find_multi(multi);
+  Transfer* transfer = state ? registry::find(easy) : nullptr;
+  bool ours = false;
+  try {
+    ours = transfer != nullptr && transfer->begin(runtime());
+  } catch (...) {
+  }
+  CURLMcode code;
+  {
+    LibcurlScope scope;
+    code = add(multi, easy);
+  }
+  if (code != CURLM_OK && ours) transfer->end();
+  return code;
+}
+
+__attribute__((visibility("default"))) CURLMcode curl_multi_remove_handle(CURLM* multi, CURL* easy) {
+  auto remove = real::multi_remove_handle();
+  if (remove == nullptr) return CURLM_BAD_HANDLE;
+  MultiState* state = find_multi(multi);
+  if (state != nullptr) {
+    bool was_parked = false;
+    try {
+      was_parked = state->forget(easy);
+    } catch (...) {
+    }
+    if (was_parked) return CURLM_OK;
+  }
+  LibcurlScope scope;
+  return remove(multi, easy);
+}
+
+__attribute__((visibility("default"))) CURLMcode curl_multi_perform(CURLM* multi, int* running) {
+  auto perform = real::multi_perform();
+  if (perform == nullptr) return CURLM_BAD_HANDLE;
+  MultiState* state = find_multi(multi);
+  if (state != nullptr) state->readd_due();
+  CURLMcode code;
+  {
+    LibcurlScope scope;
+    code = perform(multi, running);
+  }
+  return state ? after_drive(state, code, running) : code;
+}
+
+__attribute__((visibility("default"))) CURLMcode curl_multi_socket_action(CURLM* multi, curl_socket_t s, int ev_bitmask,
+                                                                         int* running) {
+  auto socket_action = real::multi_socket_action();
+  if (socket_action == nullptr) return CURLM_BAD_HANDLE;
+  MultiState* state = find_multi(multi);
+  if (state != nullptr) state->readd_due();
+  CURLMcode code;
+  {
+    LibcurlScope scope;
+    code = socket_action(multi, s, ev_bitmask, running);
+  }
+  return state ? after_drive(state, code, running) : code;
+}
+
+// Old binaries still call the pre-7.15.4 entry point; multi.h maps the name to socket_action.
+#undef curl_multi_socket
+__attribute__((visibility("default"))) CURLMcode curl_multi_socket(CURLM* multi, curl_socket_t s, int* running) {
+  auto socket = real::multi_socket();
+  if (socket == nullptr) return CURLM_BAD_HANDLE;
+  MultiState* state = find_multi(multi);
+  if (state != nullptr) state->readd_due();
+  CURLMcode code;
+  {
+    LibcurlScope scope;
+    code = socket(multi, s, running);
+  }
+  return state ? after_drive(state, code, running) : code;
+}
+
+__attribute__((visibility("default"))) CURLMcode curl_multi_socket_all(CURLM* multi, int* running) {
+  auto socket_all = real::multi_socket_all();
+  if (socket_all == nullptr) return CURLM_BAD_HANDLE;
+  MultiState* state = find_multi(multi);
+  if (state != nullptr) state->readd_due();
+  CURLMcode code;
+  {
+    LibcurlScope scope;
+    code = socket_all(multi, running);
+  }
+  return state ? after_drive(state, code, running) : code;
+}
+
+__attribute__((visibility("default"))) CURLMsg* curl_multi_info_read(CURLM* multi, int* msgs_in_queue) {
+  auto info_read = real::multi_info_read();
+  MultiState* state = find_multi(multi);
+  if (state == nullptr) {
+    if (info_read == nullptr) return nullptr;
+    LibcurlScope scope;
+    return info_read(multi, msgs_in_queue);
+  }
+  try {
+    state->drain();  // messages libcurl made outside a perform we saw (e.g. a failed add)
+  } catch (...) {
+  }
+  return state->next_message(msgs_in_queue);
+}
+
+__attribute__((visibility("default"))) CURLMcode curl_multi_poll(CURLM* multi, struct curl_waitfd extra_fds[],
+                                                                unsigned int extra_nfds, int timeout_ms, int* numfds) {
+  auto poll = real::multi_poll();
+  if (poll == nullptr) return CURLM_BAD_HANDLE;
+  MultiState* state = find_multi(multi);
+  if (state != nullptr) timeout_ms = static_cast<int>(state->clamp_timeout(timeout_ms));
+  LibcurlScope scope;
+  return poll(multi, extra_fds, extra_nfds, timeout_ms, numfds);
+}
+
+__attribute__((visibility("default"))) CURLMcode curl_multi_wait(CURLM* multi, struct curl_waitfd extra_fds[],
+                                                                unsigned int extra_nfds, int timeout_ms, int* numfds) {
+  auto wait = real::multi_wait();
+  if (wait == nullptr) return CURLM_BAD_HANDLE;
+  MultiState* state = find_multi(multi);
+  if (state != nullptr && state->parked() > 0) {
+    // curl_multi_wait returns at once when libcurl has no socket to wait on, which is exactly
+    // the case while every transfer is parked; curl_multi_poll sleeps instead.
+    auto poll = real::multi_poll();
+    int clamped = static_cast<int>(state->clamp_timeout(timeout_ms));
+    if (poll != nullptr) {
+      LibcurlScope scope;
+      return poll(multi, extra_fds, extra_nfds, clamped, numfds);
+    }
+    timeout_ms = clamped;
+  }
+  LibcurlScope scope;
+  return wait(multi, extra_fds, extra_nfds, timeout_ms, numfds);
+}
+
+__attribute__((visibility("default"))) CURLMcode curl_multi_timeout(CURLM* multi, long* timeout_ms) {
+  auto timeout = real::multi_timeout();
+  if (timeout == nullptr) return CURLM_BAD_HANDLE;
+  CURLMcode code;
+  {
+    LibcurlScope scope;
+    code = timeout(multi, timeout_ms);
+  }
+  MultiState* state = find_multi(multi);
+  if (state != nullptr && code == CURLM_OK && timeout_ms != nullptr) *timeout_ms = state->clamp_timeout(*timeout_ms);
+  return code;
+}
+
+__attribute__((visibility("default"))) CURLMcode curl_multi_setopt(CURLM* multi, CURLMoption option, ...) {
+  va_list args;
+  va_start(args, option);
+  long number = 0;
+  void* pointer = nullptr;
+  void (*function)() = nullptr;
+  curl_off_t offset = 0;
+  if (option < CURLOPTTYPE_OBJECTPOINT) number = va_arg(args, long);
+  else if (option < CURLOPTTYPE_FUNCTIONPOINT) pointer = va_arg(args, void*);
+  else if (option < CURLOPTTYPE_OFF_T) function = va_arg(args, void (*)());
+  else offset = va_arg(args, curl_off_t);
+  va_end(args);
+  auto setopt = real::multi_setopt();
+  if (setopt == nullptr) return CURLM_BAD_HANDLE;
+  MultiState* state = find_multi(multi);
+  LibcurlScope scope;
+  if (state != nullptr && option == CURLMOPT_TIMERFUNCTION) {
+    state->host_timer = reinterpret_cast<curl_multi_timer_callback>(function);
+    if (state->host_timer == nullptr) return setopt(multi, option, function);
+    setopt(multi, CURLMOPT_TIMERDATA, static_cast<void*>(state));
+    return setopt(multi, option, &MultiState::on_timer);
+  }
+  if (state != nullptr && option == CURLMOPT_TIMERDATA) {
+    state->host_timer_data = pointer;
+    if (state->host_timer == nullptr) return setopt(multi, option, pointer);
+    return CURLM_OK;  // our timer callback is in place and carries the state
+  }
+  if (option < CURLOPTTYPE_OBJECTPOINT) return setopt(multi, option, number);
+  if (option < CURLOPTTYPE_FUNCTIONPOINT) return setopt(multi, option, pointer);
+  if (option < CURLOPTTYPE_OFF_T) return setopt(multi, option, function);
+  return setopt(multi, option, offset);
+}
+
+}  // extern "C"

@@ -1,0 +1,169 @@
+#include "shim/multi_state.h"
+
+#include <algorithm>
+#include <functional>
+
+#include "shim/real_curl.h"
+#include "shim/reentry_guard.h"
+#include "shim/registry.h"
+
+namespace curlretry::shim {
+
+void MultiState::park(CURL* easy, core::Millis delay, CURLcode code) {
+  std::uint64_t generation = next_generation_++;
+  parked_[easy] = Entry{generation, code};
+  heap_.push_back(Parked{Clock::now() + delay, easy, generation});
+  std::push_heap(heap_.begin(), heap_.end(), std::greater<>{});
+}
+
+void MultiState::discard_stale_heap_top() {
+  while (!heap_.empty()) {
+    const Parked& top = heap_.front();
+    auto it = parked_.find(top.easy);
+    if (it != parked_.end() && it->second.generation == top.generation) return;
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>{});
+    heap_.pop_back();
+  }
+}
+
+std::optional<long> MultiState::ms_until_due() const {
+  // The heap top may be stale (forgotten); that only makes us wake early, never late.
+  if (heap_.empty() || parked_.empty()) return std::nullopt;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(heap_.front().due - Clock::now()).count();
+  return left > 0 ? static_cast<long>(left) : 0L;
+}
+
+long MultiState::clamp_timeout(long timeout_ms) const {
+  auto due = ms_until_due();
+  if (!due) return timeout_ms;
+  if (timeout_ms < 0) return *due;
+  return std::min(timeout_ms, *due);
+}
+
+void MultiState::readd_due() {
+  auto add = real::multi_add_handle();
+  auto now = Clock::now();
+  for (;;) {
+    discard_stale_heap_top();
+    if (heap_.empty() || heap_.front().due > now) break;
+    Parked next = heap_.front();
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>{});
+    heap_.pop_back();
+    CURLcode last_code = parked_[next.easy].last_code;
+    parked_.erase(next.easy);
+    Transfer* transfer = registry::find(next.easy);
+    if (transfer == nullptr) continue;
+    transfer->prepare_next_attempt();
+    CURLMcode added = CURLM_BAD_FUNCTION_ARGUMENT;
+    if (add) {
+      LibcurlScope scope;
+      added = add(multi_, next.easy);
+    }
+    if (added != CURLM_OK) {
+      // libcurl would not take it back: the host gets the last attempt's result.
+      transfer->end();
+      CURLMsg msg{};
+      msg.msg = CURLMSG_DONE;
+      msg.easy_handle = next.easy;
+      msg.data.result = last_code;
+      queue_.push_back(msg);
+    }
+  }
+}
+
+void MultiState::drain() {
+  auto info_read = real::multi_info_read();
+  auto remove = real::multi_remove_handle();
+  if (info_read == nullptr) return;
+  for (;;) {
+    CURLMsg* msg;
+    int left = 0;
+    {
+      LibcurlScope scope;
+      msg = info_read(multi_, &left);
+    }
+    if (msg == nullptr) break;
+    CURLMsg copy = *msg;  // the pointer dies at the next libcurl call
+    Transfer* transfer = copy.msg == CURLMSG_DONE ? registry::find(copy.easy_handle) : nullptr;
+    if (transfer == nullptr || !transfer->installed()) {
+      queue_.push_back(copy);
+      continue;
+    }
+    Transfer::Step step = transfer->finish_attempt(copy.data.result);
+    if (step.retry && remove != nullptr) {
+      {
+        LibcurlScope scope;
+        remove(multi_, copy.easy_handle);
+      }
+      park(copy.easy_handle, step.delay, copy.data.result);
+      continue;
+    }
+    transfer->end();
+    copy.data.result = step.retry ? copy.data.result : step.code;
+    queue_.push_back(copy);
+  }
+}
+
+CURLMsg* MultiState::next_message(int* msgs_in_queue) {
+  if (queue_.empty()) {
+    if (msgs_in_queue) *msgs_in_queue = 0;
+    return nullptr;
+  }
+  delivered_ = queue_.front();
+  queue_.pop_front();
+  if (msgs_in_queue) *msgs_in_queue = static_cast<int>(queue_.size());
+  return &delivered_;
+}
+
+void MultiState::drop_queued(CURL* easy) {
+  queue_.erase(std::remove_if(queue_.begin(), queue_.end(), [easy](const CURLMsg& m) { return m.easy_handle == easy; }),
+               queue_.end());
+}
+
+bool MultiState::forget(CURL* easy) {
+  drop_queued(easy);
+  if (Transfer* transfer = registry::find(easy)) transfer->end();
+  return parked_.erase(easy) > 0;
+}
+
+void MultiState::forget_all() {
+  for (auto& [easy, entry] : parked_) {
+    if (Transfer* transfer = registry::find(easy)) transfer->end();
+  }
+  parked_.clear();
+  heap_.clear();
+  queue_.clear();
+}
+
+std::optional<Clock::time_point> MultiState::next_due() {
+  discard_stale_heap_top();
+  if (heap_.empty()) return std::nullopt;
+  return heap_.front().due;
+}
+
+int MultiState::on_timer(CURLM*, long timeout_ms, void* userdata) {
+  auto* state = static_cast<MultiState*>(userdata);
+  auto now = Clock::now();
+  state->libcurl_deadline_.reset();
+  if (timeout_ms >= 0) state->libcurl_deadline_ = now + std::chrono::milliseconds(timeout_ms);
+  state->told_due_ = state->next_due();
+  long effective = state->clamp_timeout(timeout_ms);
+  if (state->host_timer == nullptr) return 0;
+  HostScope scope;
+  return state->host_timer(state->multi_, effective, state->host_timer_data);
+}
+
+void MultiState::update_host_timer() {
+  if (host_timer == nullptr) return;
+  auto due = next_due();
+  if (due == told_due_) return;
+  told_due_ = due;
+  if (!due) return;  // nothing parked: libcurl's own timer stands as libcurl set it
+  auto now = Clock::now();
+  auto at = libcurl_deadline_ ? std::min(*libcurl_deadline_, *due) : *due;
+  long effective = at > now ? static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(at - now).count()) : 0L;
+  HostScope scope;
+  host_timer(multi_, effective, host_timer_data);
+}
+
+}  // namespace curlretry::shim

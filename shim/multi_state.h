@@ -1,0 +1,76 @@
+// What the shim keeps per multi handle: transfers parked between attempts (a timer heap), the
+// DONE messages the host has yet to read (exactly one per transfer it added), and the host's
+// timer callback, so that a socket-action host is woken when a parked transfer is due.
+#pragma once
+
+#include <curl/curl.h>
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "shim/transfer.h"
+
+namespace curlretry::shim {
+
+class MultiState {
+ public:
+  explicit MultiState(CURLM* multi) : multi_(multi) {}
+
+  // Re-adds every parked transfer whose wait is over (from our wrappers, never in a callback).
+  void readd_due();
+  // Reads libcurl's DONE messages: retries are parked, final results queued for the host.
+  void drain();
+  // The host's curl_multi_info_read.
+  CURLMsg* next_message(int* msgs_in_queue);
+
+  // A transfer the host removes (or cleans up). True when it was parked: libcurl no longer has
+  // it, so the real curl_multi_remove_handle must not be called.
+  bool forget(CURL* easy);
+  // The host's curl_multi_cleanup: every parked transfer goes back to the host's settings.
+  void forget_all();
+
+  int parked() const { return static_cast<int>(parked_.size()); }
+  // Milliseconds until the next parked transfer is due (0 when overdue), nullopt when none.
+  std::optional<long> ms_until_due() const;
+  // min(timeout libcurl asked for, next due), in libcurl's convention (-1 = none).
+  long clamp_timeout(long timeout_ms) const;
+  std::optional<Clock::time_point> next_due();
+
+  // Socket-action hosts.
+  curl_multi_timer_callback host_timer = nullptr;
+  void* host_timer_data = nullptr;
+  static int on_timer(CURLM* multi, long timeout_ms, void* userdata);
+  // Arms the host's timer again when the earliest parked transfer changed, so that it calls
+  // socket_action(CURL_SOCKET_TIMEOUT) when that transfer is due.
+  void update_host_timer();
+
+ private:
+  struct Parked {
+    Clock::time_point due;
+    CURL* easy;
+    std::uint64_t generation;
+    bool operator>(const Parked& other) const { return due > other.due; }
+  };
+  struct Entry {
+    std::uint64_t generation;
+    CURLcode last_code;
+  };
+
+  void park(CURL* easy, core::Millis delay, CURLcode code);
+  void drop_queued(CURL* easy);
+  void discard_stale_heap_top();
+
+  CURLM* multi_;
+  std::vector<Parked> heap_;  // min-heap on due; entries for forgotten transfers are stale
+  std::unordered_map<CURL*, Entry> parked_;
+  std::uint64_t next_generation_ = 1;
+  std::deque<CURLMsg> queue_;
+  CURLMsg delivered_{};  // valid until the host's next info_read, remove or cleanup
+  std::optional<Clock::time_point> libcurl_deadline_;  // libcurl's own timer, as it last asked
+  std::optional<Clock::time_point> told_due_;          // the parked due the host's timer knows
+};
+
+}  // namespace curlretry::shim

@@ -1,0 +1,15 @@
+// Side map from the host's easy handles to their Transfer state. Never CURLOPT_PRIVATE: that
+// belongs to the host.
+#pragma once
+
+#include <curl/curl.h>
+
+#include "shim/transfer.h"
+
+namespace curlretry::shim::registry {
+
+Transfer* find(CURL* easy);
+Transfer* add(CURL* easy);  // replaces any stale entry for a reused address
+void remove(CURL* easy);
+
+}  // namespace curlretry::shim::registry

@@ -1,0 +1,40 @@
+#include "shim/runtime.h"
+
+#include <mutex>
+#include <string>
+
+#include "shim/log.h"
+
+namespace curlretry::shim {
+namespace {
+
+Runtime* load_runtime() {
+  auto* rt = new Runtime();  // leaked on purpose: used until the very last atexit handler
+  config::LoadResult result;
+  try {
+    result = config::load(config::Environment::process());
+  } catch (...) {
+    result.error = "internal error while reading the configuration";
+  }
+  if (!result.ok()) {
+    log::configure(config::Settings{});  // errors only, on stderr
+    log::write(config::LogLevel::error, result.error + "; retries are off for this process (pass-through)");
+    return rt;
+  }
+  rt->config = std::move(*result.config);
+  log::configure(rt->config.settings);
+  for (const auto& warning : result.warnings) log::write(config::LogLevel::warn, warning);
+  rt->active = !rt->config.settings.disabled;
+  return rt;
+}
+
+}  // namespace
+
+const Runtime& runtime() {
+  static std::once_flag once;
+  static Runtime* rt = nullptr;
+  std::call_once(once, [] { rt = load_runtime(); });
+  return *rt;
+}
+
+}  // namespace curlretry::shim

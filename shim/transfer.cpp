@@ -1,0 +1,527 @@
+#include "shim/transfer.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+
+#include "shim/log.h"
+#include "shim/real_curl.h"
+#include "shim/reentry_guard.h"
+#include "shim/runtime.h"
+
+namespace curlretry::shim {
+namespace {
+
+using config::LogLevel;
+
+// libcurl never hands a write callback more than this; replays use the same chunking.
+constexpr size_t kChunk = CURL_MAX_WRITE_SIZE;
+
+template <typename V>
+void set_real(CURL* easy, CURLoption option, V value) {
+  if (auto setopt = real::easy_setopt()) {
+    LibcurlScope scope;
+    setopt(easy, option, value);
+  }
+}
+
+bool iequals_prefix(std::string_view line, std::string_view name) {
+  if (line.size() < name.size()) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    char a = line[i];
+    if (a >= 'A' && a <= 'Z') a = static_cast<char>(a - 'A' + 'a');
+    if (a != name[i]) return false;
+  }
+  return true;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) s.remove_suffix(1);
+  return s;
+}
+
+// The value of header `name` (lower case) if `line` is that header.
+std::optional<std::string> header_value(std::string_view line, std::string_view name) {
+  if (!iequals_prefix(line, name) || line.size() <= name.size() || line[name.size()] != ':') return std::nullopt;
+  return std::string(trim(line.substr(name.size() + 1)));
+}
+
+// "HTTP/1.1 503 Service Unavailable" -> 503; 0 when the line is not a status line.
+int status_of(std::string_view line) {
+  if (line.size() < 12 || line.substr(0, 5) != "HTTP/") return 0;
+  size_t sp = line.find(' ');
+  if (sp == std::string_view::npos || sp + 4 > line.size()) return 0;
+  int status = 0;
+  for (size_t i = sp + 1; i < sp + 4; ++i) {
+    if (line[i] < '0' || line[i] > '9') return 0;
+    status = status * 10 + (line[i] - '0');
+  }
+  return status;
+}
+
+bool is_blank_line(const char* data, size_t n) {
+  return (n == 2 && data[0] == '\r' && data[1] == '\n') || (n == 1 && data[0] == '\n');
+}
+
+core::Transport transport_of(CURLcode code, long os_errno) {
+  switch (code) {
+    case CURLE_OK:
+    case CURLE_HTTP_RETURNED_ERROR: return core::Transport::ok;
+    case CURLE_COULDNT_CONNECT: return core::Transport::connect_refused;
+    case CURLE_SEND_ERROR: return os_errno == ECONNRESET ? core::Transport::reset : core::Transport::send;
+    case CURLE_RECV_ERROR: return os_errno == ECONNRESET ? core::Transport::reset : core::Transport::recv;
+    case CURLE_PARTIAL_FILE: return core::Transport::recv;
+    case CURLE_GOT_NOTHING: return core::Transport::empty_reply;
+    case CURLE_SSL_CONNECT_ERROR: return core::Transport::tls_handshake;
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_HTTP3: return core::Transport::http2_stream;
+    case CURLE_OPERATION_TIMEDOUT: return core::Transport::timeout;
+    case CURLE_ABORTED_BY_CALLBACK:
+    case CURLE_WRITE_ERROR:
+    case CURLE_READ_ERROR: return core::Transport::host_abort;
+    case CURLE_BAD_FUNCTION_ARGUMENT:
+    case CURLE_URL_MALFORMAT:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_NOT_BUILT_IN:
+    case CURLE_UNKNOWN_OPTION:
+    case CURLE_FAILED_INIT:
+    case CURLE_SEND_FAIL_REWIND:
+    case CURLE_BAD_CONTENT_ENCODING: return core::Transport::bad_argument;
+    default: return core::Transport::other;
+  }
+}
+
+}  // namespace
+
+Transfer::Transfer(CURL* easy) : easy_(easy) {}
+
+// ---------------------------------------------------------------------------------------------
+// Lifecycle
+
+bool Transfer::begin(const Runtime& runtime) {
+  if (!runtime.active || installed_) return false;
+  if (!is_http_scheme(split_url(host.url).scheme)) return false;
+  runtime_ = &runtime;
+  policy_ = nullptr;
+  attempt_ = 0;
+  started_ = Clock::now();
+  deadline_.reset();
+  if (host.timeout_ms > 0) deadline_ = started_ + std::chrono::milliseconds(host.timeout_ms);
+  previous_delay_ = core::Millis{0};
+  random_ = core::SplitMix(static_cast<std::uint64_t>(started_.time_since_epoch().count()) ^
+                           reinterpret_cast<std::uintptr_t>(this));
+  fresh_connect_forced_ = false;
+  timeout_changed_ = false;
+  last_transport_error_ = false;
+  read_called_ = false;
+  tee_.clear();
+  tee_overflow_ = false;
+  read_pos_ = 0;
+  fread_start_ = -1;
+  install();
+  reset_attempt();
+  attempt_ = 1;
+  return true;
+}
+
+void Transfer::end() {
+  if (!installed_) return;
+  uninstall();
+  if (fresh_connect_forced_) set_real(easy_, CURLOPT_FRESH_CONNECT, static_cast<long>(host.fresh_connect));
+  if (timeout_changed_) set_real(easy_, CURLOPT_TIMEOUT_MS, host.timeout_ms);
+  fresh_connect_forced_ = timeout_changed_ = false;
+  std::string().swap(held_body_);
+  std::string().swap(tee_);
+}
+
+void Transfer::install() {
+  set_real(easy_, CURLOPT_WRITEFUNCTION, &Transfer::on_write);
+  set_real(easy_, CURLOPT_WRITEDATA, static_cast<void*>(this));
+  set_real(easy_, CURLOPT_HEADERFUNCTION, &Transfer::on_header);
+  set_real(easy_, CURLOPT_HEADERDATA, static_cast<void*>(this));
+  set_real(easy_, CURLOPT_READFUNCTION, &Transfer::on_read);
+  set_real(easy_, CURLOPT_READDATA, static_cast<void*>(this));
+  set_real(easy_, CURLOPT_SEEKFUNCTION, &Transfer::on_seek);
+  set_real(easy_, CURLOPT_SEEKDATA, static_cast<void*>(this));
+  // Headers reach the host through us, so CURLOPT_HEADER is emulated rather than left on.
+  set_real(easy_, CURLOPT_HEADER, 0L);
+  installed_ = true;
+}
+
+void apply_host_callbacks(CURL* easy, const HostOptions& host) {
+  set_real(easy, CURLOPT_WRITEFUNCTION, host.write_fn);
+  set_real(easy, CURLOPT_WRITEDATA, host.write_data);
+  set_real(easy, CURLOPT_HEADERFUNCTION, host.header_fn);
+  set_real(easy, CURLOPT_HEADERDATA, host.header_data);
+  set_real(easy, CURLOPT_READFUNCTION, host.read_fn);
+  set_real(easy, CURLOPT_READDATA, host.read_data);
+  set_real(easy, CURLOPT_SEEKFUNCTION, host.seek_fn);
+  set_real(easy, CURLOPT_SEEKDATA, host.seek_data);
+  set_real(easy, CURLOPT_HEADER, static_cast<long>(host.include_header));
+}
+
+void Transfer::uninstall() {
+  apply_host_callbacks(easy_, host);
+  installed_ = false;
+}
+
+void Transfer::reset_attempt() {
+  response_ = Response{};
+  held_headers_.clear();
+  held_line_ends_.clear();
+  flushed_lines_ = 0;
+  held_body_.clear();
+  flushed_body_ = 0;
+  committed_ = false;
+  host_refused_ = false;
+  early_verdict_.reset();
+}
+
+void Transfer::prepare_next_attempt() {
+  ++attempt_;
+  reset_attempt();
+  // A transport error may have left a poisoned connection in the pool: use a new one, once.
+  if (last_transport_error_ && !host.fresh_connect) {
+    set_real(easy_, CURLOPT_FRESH_CONNECT, 1L);
+    fresh_connect_forced_ = true;
+  } else if (fresh_connect_forced_) {
+    set_real(easy_, CURLOPT_FRESH_CONNECT, static_cast<long>(host.fresh_connect));
+    fresh_connect_forced_ = false;
+  }
+  if (deadline_) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline_ - Clock::now()).count();
+    set_real(easy_, CURLOPT_TIMEOUT_MS, static_cast<long>(left > 1 ? left : 1));
+    timeout_changed_ = true;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Delivery to the host, the way libcurl would do it without us.
+
+size_t Transfer::host_write(const char* data, size_t n) {
+  HostScope scope;
+  char* p = const_cast<char*>(data);
+  if (host.write_fn) return host.write_fn(p, 1, n, host.write_data);
+  return std::fwrite(p, 1, n, static_cast<FILE*>(host.write_data));
+}
+
+size_t Transfer::deliver_header_line(const char* data, size_t n) {
+  // libcurl's order: the body stream first (CURLOPT_HEADER), then the header callback, which
+  // falls back to the write callback when only CURLOPT_HEADERDATA was set.
+  if (host.include_header) {
+    size_t r = host_write(data, n);
+    if (r != n) return r;
+  }
+  HostScope scope;
+  char* p = const_cast<char*>(data);
+  if (host.header_fn) return host.header_fn(p, 1, n, host.header_data);
+  if (host.header_data) {
+    if (host.write_fn) return host.write_fn(p, 1, n, host.header_data);
+    return std::fwrite(p, 1, n, static_cast<FILE*>(host.header_data));
+  }
+  return n;
+}
+
+Transfer::Flush Transfer::flush_held() {
+  while (flushed_lines_ < held_line_ends_.size()) {
+    size_t begin = flushed_lines_ == 0 ? 0 : held_line_ends_[flushed_lines_ - 1];
+    size_t n = held_line_ends_[flushed_lines_] - begin;
+    size_t r = deliver_header_line(held_headers_.data() + begin, n);
+    if (r != n) return r == CURL_WRITEFUNC_PAUSE ? Flush::paused : Flush::refused;
+    ++flushed_lines_;
+  }
+  while (flushed_body_ < held_body_.size()) {
+    size_t n = std::min(kChunk, held_body_.size() - flushed_body_);
+    size_t r = host_write(held_body_.data() + flushed_body_, n);
+    if (r != n) return r == CURL_WRITEFUNC_PAUSE ? Flush::paused : Flush::refused;
+    flushed_body_ += n;
+  }
+  return Flush::done;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Callbacks
+
+size_t Transfer::on_write(char* data, size_t size, size_t nmemb, void* userdata) {
+  return static_cast<Transfer*>(userdata)->write(data, size * nmemb);
+}
+size_t Transfer::on_header(char* data, size_t size, size_t nmemb, void* userdata) {
+  return static_cast<Transfer*>(userdata)->header(data, size * nmemb);
+}
+size_t Transfer::on_read(char* buffer, size_t size, size_t nitems, void* userdata) {
+  return static_cast<Transfer*>(userdata)->read(buffer, size, nitems);
+}
+int Transfer::on_seek(void* userdata, curl_off_t offset, int origin) {
+  return static_cast<Transfer*>(userdata)->seek(offset, origin);
+}
+
+size_t Transfer::write(char* data, size_t n) {
+  if (committed_) return host_write(data, n);
+  if (!response_.candidate) {
+    // A response that cannot be retried: the first body byte commits the transfer.
+    switch (flush_held()) {
+      case Flush::done: break;
+      case Flush::paused: return CURL_WRITEFUNC_PAUSE;  // libcurl offers this chunk again later
+      case Flush::refused: host_refused_ = true; return 0;
+    }
+    committed_ = true;
+    size_t r = host_write(data, n);
+    if (r != n && r != CURL_WRITEFUNC_PAUSE) host_refused_ = true;
+    return r;
+  }
+  if (held_body_.size() + n <= runtime_->config.settings.max_error_body) {
+    held_body_.append(data, n);
+    return n;
+  }
+  // The held body outgrew its bound: decide with what we have rather than hold forever.
+  core::Verdict verdict = decide_now(CURLE_OK);
+  if (verdict.action == core::Action::retry) {
+    early_verdict_ = verdict;
+    return 0;  // our own abort of this attempt; libcurl reports CURLE_WRITE_ERROR
+  }
+  response_.candidate = false;
+  return write(data, n);
+}
+
+size_t Transfer::header(char* data, size_t n) {
+  if (committed_) {
+    size_t r = deliver_header_line(data, n);
+    if (r != n) host_refused_ = true;
+    return r;
+  }
+  held_headers_.append(data, n);
+  held_line_ends_.push_back(held_headers_.size());
+  note_header_line(data, n);
+  return n;
+}
+
+void Transfer::note_header_line(const char* data, size_t n) {
+  std::string_view line(data, n);
+  if (int status = status_of(line); status != 0) {
+    response_ = Response{};
+    response_.status = status;
+    return;
+  }
+  if (is_blank_line(data, n)) {
+    if (response_.status >= 200 || response_.status == 0) {
+      response_.candidate = core::may_retry_response(runtime_->config.defaults, response_.status, response_.should_retry);
+    }
+    return;
+  }
+  if (auto v = header_value(line, "retry-after")) response_.retry_after = std::move(v);
+  else if (auto w = header_value(line, "retry-after-ms")) response_.retry_after_ms = std::move(w);
+  else if (auto x = header_value(line, "x-should-retry")) response_.should_retry = std::move(x);
+}
+
+size_t Transfer::read(char* buffer, size_t size, size_t nitems) {
+  size_t want = size * nitems;
+  if (read_pos_ < tee_.size()) {
+    // Replaying an upload the host cannot rewind: serve what it gave us the first time.
+    size_t n = std::min(want, tee_.size() - read_pos_);
+    std::memcpy(buffer, tee_.data() + read_pos_, n);
+    read_pos_ += n;
+    return n;
+  }
+  if (!read_called_) {
+    read_called_ = true;
+    if (!host.read_fn) {
+      HostScope scope;
+      fread_start_ = ftello(static_cast<FILE*>(host.read_data));
+    }
+  }
+  size_t r;
+  {
+    HostScope scope;
+    r = host.read_fn ? host.read_fn(buffer, size, nitems, host.read_data)
+                     : std::fread(buffer, size, nitems, static_cast<FILE*>(host.read_data));
+  }
+  if (r == CURL_READFUNC_ABORT || r == CURL_READFUNC_PAUSE || r > want) return r;
+  if (!tee_overflow_) {
+    if (tee_.size() + r <= runtime_->config.settings.max_upload_replay) {
+      tee_.append(buffer, r);
+    } else {
+      tee_overflow_ = true;
+      std::string().swap(tee_);
+    }
+  }
+  read_pos_ = tee_overflow_ ? 0 : tee_.size();
+  return r;
+}
+
+int Transfer::seek(curl_off_t offset, int origin) {
+  // libcurl's own rewinds (redirects, auth): behave as libcurl would without us.
+  int r = CURL_SEEKFUNC_CANTSEEK;
+  {
+    HostScope scope;
+    if (host.seek_fn) {
+      r = host.seek_fn(host.seek_data, offset, origin);
+    } else if (!host.read_fn) {
+      r = fseeko(static_cast<FILE*>(host.read_data), static_cast<off_t>(offset), origin) == 0 ? CURL_SEEKFUNC_OK
+                                                                                              : CURL_SEEKFUNC_CANTSEEK;
+    }
+  }
+  if (r == CURL_SEEKFUNC_OK) {
+    std::string().swap(tee_);
+    read_pos_ = 0;
+    // Only a rewind to the start keeps the tee meaningful.
+    tee_overflow_ = !(offset == 0 && origin == SEEK_SET);
+  }
+  return r;
+}
+
+bool Transfer::upload_replayable() const {
+  return !read_called_ || host.seek_fn != nullptr || (!host.read_fn && fread_start_ >= 0) || !tee_overflow_;
+}
+
+bool Transfer::rewind_upload() {
+  if (!read_called_) return true;
+  if (host.seek_fn) {
+    HostScope scope;
+    if (host.seek_fn(host.seek_data, 0, SEEK_SET) == CURL_SEEKFUNC_OK) {
+      tee_.clear();
+      tee_overflow_ = false;
+      read_pos_ = 0;
+      return true;
+    }
+  } else if (!host.read_fn && fread_start_ >= 0) {
+    HostScope scope;
+    if (fseeko(static_cast<FILE*>(host.read_data), static_cast<off_t>(fread_start_), SEEK_SET) == 0) {
+      tee_.clear();
+      tee_overflow_ = false;
+      read_pos_ = 0;
+      return true;
+    }
+  }
+  if (tee_overflow_) return false;
+  read_pos_ = 0;
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Classification
+
+void Transfer::resolve_request() {
+  if (policy_ != nullptr) return;
+  const char* url = nullptr;
+  const char* method = nullptr;
+  if (auto getinfo = real::easy_getinfo()) {
+    LibcurlScope scope;
+    getinfo(easy_, CURLINFO_EFFECTIVE_URL, &url);
+    if (getinfo(easy_, CURLINFO_EFFECTIVE_METHOD, &method) != CURLE_OK) method = nullptr;
+  }
+  UrlParts parts = split_url(url ? url : host.url);
+  method_ = method ? method : "GET";
+  display_ = parts.display();
+  const config::Rule* rule = runtime_->config.match(method_, parts.host, parts.path);
+  policy_ = rule ? &rule->policy : &runtime_->config.defaults;
+  rule_name_ = rule ? rule->name : "defaults";
+}
+
+core::Outcome Transfer::outcome(CURLcode code) const {
+  core::Outcome o;
+  long os_errno = 0;
+  long response_code = 0;
+  if (auto getinfo = real::easy_getinfo()) {
+    LibcurlScope scope;
+    getinfo(easy_, CURLINFO_OS_ERRNO, &os_errno);
+    getinfo(easy_, CURLINFO_RESPONSE_CODE, &response_code);
+  }
+  o.transport = transport_of(code, os_errno);
+  if (code == CURLE_WRITE_ERROR && !host_refused_) o.transport = core::Transport::ok;  // our own stop
+  o.status = response_.status != 0 ? response_.status : static_cast<int>(response_code);
+  o.retry_after = response_.retry_after;
+  o.retry_after_ms = response_.retry_after_ms;
+  o.should_retry = response_.should_retry;
+  o.body_prefix = held_body_.substr(0, policy_->body_window);
+  o.committed = committed_;
+  o.replayable = upload_replayable();
+  o.attempt = attempt_;
+  auto now = Clock::now();
+  o.elapsed = std::chrono::duration_cast<core::Millis>(now - started_);
+  if (deadline_) o.remaining = std::chrono::duration_cast<core::Millis>(*deadline_ - now);
+  o.previous_delay = previous_delay_;
+  return o;
+}
+
+core::Verdict Transfer::decide_now(CURLcode code) {
+  resolve_request();
+  core::Outcome o = outcome(code);
+  return core::decide(*policy_, o, random_, std::chrono::system_clock::now());
+}
+
+Transfer::Step Transfer::finish_attempt(CURLcode code) {
+  core::Verdict verdict = early_verdict_ ? *early_verdict_ : decide_now(code);
+  if (verdict.action == core::Action::retry && !rewind_upload()) {
+    verdict.action = core::Action::give_up;
+    verdict.reason = "not-replayable";
+  }
+  if (verdict.action == core::Action::retry) {
+    log_retry(verdict);
+    last_transport_error_ = code != CURLE_OK && code != CURLE_HTTP_RETURNED_ERROR && code != CURLE_WRITE_ERROR;
+    previous_delay_ = verdict.delay;
+    return Step{true, verdict.delay, code};
+  }
+  Step step{false, core::Millis{0}, code};
+  if (!committed_) {
+    // Give up: the host now sees the held response byte for byte, as without the shim.
+    // Outside libcurl a pause cannot be honoured; it ends the transfer as a refusal would.
+    if (flush_held() != Flush::done) step.code = CURLE_WRITE_ERROR;
+  }
+  log_final(verdict, response_.status);
+  return step;
+}
+
+CURLcode Transfer::aborted_during_backoff() {
+  if (host.error_buffer) std::snprintf(host.error_buffer, CURL_ERROR_SIZE, "Callback aborted");
+  log::write(LogLevel::info, method_ + " " + display_ + ": the host aborted during the retry wait after " +
+                                 attempts_label());
+  return CURLE_ABORTED_BY_CALLBACK;
+}
+
+bool Transfer::host_progress_continue() {
+  if (host.noprogress) return true;
+  HostScope scope;
+  if (host.xferinfo_fn) {
+    int r = host.xferinfo_fn(host.progress_data, 0, 0, 0, 0);
+    return r == 0 || r == CURL_PROGRESSFUNC_CONTINUE;
+  }
+  if (host.progress_fn) {
+    int r = host.progress_fn(host.progress_data, 0, 0, 0, 0);
+    return r == 0 || r == CURL_PROGRESSFUNC_CONTINUE;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Log lines: method, host and path only (no userinfo, no query), what happened, the decision.
+
+std::string Transfer::attempts_label() const {
+  return std::to_string(attempt_) + (attempt_ == 1 ? " attempt" : " attempts");
+}
+
+void Transfer::log_retry(const core::Verdict& verdict) const {
+  if (!log::enabled(LogLevel::info)) return;
+  std::string max = policy_->max_attempts < 0 ? "unlimited" : std::to_string(policy_->max_attempts);
+  log::write(LogLevel::info, method_ + " " + display_ + " -> " + verdict.what + ": retrying in " +
+                                 std::to_string(verdict.delay.count()) + " ms (attempt " + std::to_string(attempt_) +
+                                 "/" + max + ")");
+}
+
+void Transfer::log_final(const core::Verdict& verdict, int) const {
+  bool quiet = attempt_ == 1 && (verdict.reason == "success" || verdict.reason == "not-retryable" ||
+                                 verdict.reason == "committed" || verdict.reason == "host-abort" ||
+                                 verdict.reason == "bad-argument");
+  LogLevel level = quiet ? LogLevel::debug : LogLevel::info;
+  if (!log::enabled(level)) return;
+  std::string line = method_ + " " + display_ + " -> " + verdict.what;
+  if (verdict.reason == "success" || verdict.reason == "committed")
+    line += " after " + attempts_label();
+  else
+    line += ": giving up after " + attempts_label() + " (" + verdict.reason + ")";
+  log::write(level, line);
+}
+
+}  // namespace curlretry::shim

@@ -1,0 +1,140 @@
+// The per-handle state machine shared by the easy and multi paths: it owns the host's recorded
+// options, installs the shim's callbacks for the length of one transfer, holds headers until the
+// commit point, holds a failure candidate's body, tees read-callback uploads, and turns the end
+// of each attempt into "retry after D" or "done with this CURLcode" by asking core::decide.
+#pragma once
+
+#include <curl/curl.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/decide.h"
+#include "core/random.h"
+#include "shim/host_options.h"
+#include "shim/url_parts.h"
+
+namespace curlretry::shim {
+
+struct Runtime;
+
+using Clock = std::chrono::steady_clock;
+
+// Puts the host's own callback options on `easy` (after a transfer, or on a duplicate).
+void apply_host_callbacks(CURL* easy, const HostOptions& host);
+
+class Transfer {
+ public:
+  explicit Transfer(CURL* easy);
+
+  HostOptions host;
+
+  // True while the shim's callbacks are installed on the handle (one transfer).
+  bool installed() const { return installed_; }
+
+  // Starts a transfer: false means "not ours" (disabled, non-HTTP), and the caller passes the
+  // transfer through untouched. On true, the shim's callbacks are installed.
+  bool begin(const Runtime& runtime);
+  // Puts the host's own callbacks and options back. Idempotent.
+  void end();
+
+  // What to do after an attempt ended with `code`.
+  struct Step {
+    bool retry = false;
+    core::Millis delay{0};
+    CURLcode code = CURLE_OK;  // the transfer's result when !retry
+  };
+  Step finish_attempt(CURLcode code);
+  // Arms the handle for the next attempt (fresh connection, remaining deadline).
+  void prepare_next_attempt();
+
+  // Calls the host's progress callback, as libcurl would during a transfer. False: the host
+  // asked to abort.
+  bool host_progress_continue();
+  // The host's deadline for the whole transfer, if it set CURLOPT_TIMEOUT(_MS).
+  std::optional<Clock::time_point> deadline() const { return deadline_; }
+  // Reports an abort by the host during backoff; returns the code to hand the host.
+  CURLcode aborted_during_backoff();
+
+  // Callbacks installed on the handle; `userdata` is the Transfer.
+  static size_t on_write(char* data, size_t size, size_t nmemb, void* userdata);
+  static size_t on_header(char* data, size_t size, size_t nmemb, void* userdata);
+  static size_t on_read(char* buffer, size_t size, size_t nitems, void* userdata);
+  static int on_seek(void* userdata, curl_off_t offset, int origin);
+
+ private:
+  struct Response {
+    int status = 0;
+    std::optional<std::string> retry_after;
+    std::optional<std::string> retry_after_ms;
+    std::optional<std::string> should_retry;
+    bool candidate = false;  // a failure candidate: its body is held, not streamed
+  };
+
+  size_t write(char* data, size_t n);
+  size_t header(char* data, size_t n);
+  size_t read(char* buffer, size_t size, size_t nitems);
+  int seek(curl_off_t offset, int origin);
+
+  void install();
+  void uninstall();
+  void reset_attempt();
+  void note_header_line(const char* data, size_t n);
+
+  // Delivery to the host, emulating libcurl's defaults. Return what the host returned.
+  size_t host_write(const char* data, size_t n);
+  size_t deliver_header_line(const char* data, size_t n);
+  // Hands held headers then held body to the host, resuming where a pause left off.
+  enum class Flush { done, paused, refused };
+  Flush flush_held();
+
+  bool rewind_upload();
+  bool upload_replayable() const;
+
+  void resolve_request();
+  core::Outcome outcome(CURLcode code) const;
+  core::Verdict decide_now(CURLcode code);
+  void log_retry(const core::Verdict& verdict) const;
+  void log_final(const core::Verdict& verdict, int status) const;
+  std::string attempts_label() const;
+
+  CURL* easy_;
+  const Runtime* runtime_ = nullptr;
+  const core::Policy* policy_ = nullptr;
+  std::string rule_name_;
+  std::string method_;
+  std::string display_;
+  bool installed_ = false;
+
+  // Per transfer.
+  int attempt_ = 0;
+  Clock::time_point started_;
+  std::optional<Clock::time_point> deadline_;
+  core::Millis previous_delay_{0};
+  core::SplitMix random_{0};
+  bool fresh_connect_forced_ = false;
+  bool timeout_changed_ = false;
+  bool last_transport_error_ = false;
+
+  // Per attempt.
+  Response response_;
+  std::string held_headers_;
+  std::vector<size_t> held_line_ends_;
+  size_t flushed_lines_ = 0;
+  std::string held_body_;
+  size_t flushed_body_ = 0;
+  bool committed_ = false;
+  bool host_refused_ = false;       // a host callback refused data: its own abort
+  std::optional<core::Verdict> early_verdict_;  // decided when the held body overflowed
+
+  // Upload replay.
+  bool read_called_ = false;
+  std::string tee_;
+  bool tee_overflow_ = false;
+  size_t read_pos_ = 0;
+  long long fread_start_ = -1;  // ftello of the default fread stream at its first read
+};
+
+}  // namespace curlretry::shim
