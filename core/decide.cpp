@@ -1,0 +1,177 @@
+#include "core/decide.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "core/backoff.h"
+#include "core/body_scan.h"
+#include "core/retry_after.h"
+
+namespace curlretry::core {
+namespace {
+
+using Rep = Millis::rep;
+
+bool equals_ignoring_case(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto fold = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+    if (fold(a[i]) != fold(b[i])) return false;
+  }
+  return true;
+}
+
+bool is_final_success(int status) { return status >= 200 && status < 400; }
+bool is_client_error(int status) { return status >= 400 && status < 500; }
+
+template <typename T, typename U>
+bool listed(const std::vector<T>& list, const U& value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+std::string_view phrase(Transport t) {
+  switch (t) {
+    case Transport::ok: return "";
+    case Transport::connect_refused: return "connection refused";
+    case Transport::reset: return "connection reset";
+    case Transport::send: return "send error";
+    case Transport::recv: return "receive error";
+    case Transport::empty_reply: return "empty reply";
+    case Transport::tls_handshake: return "TLS handshake failed";
+    case Transport::http2_stream: return "HTTP/2 stream error";
+    case Transport::timeout: return "timeout";
+    case Transport::host_abort: return "aborted by the host";
+    case Transport::bad_argument: return "bad argument";
+    case Transport::other: return "transfer failed";
+  }
+  return "transfer failed";
+}
+
+// The bare facts of the attempt, before any body matching: "HTTP 503", "connection reset",
+// "HTTP 200 then receive error".
+std::string describe(const Outcome& o) {
+  std::string what;
+  if (o.status > 0) what = "HTTP " + std::to_string(o.status);
+  if (o.transport != Transport::ok) {
+    if (!what.empty()) what += " then ";
+    what += phrase(o.transport);
+  }
+  if (what.empty()) what = "no response";
+  return what;
+}
+
+struct Finding {
+  Action action;
+  std::string reason;
+  std::string what;
+};
+
+// The clauses of DESIGN §3.3 that look at the response itself (everything after the limits).
+// decide() also borrows `what` from here for verdicts made earlier, so that a log line for
+// "exhausted" still says which marker the last attempt hit.
+Finding classify(const Policy& policy, const Outcome& o) {
+  std::string what = describe(o);
+  auto give_up = [&](std::string reason, std::string_view detail = {}) {
+    return Finding{Action::give_up, std::move(reason), what + std::string(detail)};
+  };
+  auto retry = [&](std::string reason, std::string_view detail = {}) {
+    return Finding{Action::retry, std::move(reason), what + std::string(detail)};
+  };
+
+  if (o.should_retry) {
+    if (equals_ignoring_case(*o.should_retry, "false")) return give_up("should-retry:false", " (x-should-retry: false)");
+    if (equals_ignoring_case(*o.should_retry, "true")) return retry("should-retry:true", " (x-should-retry: true)");
+  }
+
+  // Only an error response's body is an error message; a 2xx body cut by a transport error is
+  // content, and "billing" in it means nothing.
+  if (o.status >= 400) {
+    const std::string_view body = std::string_view(o.body_prefix).substr(0, policy.body_window);
+    for (const CodeTable& table : policy.codes) {
+      const auto value = json_scalar_at(body, table.path);
+      if (!value) continue;
+      // The table's own spelling goes into the log, never body text beyond the match.
+      if (listed(table.permanent, *value)) {
+        return give_up("permanent-code:" + *value, " code " + *value + " (permanent)");
+      }
+      if (listed(table.retry, *value)) return retry("code:" + *value, " code " + *value);
+    }
+    if (const auto marker = find_marker(body, policy.permanent_markers)) {
+      return give_up("permanent:" + std::string(*marker), " " + std::string(*marker) + " (permanent)");
+    }
+    if (listed(policy.retry_status, o.status)) return retry("status:" + std::to_string(o.status));
+    if (is_client_error(o.status)) {
+      if (const auto marker = find_marker(body, policy.retry_markers)) {
+        return retry("marker:" + std::string(*marker), " " + std::string(*marker) + " (risk-control)");
+      }
+    }
+  }
+  if (listed(policy.retry_transport, o.transport)) return retry("transport:" + std::string(to_string(o.transport)));
+  return give_up("not-retryable");
+}
+
+// The wait the server asked for, if we honour it and can read it.
+std::optional<Millis> server_wait(const Policy& policy, const Outcome& o, std::chrono::system_clock::time_point now) {
+  if (!policy.honor_retry_after) return std::nullopt;
+  if (o.retry_after_ms) {
+    if (auto ms = parse_retry_after_ms(*o.retry_after_ms)) return ms;
+  }
+  if (o.retry_after) return parse_retry_after(*o.retry_after, now);
+  return std::nullopt;
+}
+
+// elapsed + delay > limit, without forming a sum that could overflow (delays are never negative).
+bool past_limit(Millis elapsed, Millis delay, Millis limit) {
+  const Rep e = elapsed.count();
+  const Rep d = std::max<Rep>(delay.count(), 0);
+  if (e > std::numeric_limits<Rep>::max() - d) return true;
+  return e + d > limit.count();
+}
+
+}  // namespace
+
+Verdict decide(const Policy& policy, const Outcome& outcome, Random& random,
+               std::chrono::system_clock::time_point now) {
+  Finding finding = classify(policy, outcome);
+  auto give_up = [&](std::string reason) {
+    return Verdict{Action::give_up, Millis{0}, std::move(reason), finding.what};
+  };
+
+  if (outcome.committed) return give_up("committed");
+  if (outcome.transport == Transport::host_abort) return give_up("host-abort");
+  if (outcome.transport == Transport::bad_argument) return give_up("bad-argument");
+  if (outcome.transport == Transport::ok && is_final_success(outcome.status)) return give_up("success");
+  if (!outcome.replayable) return give_up("not-replayable");
+  if (policy.max_attempts != -1 && outcome.attempt >= policy.max_attempts) return give_up("exhausted");
+  if (outcome.elapsed >= policy.max_elapsed) return give_up("max-elapsed");
+  if (finding.action == Action::give_up) {
+    return Verdict{Action::give_up, Millis{0}, std::move(finding.reason), std::move(finding.what)};
+  }
+
+  Millis delay{0};
+  if (const auto wait = server_wait(policy, outcome, now)) {
+    // The server knows its own recovery time better than any strategy, so its wait is not capped
+    // by backoff.max; a wait we will not sit through means: deliver this response now.
+    if (*wait > policy.max_retry_after) return give_up("retry-after-too-long");
+    delay = *wait;
+  } else {
+    delay = backoff_delay(policy.backoff, outcome.attempt, outcome.previous_delay, random);
+  }
+
+  if (past_limit(outcome.elapsed, delay, policy.max_elapsed)) return give_up("max-elapsed");
+  // Sleeping into the host's own timeout only turns a clear error into a timeout.
+  if (outcome.remaining && delay >= *outcome.remaining) return give_up("deadline");
+  return Verdict{Action::retry, delay, std::move(finding.reason), std::move(finding.what)};
+}
+
+bool may_retry_response(const Policy& policy, int status, const std::optional<std::string>& should_retry) {
+  // With a single attempt allowed nothing is ever retried; streaming at once keeps
+  // max_attempts: 1 byte- and timing-identical to running without the shim.
+  if (policy.max_attempts != -1 && policy.max_attempts <= 1) return false;
+  // A 2xx/3xx is delivered as it arrives, even with x-should-retry: true (decide() calls it success).
+  if (is_final_success(status)) return false;
+  if (status >= 400) return true;
+  return should_retry && equals_ignoring_case(*should_retry, "true");
+}
+
+}  // namespace curlretry::core

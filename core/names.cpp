@@ -1,0 +1,53 @@
+// The spelling of each enum is shared by config files, `curlretry explain` and verdict reasons
+// ("transport:reset"), so there is exactly one table per enum.
+#include <array>
+#include <cstddef>
+
+#include "core/outcome.h"
+#include "core/policy.h"
+
+namespace curlretry::core {
+namespace {
+
+constexpr std::array<std::string_view, 12> kTransportNames{
+    "ok",           "connect_refused", "reset",   "send",       "recv",         "empty_reply",
+    "tls_handshake", "http2_stream",   "timeout", "host_abort", "bad_argument", "other",
+};
+static_assert(kTransportNames.size() == static_cast<std::size_t>(Transport::other) + 1);
+
+constexpr std::array<std::string_view, 3> kStrategyNames{"exponential", "triangular", "constant"};
+static_assert(kStrategyNames.size() == static_cast<std::size_t>(Strategy::constant) + 1);
+
+constexpr std::array<std::string_view, 4> kJitterNames{"none", "full", "equal", "decorrelated"};
+static_assert(kJitterNames.size() == static_cast<std::size_t>(Jitter::decorrelated) + 1);
+
+// An enum can hold any value of its underlying type (a cast from bad data), so never index blindly.
+template <typename Enum, std::size_t N>
+std::string_view name_of(Enum value, const std::array<std::string_view, N>& names) {
+  const auto index = static_cast<std::size_t>(value);
+  return index < N ? names[index] : std::string_view{"unknown"};
+}
+
+template <typename Enum, std::size_t N>
+std::optional<Enum> value_of(std::string_view name, const std::array<std::string_view, N>& names) {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (names[i] == name) return static_cast<Enum>(i);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view to_string(Transport t) { return name_of(t, kTransportNames); }
+std::string_view to_string(Strategy s) { return name_of(s, kStrategyNames); }
+std::string_view to_string(Jitter j) { return name_of(j, kJitterNames); }
+
+std::optional<Transport> transport_from_string(std::string_view name) {
+  return value_of<Transport>(name, kTransportNames);
+}
+std::optional<Strategy> strategy_from_string(std::string_view name) {
+  return value_of<Strategy>(name, kStrategyNames);
+}
+std::optional<Jitter> jitter_from_string(std::string_view name) { return value_of<Jitter>(name, kJitterNames); }
+
+}  // namespace curlretry::core
