@@ -20,9 +20,19 @@ bool is_libcurl(const char* path) {
   return std::strncmp(base, "libcurl", 7) == 0 && std::strstr(base, ".so") != nullptr;
 }
 
+// Our own object: its name also starts with "libcurl", and finding ourselves would recurse.
+ElfW(Addr) own_base() {
+  static const ElfW(Addr) base = [] {
+    Dl_info info{};
+    dladdr(reinterpret_cast<void*>(&is_libcurl), &info);
+    return reinterpret_cast<ElfW(Addr)>(info.dli_fbase);
+  }();
+  return base;
+}
+
 int search_loaded(struct dl_phdr_info* info, size_t, void* data) {
   auto* state = static_cast<SearchState*>(data);
-  if (info->dlpi_name == nullptr || !is_libcurl(info->dlpi_name)) return 0;
+  if (info->dlpi_name == nullptr || !is_libcurl(info->dlpi_name) || info->dlpi_addr == own_base()) return 0;
   // RTLD_NOLOAD only takes a reference on an object that is already there.
   void* handle = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
   if (handle == nullptr) return 0;

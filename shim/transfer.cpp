@@ -307,7 +307,8 @@ void Transfer::note_header_line(const char* data, size_t n) {
   }
   if (is_blank_line(data, n)) {
     if (response_.status >= 200 || response_.status == 0) {
-      response_.candidate = core::may_retry_response(runtime_->config.defaults, response_.status, response_.should_retry);
+      resolve_request();
+      response_.candidate = core::may_retry_response(*policy_, response_.status, response_.should_retry);
     }
     return;
   }
