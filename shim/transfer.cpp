@@ -512,9 +512,10 @@ void Transfer::log_retry(const core::Verdict& verdict) const {
 }
 
 void Transfer::log_final(const core::Verdict& verdict, int) const {
-  bool quiet = attempt_ == 1 && (verdict.reason == "success" || verdict.reason == "not-retryable" ||
-                                 verdict.reason == "committed" || verdict.reason == "host-abort" ||
-                                 verdict.reason == "bad-argument");
+  // A first attempt that ends the transfer is what the host would have seen anyway; say so only
+  // when curlretry itself chose not to retry something it otherwise would have.
+  bool quiet = attempt_ == 1 && verdict.reason != "retry-after-too-long" && verdict.reason != "not-replayable" &&
+               verdict.reason != "deadline" && verdict.reason != "max-elapsed";
   LogLevel level = quiet ? LogLevel::debug : LogLevel::info;
   if (!log::enabled(level)) return;
   std::string line = method_ + " " + display_ + " -> " + verdict.what;

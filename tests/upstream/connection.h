@@ -1,0 +1,22 @@
+// Serving one connection: requests in a keep-alive loop, each routed to a script step or to one
+// of the helper endpoints (/count, /reset, /big, /ok).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "tests/upstream/counters.h"
+#include "tests/upstream/stream.h"
+
+namespace curlretry::upstream {
+
+struct ServeContext {
+  Counters& counters;
+  std::atomic<std::uint64_t>& served;  // every request, for benches and sanity checks
+  bool verbose = false;                // one stderr line per request
+};
+
+// Returns when the client closes, a step ends the connection, or the server stops.
+void serve_connection(Stream& stream, ServeContext& context);
+
+}  // namespace curlretry::upstream
