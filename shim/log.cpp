@@ -11,7 +11,10 @@
 
 #include <spdlog/logger.h>
 #include <spdlog/pattern_formatter.h>
+#include <spdlog/details/null_mutex.h>
 #include <spdlog/sinks/base_sink.h>
+
+#include "shim/fork_guard.h"
 
 namespace curlretry::shim::log {
 namespace {
@@ -19,7 +22,7 @@ namespace {
 // Writes to a private duplicate of the destination fd, and checks before every line that the fd
 // still names the file it was opened on: a host that closes its fds and opens new ones must
 // never find our log lines in its own socket or file.
-class CheckedFdSink final : public spdlog::sinks::base_sink<std::mutex> {
+class CheckedFdSink final : public spdlog::sinks::base_sink<spdlog::details::null_mutex> {
  public:
   explicit CheckedFdSink(int fd) : fd_(fd) { remember_identity(); }
 
@@ -60,6 +63,7 @@ class CheckedFdSink final : public spdlog::sinks::base_sink<std::mutex> {
 };
 
 std::atomic<int> g_level{static_cast<int>(config::LogLevel::error)};
+// One lock for the logger's creation and for every line: the sink itself is lock-free.
 std::mutex g_mutex;
 spdlog::logger* g_logger = nullptr;  // leaked on purpose: hosts log from atexit handlers
 
@@ -93,8 +97,16 @@ std::string g_file;
 
 }  // namespace
 
+std::mutex& log_mutex() {
+  static std::mutex& m = [] () -> std::mutex& {
+    guard_across_fork(g_mutex);
+    return g_mutex;
+  }();
+  return m;
+}
+
 void configure(const config::Settings& settings) {
-  std::lock_guard lock(g_mutex);
+  std::lock_guard lock(log_mutex());
   g_file = settings.log_file;
   g_level.store(static_cast<int>(settings.log_level), std::memory_order_relaxed);
 }
@@ -106,14 +118,10 @@ bool enabled(config::LogLevel level) {
 
 void write(config::LogLevel level, std::string_view message) {
   if (!enabled(level)) return;
-  spdlog::logger* logger;
-  {
-    std::lock_guard lock(g_mutex);
-    if (g_logger == nullptr) g_logger = make_logger(g_file);
-    logger = g_logger;
-  }
+  std::lock_guard lock(log_mutex());
   try {
-    logger->log(to_spdlog(level), "{}", message);
+    if (g_logger == nullptr) g_logger = make_logger(g_file);
+    g_logger->log(to_spdlog(level), "{}", message);
   } catch (...) {
     // Logging must never take the host down.
   }

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "shim/fork_guard.h"
 #include "shim/multi_state.h"
 #include "shim/real_curl.h"
 #include "shim/reentry_guard.h"
@@ -22,7 +23,12 @@ struct MultiTable {
 };
 
 MultiTable& multis() {
-  static MultiTable* t = new MultiTable();  // leaked: multis are cleaned up from atexit handlers
+  // Leaked: multis are cleaned up from atexit handlers.
+  static MultiTable* t = [] {
+    auto* table = new MultiTable();
+    guard_across_fork(table->mutex);
+    return table;
+  }();
   return *t;
 }
 

@@ -1,5 +1,7 @@
 #include "shim/registry.h"
 
+#include "shim/fork_guard.h"
+
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -14,7 +16,11 @@ struct Table {
 
 // Leaked on purpose: hosts clean up handles from atexit handlers and other libraries' destructors.
 Table& table() {
-  static Table* t = new Table();
+  static Table* t = [] {
+    auto* table = new Table();
+    guard_across_fork(table->mutex);
+    return table;
+  }();
   return *t;
 }
 
