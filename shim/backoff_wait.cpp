@@ -16,4 +16,19 @@ bool wait_backoff(Transfer& transfer, core::Millis delay) {
   }
 }
 
+CURLcode wait_for_unpause(Transfer& transfer, Transfer::Step step) {
+  constexpr auto kSlice = std::chrono::milliseconds(10);
+  constexpr int kSlicesPerProgressCall = 10;
+  for (int slice = 1; step.paused; ++slice) {
+    if (transfer.unpause_requested()) {
+      step = transfer.resume_replay();
+      continue;
+    }
+    if (auto deadline = transfer.deadline(); deadline && Clock::now() >= *deadline) return CURLE_OPERATION_TIMEDOUT;
+    std::this_thread::sleep_for(kSlice);
+    if (slice % kSlicesPerProgressCall == 0 && !transfer.host_progress_continue()) return CURLE_ABORTED_BY_CALLBACK;
+  }
+  return step.code;
+}
+
 }  // namespace curlretry::shim

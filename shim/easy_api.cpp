@@ -69,7 +69,7 @@ __attribute__((visibility("default"))) CURLcode curl_easy_perform(CURL* easy) {
       }
       Transfer::Step step = transfer->finish_attempt(code);
       if (!step.retry) {
-        code = step.code;
+        code = step.paused ? wait_for_unpause(*transfer, step) : step.code;
         break;
       }
       if (!wait_backoff(*transfer, step.delay)) {
@@ -124,6 +124,21 @@ __attribute__((visibility("default"))) CURL* curl_easy_duphandle(CURL* easy) {
   } catch (...) {
   }
   return copy;
+}
+
+__attribute__((visibility("default"))) CURLcode curl_easy_pause(CURL* easy, int bitmask) {
+  if (!inside_libcurl() && (bitmask & CURLPAUSE_RECV) == 0) {
+    // libcurl has finished this transfer; only our replay of its held response is paused.
+    Transfer* transfer = registry::find(easy);
+    if (transfer != nullptr && transfer->replay_paused()) {
+      transfer->request_unpause();
+      return CURLE_OK;
+    }
+  }
+  auto pause = real::easy_pause();
+  if (pause == nullptr) return CURLE_FAILED_INIT;
+  LibcurlScope scope;
+  return pause(easy, bitmask);
 }
 
 }  // extern "C"

@@ -34,6 +34,9 @@ std::optional<long> MultiState::ms_until_due() const {
 }
 
 long MultiState::clamp_timeout(long timeout_ms) const {
+  // A paused replay is resumed by our wrappers: keep the host's loop coming back.
+  constexpr long kReplayPoll = 100;
+  if (!replaying_.empty() && (timeout_ms < 0 || timeout_ms > kReplayPoll)) timeout_ms = kReplayPoll;
   auto due = ms_until_due();
   if (!due) return timeout_ms;
   if (timeout_ms < 0) return *due;
@@ -75,6 +78,7 @@ void MultiState::drain() {
   auto info_read = real::multi_info_read();
   auto remove = real::multi_remove_handle();
   if (info_read == nullptr) return;
+  resume_replays();
   for (;;) {
     CURLMsg* msg;
     int left = 0;
@@ -98,9 +102,32 @@ void MultiState::drain() {
       park(copy.easy_handle, step.delay, copy.data.result);
       continue;
     }
-    transfer->end();
-    copy.data.result = step.retry ? copy.data.result : step.code;
-    queue_.push_back(copy);
+    finish(copy.easy_handle, *transfer, copy, step);
+  }
+}
+
+void MultiState::finish(CURL* easy, Transfer& transfer, CURLMsg msg, const Transfer::Step& step) {
+  if (step.paused) {
+    replaying_.emplace_back(easy, msg);
+    return;
+  }
+  transfer.end();
+  msg.data.result = step.retry ? msg.data.result : step.code;
+  queue_.push_back(msg);
+}
+
+void MultiState::resume_replays() {
+  if (replaying_.empty()) return;
+  auto waiting = std::move(replaying_);
+  replaying_.clear();
+  for (auto& [easy, msg] : waiting) {
+    Transfer* transfer = registry::find(easy);
+    if (transfer == nullptr) continue;
+    if (!transfer->unpause_requested()) {
+      replaying_.emplace_back(easy, msg);
+      continue;
+    }
+    finish(easy, *transfer, msg, transfer->resume_replay());
   }
 }
 
@@ -122,6 +149,12 @@ void MultiState::drop_queued(CURL* easy) {
 
 bool MultiState::forget(CURL* easy) {
   drop_queued(easy);
+  auto replaying = std::find_if(replaying_.begin(), replaying_.end(), [easy](const auto& r) { return r.first == easy; });
+  if (replaying != replaying_.end()) {
+    replaying_.erase(replaying);
+    if (Transfer* transfer = registry::find(easy)) transfer->end();
+    return true;
+  }
   if (Transfer* transfer = registry::find(easy)) transfer->end();
   return parked_.erase(easy) > 0;
 }
@@ -130,8 +163,12 @@ void MultiState::forget_all() {
   for (auto& [easy, entry] : parked_) {
     if (Transfer* transfer = registry::find(easy)) transfer->end();
   }
+  for (auto& [easy, msg] : replaying_) {
+    if (Transfer* transfer = registry::find(easy)) transfer->end();
+  }
   parked_.clear();
   heap_.clear();
+  replaying_.clear();
   queue_.clear();
 }
 

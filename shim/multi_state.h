@@ -32,7 +32,9 @@ class MultiState {
   // The host's curl_multi_cleanup: every parked transfer goes back to the host's settings.
   void forget_all();
 
-  int parked() const { return static_cast<int>(parked_.size()); }
+  // Transfers the host still waits for that libcurl no longer has: parked between attempts, or
+  // a held response whose replay the host paused. They count in running_handles.
+  int parked() const { return static_cast<int>(parked_.size() + replaying_.size()); }
   // Milliseconds until the next parked transfer is due (0 when overdue), nullopt when none.
   std::optional<long> ms_until_due() const;
   // min(timeout libcurl asked for, next due), in libcurl's convention (-1 = none).
@@ -60,6 +62,8 @@ class MultiState {
   };
 
   void park(CURL* easy, core::Millis delay, CURLcode code);
+  void finish(CURL* easy, Transfer& transfer, CURLMsg msg, const Transfer::Step& step);
+  void resume_replays();
   void drop_queued(CURL* easy);
   void discard_stale_heap_top();
 
@@ -67,6 +71,7 @@ class MultiState {
   std::vector<Parked> heap_;  // min-heap on due; entries for forgotten transfers are stale
   std::unordered_map<CURL*, Entry> parked_;
   std::uint64_t next_generation_ = 1;
+  std::vector<std::pair<CURL*, CURLMsg>> replaying_;  // DONE withheld until the replay completes
   std::deque<CURLMsg> queue_;
   CURLMsg delivered_{};  // valid until the host's next info_read, remove or cleanup
   std::optional<Clock::time_point> libcurl_deadline_;  // libcurl's own timer, as it last asked

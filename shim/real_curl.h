@@ -15,6 +15,7 @@ using easy_perform_fn = CURLcode (*)(CURL*);
 using easy_cleanup_fn = void (*)(CURL*);
 using easy_reset_fn = void (*)(CURL*);
 using easy_duphandle_fn = CURL* (*)(CURL*);
+using easy_pause_fn = CURLcode (*)(CURL*, int);
 using easy_getinfo_fn = CURLcode (*)(CURL*, CURLINFO, ...);
 using easy_header_fn = CURLHcode (*)(CURL*, const char*, size_t, unsigned int, int, struct curl_header**);
 
@@ -42,6 +43,7 @@ easy_cleanup_fn easy_cleanup();
 easy_reset_fn easy_reset();
 easy_duphandle_fn easy_duphandle();
 easy_getinfo_fn easy_getinfo();
+easy_pause_fn easy_pause();
 easy_header_fn easy_header();  // libcurl >= 7.83 only
 
 multi_init_fn multi_init();

@@ -178,6 +178,8 @@ void Transfer::reset_attempt() {
   committed_ = false;
   host_refused_ = false;
   early_verdict_.reset();
+  replay_paused_ = false;
+  unpause_requested_.store(false, std::memory_order_relaxed);
 }
 
 void Transfer::prepare_next_attempt() {
@@ -465,13 +467,21 @@ Transfer::Step Transfer::finish_attempt(CURLcode code) {
     previous_delay_ = verdict.delay;
     return Step{true, verdict.delay, code};
   }
-  Step step{false, core::Millis{0}, code};
-  if (!committed_) {
-    // Give up: the host now sees the held response byte for byte, as without the shim.
-    // Outside libcurl a pause cannot be honoured; it ends the transfer as a refusal would.
-    if (flush_held() != Flush::done) step.code = CURLE_WRITE_ERROR;
-  }
   log_final(verdict, response_.status);
+  if (committed_) return Step{false, core::Millis{0}, code};
+  // Give up: the host now sees the held response byte for byte, as without the shim.
+  replay_code_ = code;
+  return resume_replay();
+}
+
+Transfer::Step Transfer::resume_replay() {
+  unpause_requested_.store(false, std::memory_order_release);
+  Step step{false, core::Millis{0}, replay_code_};
+  switch (flush_held()) {
+    case Flush::done: replay_paused_ = false; break;
+    case Flush::paused: replay_paused_ = step.paused = true; break;
+    case Flush::refused: replay_paused_ = false; step.code = CURLE_WRITE_ERROR; break;
+  }
   return step;
 }
 

@@ -6,6 +6,7 @@
 
 #include <curl/curl.h>
 
+#include <atomic>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -45,8 +46,19 @@ class Transfer {
     bool retry = false;
     core::Millis delay{0};
     CURLcode code = CURLE_OK;  // the transfer's result when !retry
+    // The host paused (CURL_WRITEFUNC_PAUSE) while the held response was being handed to it:
+    // the transfer ends with `code` once resume_replay() says so.
+    bool paused = false;
   };
   Step finish_attempt(CURLcode code);
+
+  // Replaying a held response to a host that paused it: curl_easy_pause(CONT) from the host
+  // lets resume_replay() carry on where the pause left off.
+  bool replay_paused() const { return replay_paused_; }
+  void request_unpause() { unpause_requested_.store(true, std::memory_order_release); }
+  bool unpause_requested() const { return unpause_requested_.load(std::memory_order_acquire); }
+  // The transfer's final code once the replay is complete; `paused` stays set while it is not.
+  Step resume_replay();
   // Arms the handle for the next attempt (fresh connection, remaining deadline).
   void prepare_next_attempt();
 
@@ -128,6 +140,9 @@ class Transfer {
   bool committed_ = false;
   bool host_refused_ = false;       // a host callback refused data: its own abort
   std::optional<core::Verdict> early_verdict_;  // decided when the held body overflowed
+  bool replay_paused_ = false;
+  std::atomic<bool> unpause_requested_{false};  // set from any thread by curl_easy_pause
+  CURLcode replay_code_ = CURLE_OK;
 
   // Upload replay.
   bool read_called_ = false;
