@@ -61,6 +61,7 @@ struct Environment {
   std::function<const char*(const char*)> get;  // getenv-like; may return nullptr
   bool secure = false;  // AT_SECURE: ignore env and user config
   std::string home;     // for ~/.config lookup; empty = use get("HOME")
+  std::string system_file = "/etc/curlretry/config.yaml";  // the last fallback; tests point it elsewhere
 
   static Environment process();  // getenv + getauxval(AT_SECURE)
 };

@@ -1,0 +1,190 @@
+#include "cli/explain.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "cli/describe.h"
+#include "cli/json.h"
+#include "config/url.h"
+#include "core/random.h"
+
+namespace curlretry::cli {
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+std::string upper(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  }
+  return out;
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r' || text.back() == '\n')) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
+// At most `limit` bytes of the body: the shim never looks further, and a big file must not be
+// slurped whole.
+bool read_body(const std::string& spec, std::size_t limit, std::string& body, std::string& error) {
+  if (spec.empty() || spec.front() != '@') {
+    body = spec.substr(0, limit);
+    return true;
+  }
+  const std::string path = spec.substr(1);
+  std::FILE* file = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (file == nullptr) {
+    error = "--body " + spec + ": cannot open " + path;
+    return false;
+  }
+  body.assign(limit, '\0');
+  const std::size_t n = limit == 0 ? 0 : std::fread(body.data(), 1, limit, file);
+  const bool failed = std::ferror(file) != 0;
+  if (file != stdin) std::fclose(file);
+  if (failed) {
+    error = "--body " + spec + ": read error";
+    return false;
+  }
+  body.resize(n);
+  return true;
+}
+
+}  // namespace
+
+std::optional<Explanation> explain(const config::Config& config, const ExplainOptions& options, std::string& error) {
+  const auto url = config::split_url(options.url);
+  if (!url) {
+    error = "URL \"" + options.url + "\" has no host";
+    return std::nullopt;
+  }
+  const std::string method = upper(options.method);
+
+  Explanation e;
+  e.matched = config.match(method, url->host, url->path);
+  e.rule = e.matched ? e.matched->name : "defaults";
+  const core::Policy& policy = e.matched ? e.matched->policy : config.defaults;
+  e.max_attempts = policy.max_attempts;
+
+  core::Outcome& o = e.outcome;
+  std::string transport = options.transport;
+  for (char& c : transport) c = c == '-' ? '_' : c;  // "connect-refused" reads naturally too
+  const auto kind = core::transport_from_string(lower(transport));
+  if (!kind) {
+    error = "--transport " + options.transport +
+            ": unknown kind (expected ok, connect_refused, reset, send, recv, empty_reply, tls_handshake, "
+            "http2_stream, timeout, host_abort, bad_argument or other)";
+    return std::nullopt;
+  }
+  o.transport = *kind;
+  if (options.status != 0 && (options.status < 100 || options.status > 599)) {
+    error = "--status " + std::to_string(options.status) + ": expected an HTTP status, 100..599";
+    return std::nullopt;
+  }
+  o.status = options.status;
+  if (o.transport == core::Transport::ok && o.status == 0) {
+    error = "say what the attempt produced: --status N and/or --transport KIND";
+    return std::nullopt;
+  }
+
+  for (const auto& header : options.headers) {
+    const auto colon = header.find(':');
+    if (colon == std::string::npos || trim(std::string_view(header).substr(0, colon)).empty()) {
+      error = "--header \"" + header + "\": expected 'Name: value'";
+      return std::nullopt;
+    }
+    const std::string name = lower(trim(std::string_view(header).substr(0, colon)));
+    const std::string value(trim(std::string_view(header).substr(colon + 1)));
+    // First occurrence wins, as curl_easy_header() reports by default.
+    if (name == "retry-after" && !o.retry_after) o.retry_after = value;
+    if (name == "retry-after-ms" && !o.retry_after_ms) o.retry_after_ms = value;
+    if (name == "x-should-retry" && !o.should_retry) o.should_retry = value;
+  }
+
+  if (options.body && !read_body(*options.body, policy.body_window, o.body_prefix, error)) return std::nullopt;
+
+  if (options.attempt < 1) {
+    error = "--attempt " + std::to_string(options.attempt) + ": attempts count from 1";
+    return std::nullopt;
+  }
+  if (options.elapsed_ms < 0 || options.previous_delay_ms < 0) {
+    error = "--elapsed-ms and --previous-delay-ms cannot be negative";
+    return std::nullopt;
+  }
+  o.attempt = options.attempt;
+  o.elapsed = core::Millis{options.elapsed_ms};
+  o.previous_delay = core::Millis{options.previous_delay_ms};
+  o.committed = options.committed;
+  o.replayable = !options.not_replayable;
+
+  if (config.settings.disabled) {
+    e.verdict.action = core::Action::give_up;
+    e.verdict.reason = "disabled";
+    e.verdict.what = "curlretry is disabled (" +
+                     [&] {
+                       const auto s = config.settings_sources.find("disable");
+                       return s == config.settings_sources.end() ? std::string("settings.disable") : s->second;
+                     }() +
+                     ")";
+    return e;
+  }
+  const auto now = std::chrono::system_clock::now();
+  core::SplitMix random(static_cast<std::uint64_t>(now.time_since_epoch().count()) ^
+                        (static_cast<std::uint64_t>(::getpid()) << 32));
+  e.verdict = core::decide(policy, o, random, now);
+  return e;
+}
+
+int run_explain(const ExplainOptions& options) {
+  const config::LoadResult loaded = config::load(config::Environment::process(), options.config);
+  for (const auto& warning : loaded.warnings) std::cerr << "curlretry: warning: " << warning << '\n';
+  if (!loaded.ok()) {
+    std::cerr << "curlretry: " << loaded.error << '\n';
+    return 1;
+  }
+  std::string error;
+  const auto e = explain(*loaded.config, options, error);
+  if (!e) {
+    std::cerr << "curlretry explain: " << error << '\n';
+    return 2;
+  }
+  const bool retry = e->verdict.action == core::Action::retry;
+  if (options.json) {
+    std::cout << "{\"verdict\":" << (retry ? "\"retry\"" : "\"give_up\"");
+    if (retry) std::cout << ",\"delay_ms\":" << e->verdict.delay.count();
+    std::cout << ",\"reason\":" << json_quote(e->verdict.reason) << ",\"rule\":" << json_quote(e->rule)
+              << ",\"what\":" << json_quote(e->verdict.what) << "}\n";
+    return std::cout.good() ? 0 : 1;
+  }
+  const auto url = config::split_url(options.url);
+  std::cout << "request:  " << upper(options.method) << ' ' << config::display_url(*url) << '\n';
+  std::cout << "config:   " << (loaded.config->file.empty() ? "built-in defaults" : loaded.config->file) << '\n';
+  std::cout << "rule:     " << e->rule;
+  if (e->matched) std::cout << " (" << describe_match(e->matched->match) << ")";
+  std::cout << '\n';
+  std::cout << "attempt:  " << e->outcome.attempt << " of "
+            << (e->max_attempts < 0 ? std::string("unlimited") : std::to_string(e->max_attempts)) << '\n';
+  std::cout << "outcome:  " << e->verdict.what << '\n';
+  if (retry) {
+    std::cout << "verdict:  retry in " << e->verdict.delay.count() << " ms (" << e->verdict.reason << ")\n";
+  } else {
+    std::cout << "verdict:  give up (" << e->verdict.reason << ")\n";
+  }
+  return std::cout.good() ? 0 : 1;
+}
+
+}  // namespace curlretry::cli

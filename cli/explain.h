@@ -1,0 +1,46 @@
+// `curlretry explain METHOD URL ...`: runs the decision the shim runs when attempt N of this
+// request has just produced the given status / body / headers / transport error, and prints the
+// rule, verdict, delay and reason (or one JSON object with --json).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "core/decide.h"
+
+namespace curlretry::cli {
+
+struct ExplainOptions {
+  std::optional<std::string> config;
+  bool json = false;
+  std::string method;
+  std::string url;
+  int status = 0;
+  std::optional<std::string> body;  // TEXT, @FILE or @- (stdin)
+  std::vector<std::string> headers;  // "Name: value"
+  std::string transport = "ok";
+  int attempt = 1;
+  long long elapsed_ms = 0;
+  long long previous_delay_ms = 0;
+  bool committed = false;
+  bool not_replayable = false;
+};
+
+// What `explain` decided; separate from printing so tests can pin it.
+struct Explanation {
+  std::string rule;  // rule name, or "defaults"
+  const config::Rule* matched = nullptr;
+  core::Outcome outcome;
+  core::Verdict verdict;
+  int max_attempts = 0;
+};
+
+// Builds the Outcome from the options (headers matched case-insensitively, body cut to the
+// rule's body_window) and decides. `error` is set (and nullopt returned) for bad options.
+std::optional<Explanation> explain(const config::Config& config, const ExplainOptions& options, std::string& error);
+
+int run_explain(const ExplainOptions& options);
+
+}  // namespace curlretry::cli

@@ -1,0 +1,176 @@
+// `curlretry`: argument parsing and dispatch only; each command lives in its own file.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <iostream>
+#include <string_view>
+
+#include "cli/check.h"
+#include "cli/demo.h"
+#include "cli/explain.h"
+#include "cli/launch.h"
+#include "cli/library_path.h"
+
+#ifndef CURLRETRY_VERSION
+#define CURLRETRY_VERSION "unknown"
+#endif
+
+namespace {
+
+using namespace curlretry::cli;
+
+constexpr const char* kVersion = "curlretry " CURLRETRY_VERSION;
+
+void add_common(CLI::App& app) {
+  app.set_version_flag("--version", kVersion, "Print the version and exit");
+  app.set_help_flag("-h,--help", "Print this help and exit");
+}
+
+int run_demo_command(const std::string& curl, bool tls) {
+#ifdef CURLRETRY_HAVE_DEMO
+  const LibraryLookup library = find_library();
+  if (!library.path) {
+    std::cerr << "curlretry: " << library.error << '\n';
+    return 1;
+  }
+  DemoOptions options;
+  options.curl = curl;
+  options.library = *library.path;
+  options.tls = tls;
+  return run_demo(options);
+#else
+  (void)curl;
+  (void)tls;
+  std::cerr << "curlretry: this build has no demo (the flaky upstream was not built)\n";
+  return 1;
+#endif
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Retries transient libcurl failures (503, 429, 529, captcha 400, resets) of an unmodified "
+               "program, by preloading libcurlretry.so.\n\n"
+               "  curlretry [--config F] [-v] [--] COMMAND [ARGS...]\n"
+               "  curlretry SUBCOMMAND [OPTIONS]\n",
+               "curlretry"};
+  add_common(app);
+  app.require_subcommand(0, 1);
+
+  // The launcher form takes the command as everything from the first positional on (or after
+  // `--`), so the command's own options are never parsed as ours.
+  LaunchOptions launch;
+  std::string config_path;
+  app.add_option("--config", config_path, "Config file to validate and pass to the command")
+      ->type_name("FILE");
+  app.add_flag("-v,--verbose", launch.verbose, "Log every decision (CURLRETRY_LOG=debug)");
+  app.prefix_command();
+
+  CLI::App* run = app.add_subcommand("run", "Run COMMAND with curlretry preloaded (same as the bare form)");
+  add_common(*run);
+  run->footer("Usage: curlretry run [--config F] [-v] [--] COMMAND [ARGS...]");
+  run->add_option("--config", config_path, "Config file to validate and pass to the command")->type_name("FILE");
+  run->add_flag("-v,--verbose", launch.verbose, "Log every decision (CURLRETRY_LOG=debug)");
+  run->prefix_command();
+
+  CLI::App* check = app.add_subcommand("check", "Validate the config and print the effective policy with sources");
+  add_common(*check);
+  check->add_option("--config", config_path, "Config file (default: the usual search)")->type_name("FILE");
+
+  ExplainOptions ex;
+  CLI::App* explain = app.add_subcommand("explain", "Show what curlretry decides for one attempt's outcome");
+  add_common(*explain);
+  explain->add_option("--config", config_path, "Config file (default: the usual search)")->type_name("FILE");
+  explain->add_flag("--json", ex.json, "Print one JSON object: verdict, delay_ms, reason, rule, what");
+  explain->add_option("METHOD", ex.method, "HTTP method, e.g. POST")->required();
+  explain->add_option("URL", ex.url, "Request URL")->required();
+  explain->add_option("--status", ex.status, "HTTP status the attempt got")->type_name("N");
+  std::string body;
+  explain->add_option("--body", body, "Response body, or @FILE, or @- for stdin")->type_name("TEXT|@FILE");
+  explain->add_option("--header", ex.headers, "Response header 'Name: value' (repeatable)")
+      ->type_name("'K: V'")
+      ->allow_extra_args(false);
+  explain->add_option("--transport", ex.transport, "Transport outcome: ok, connect_refused, reset, send, recv, "
+                                                   "empty_reply, tls_handshake, http2_stream, timeout, host_abort, "
+                                                   "bad_argument, other")
+      ->type_name("KIND");
+  explain->add_option("--attempt", ex.attempt, "1-based number of the attempt that just ended (default 1)")
+      ->type_name("N");
+  explain->add_option("--elapsed-ms", ex.elapsed_ms, "Time since the transfer began (default 0)")->type_name("N");
+  explain->add_option("--previous-delay-ms", ex.previous_delay_ms, "Delay chosen before this attempt (jitter)")
+      ->type_name("N");
+  explain->add_flag("--committed", ex.committed, "A body byte already reached the host");
+  explain->add_flag("--not-replayable", ex.not_replayable, "The upload cannot be rewound");
+
+  std::string curl = "curl";
+  bool tls = false;
+  CLI::App* demo = app.add_subcommand("demo", "Run curl against a flaky local server without and with curlretry");
+  add_common(*demo);
+  demo->add_flag("--tls", tls, "Use HTTPS on loopback (certificate generated on the fly)");
+  demo->add_option("--curl", curl, "The curl binary to run (default: curl from PATH)")->type_name("PATH");
+
+  // Set last: subcommands copy their parent's footer when created.
+  app.footer(
+      "Examples:\n"
+      "  curlretry -- curl -sS https://api.example.com/v1/models\n"
+      "  curlretry check --config ./curlretry.yaml\n"
+      "  curlretry explain --json POST https://open.bigmodel.cn/api/paas/v4/chat/completions --status 429\n"
+      "Configuration: $CURLRETRY_CONFIG, $XDG_CONFIG_HOME/curlretry/config.yaml,\n"
+      "~/.config/curlretry/config.yaml, /etc/curlretry/config.yaml (see config/REFERENCE.md).");
+  if (argc <= 1) {
+    std::cerr << app.help();
+    return 2;
+  }
+  // Everything after the first `--` is the command, verbatim. CLI11 is not trusted with it: it
+  // would still recognise a command named `check` or `run` as one of our subcommands.
+  std::vector<std::string> args;
+  std::vector<std::string> after;
+  bool separator = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!separator && std::string_view(argv[i]) == "--") {
+      separator = true;
+    } else {
+      (separator ? after : args).emplace_back(argv[i]);
+    }
+  }
+  std::reverse(args.begin(), args.end());  // CLI11 takes the arguments as a reversed vector
+  try {
+    app.parse(args);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "curlretry: " << e.what() << "\nRun 'curlretry --help' for usage.\n";
+    return 2;
+  }
+  if (separator && (check->parsed() || explain->parsed() || demo->parsed())) {
+    std::cerr << "curlretry: unexpected `--`: only the launcher takes a command\n";
+    return 2;
+  }
+
+  const auto config = [&]() -> std::optional<std::string> {
+    if (config_path.empty()) return std::nullopt;
+    return config_path;
+  };
+  try {
+    if (check->parsed()) return run_check({config()});
+    if (explain->parsed()) {
+      ex.config = config();
+      if (explain->count("--body") > 0) ex.body = body;
+      return run_explain(ex);
+    }
+    if (demo->parsed()) return run_demo_command(curl, tls);
+    launch.config = config();
+    launch.command = run->parsed() ? run->remaining() : app.remaining();
+    // `curlretry curl -- x`: the `--` was the command's own argument.
+    if (separator && !launch.command.empty()) launch.command.emplace_back("--");
+    launch.command.insert(launch.command.end(), after.begin(), after.end());
+    return run_launch(launch);
+  } catch (const std::exception& e) {
+    std::cerr << "curlretry: " << e.what() << '\n';
+    return 1;
+  }
+}

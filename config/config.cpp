@@ -1,0 +1,128 @@
+// Entry points of config.h: finding and loading the file, applying env, matching rules.
+#include "config/config.h"
+
+#include <sys/auxv.h>
+
+#include <cstdlib>
+#include <exception>
+#include <new>
+
+#include "config/env.h"
+#include "config/file_search.h"
+#include "config/glob.h"
+#include "config/yaml_loader.h"
+
+namespace curlretry::config {
+namespace {
+
+bool equal_fold(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto fold = [](unsigned char c) { return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c; };
+    if (fold(static_cast<unsigned char>(a[i])) != fold(static_cast<unsigned char>(b[i]))) return false;
+  }
+  return true;
+}
+
+// Env is read first so that a bad variable is reported even when the file is fine, and the
+// file is parsed next; env is applied last because it wins.
+LoadResult finish(LoadResult parsed, const EnvReadResult& env) {
+  LoadResult result = std::move(parsed);
+  result.warnings.insert(result.warnings.begin(), env.warnings.begin(), env.warnings.end());
+  if (!result.ok()) return result;
+  apply_env(env.overrides, *result.config);
+  return result;
+}
+
+LoadResult failure(std::string error, std::vector<std::string> warnings = {}) {
+  LoadResult result;
+  result.error = std::move(error);
+  result.warnings = std::move(warnings);
+  return result;
+}
+
+}  // namespace
+
+std::string_view to_string(LogLevel level) {
+  switch (level) {
+    case LogLevel::off: return "off";
+    case LogLevel::error: return "error";
+    case LogLevel::warn: return "warn";
+    case LogLevel::info: return "info";
+    case LogLevel::debug: return "debug";
+  }
+  return "info";
+}
+
+const Rule* Config::match(std::string_view method, std::string_view host, std::string_view path) const {
+  // "api.z.ai." is the same host as "api.z.ai".
+  if (!host.empty() && host.back() == '.') host.remove_suffix(1);
+  if (path.empty()) path = "/";
+  for (const Rule& rule : rules) {
+    if (!rule.match.method.empty() && !equal_fold(rule.match.method, method)) continue;
+    if (!rule.match.host.empty() && !glob_match(rule.match.host, host, true)) continue;
+    if (!rule.match.path.empty() && !glob_match(rule.match.path, path, false)) continue;
+    return &rule;
+  }
+  return nullptr;
+}
+
+const core::Policy& Config::policy_for(std::string_view method, std::string_view host, std::string_view path) const {
+  const Rule* rule = match(method, host, path);
+  return rule ? rule->policy : defaults;
+}
+
+Environment Environment::process() {
+  Environment env;
+  env.get = [](const char* name) -> const char* { return std::getenv(name); };
+  env.secure = ::getauxval(AT_SECURE) != 0;
+  return env;
+}
+
+LoadResult load_from_string(std::string_view yaml, std::string_view name, const Environment& env) {
+  try {
+    EnvReadResult from_env = read_env(env);
+    if (!from_env.error.empty()) return failure(from_env.error, from_env.warnings);
+    return finish(parse_config(yaml, name), from_env);
+  } catch (const std::bad_alloc&) {
+    return failure(std::string(name) + ": out of memory while loading the config");
+  } catch (const std::exception& e) {
+    return failure(std::string(name) + ": cannot load the config: " + e.what());
+  } catch (...) {
+    return failure(std::string(name) + ": cannot load the config");
+  }
+}
+
+LoadResult load(const Environment& env, const std::optional<std::string>& explicit_path) {
+  try {
+    EnvReadResult from_env = read_env(env);
+    if (!from_env.error.empty()) return failure(from_env.error, from_env.warnings);
+
+    for (const Candidate& candidate : config_candidates(env, from_env.overrides, explicit_path)) {
+      std::string content, why;
+      switch (read_config_file(candidate.path, content, why)) {
+        case ReadStatus::missing:
+          if (candidate.named_by.empty()) continue;
+          [[fallthrough]];
+        case ReadStatus::failed: {
+          std::string error = candidate.path + ": cannot read the config: " + why;
+          if (candidate.named_by == "CURLRETRY_CONFIG") error = "CURLRETRY_CONFIG=" + error;
+          return failure(std::move(error), from_env.warnings);
+        }
+        case ReadStatus::ok:
+          return finish(parse_config(content, candidate.path), from_env);
+      }
+    }
+    LoadResult builtin;
+    builtin.config = builtin_config();
+    return finish(std::move(builtin), from_env);
+  } catch (const std::bad_alloc&) {
+    return failure("out of memory while loading the config");
+  } catch (const std::exception& e) {
+    return failure(std::string("cannot load the config: ") + e.what());
+  } catch (...) {
+    return failure("cannot load the config");
+  }
+}
+
+}  // namespace curlretry::config

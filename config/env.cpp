@@ -1,0 +1,216 @@
+#include "config/env.h"
+
+#include <exception>
+
+#include "config/limits.h"
+
+namespace curlretry::config {
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\n' || text.back() == '\r')) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
+// The value as it may appear in an error message: bounded, no control characters.
+std::string printable(std::string_view value) {
+  std::string out;
+  for (const char c : value.substr(0, 64)) out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+  if (value.size() > 64) out += "...";
+  return out;
+}
+
+class Reader {
+ public:
+  explicit Reader(const Environment& env) : env_(env) {}
+
+  // The value of `name`, or nullopt when unset or empty.
+  std::optional<std::string> raw(const char* name) const {
+    if (!env_.get) return std::nullopt;
+    const char* value = env_.get(name);
+    if (value == nullptr || *value == '\0') return std::nullopt;
+    return std::string(value);
+  }
+
+  // Sets `error` (once) to "NAME=VALUE: problem".
+  void fail(const char* name, std::string_view value, std::string_view problem) {
+    if (result.error.empty()) result.error = std::string(name) + "=" + printable(value) + ": " + std::string(problem);
+  }
+
+  // An integer within [min, max], or nullopt after fail().
+  std::optional<long long> integer(const char* name, const std::string& value, long long min, long long max,
+                                   std::string_view expected) {
+    const ParsedInteger parsed = parse_integer(trim(value));
+    if (parsed.overflow) {
+      fail(name, value, "too large (expected " + std::string(expected) + ")");
+      return std::nullopt;
+    }
+    if (!parsed.value) {
+      fail(name, value, "not an integer (expected " + std::string(expected) + ")");
+      return std::nullopt;
+    }
+    if (*parsed.value < min || *parsed.value > max) {
+      fail(name, value, "out of range (expected " + std::string(expected) + ")");
+      return std::nullopt;
+    }
+    return parsed.value;
+  }
+
+  // The CURLRETRY_ variable, else its legacy alias; a warning when both are set.
+  std::optional<std::pair<const char*, std::string>> with_alias(const char* name, const char* alias) {
+    auto primary = raw(name);
+    auto legacy = raw(alias);
+    if (primary && legacy) {
+      result.warnings.push_back(std::string(alias) + "=" + printable(*legacy) + " is ignored: " + name + "=" +
+                                printable(*primary) + " is also set and wins");
+    }
+    if (primary) return std::make_pair(name, *primary);
+    if (legacy) return std::make_pair(alias, *legacy);
+    return std::nullopt;
+  }
+
+  EnvReadResult result;
+
+ private:
+  const Environment& env_;
+};
+
+constexpr std::string_view kAttemptsExpected = "-1 or a number >= 1";
+
+}  // namespace
+
+std::optional<LogLevel> log_level_from_string(std::string_view text) {
+  const std::string name = lower(text);
+  if (name == "off" || name == "none") return LogLevel::off;
+  if (name == "error") return LogLevel::error;
+  if (name == "warn" || name == "warning") return LogLevel::warn;
+  if (name == "info") return LogLevel::info;
+  if (name == "debug") return LogLevel::debug;
+  return std::nullopt;
+}
+
+std::optional<bool> bool_from_string(std::string_view text) {
+  const std::string name = lower(text);
+  if (name == "true" || name == "yes" || name == "on") return true;
+  if (name == "false" || name == "no" || name == "off") return false;
+  return std::nullopt;
+}
+
+EnvReadResult read_env(const Environment& env) {
+  Reader reader(env);
+  if (env.secure) return std::move(reader.result);
+  try {
+    EnvOverrides& out = reader.result.overrides;
+
+    if (auto value = reader.raw("CURLRETRY_DISABLE")) {
+      const std::string_view text = trim(*value);
+      std::optional<bool> flag = text == "1" ? std::optional(true) : text == "0" ? std::optional(false)
+                                                                                 : bool_from_string(text);
+      if (flag) {
+        out.disable = FromEnv<bool>{*flag, "CURLRETRY_DISABLE"};
+      } else {
+        reader.fail("CURLRETRY_DISABLE", *value, "not a boolean (expected 1/0, true/false, yes/no or on/off)");
+      }
+    }
+
+    if (auto found = reader.with_alias("CURLRETRY_MAX_ATTEMPTS", "BILI_REPLAY_RETRY_MAX")) {
+      const auto& [name, value] = *found;
+      const bool legacy = std::string_view(name) == "BILI_REPLAY_RETRY_MAX";
+      // The legacy tool took 0 to mean "no retries"; keep that meaning instead of rejecting it.
+      const std::string_view expected = legacy ? "-1, 0 or a number >= 1" : kAttemptsExpected;
+      if (auto n = reader.integer(name, value, -1, kMaxAttempts, expected)) {
+        if (*n == 0 && !legacy) {
+          reader.fail(name, value, "out of range (expected " + std::string(kAttemptsExpected) + ")");
+        } else {
+          out.max_attempts = FromEnv<int>{*n == 0 ? 1 : static_cast<int>(*n), name};
+        }
+      }
+    }
+
+    if (auto found = reader.with_alias("CURLRETRY_BASE_MS", "BILI_REPLAY_RETRY_BASE_MS")) {
+      const auto& [name, value] = *found;
+      if (auto n = reader.integer(name, value, 0, kMaxMillis, "milliseconds >= 0")) {
+        out.base_ms = FromEnv<long long>{*n, name};
+      }
+    }
+
+    if (auto value = reader.raw("CURLRETRY_MAX_DELAY_MS")) {
+      if (auto n = reader.integer("CURLRETRY_MAX_DELAY_MS", *value, 0, kMaxMillis, "milliseconds >= 0")) {
+        out.max_delay_ms = FromEnv<long long>{*n, "CURLRETRY_MAX_DELAY_MS"};
+      }
+    }
+
+    if (auto value = reader.raw("CURLRETRY_LOG")) {
+      if (auto level = log_level_from_string(trim(*value))) {
+        out.log_level = FromEnv<LogLevel>{*level, "CURLRETRY_LOG"};
+      } else {
+        reader.fail("CURLRETRY_LOG", *value, "unknown log level (expected off, error, warn, info or debug)");
+      }
+    }
+
+    if (auto value = reader.raw("CURLRETRY_LOG_FILE")) out.log_file = FromEnv<std::string>{*value, "CURLRETRY_LOG_FILE"};
+    if (auto value = reader.raw("CURLRETRY_EVENTS")) out.events_file = FromEnv<std::string>{*value, "CURLRETRY_EVENTS"};
+    if (auto value = reader.raw("CURLRETRY_CONFIG")) out.config_path = *value;
+  } catch (const std::exception& e) {
+    reader.result.error = std::string("cannot read the environment: ") + e.what();
+  }
+  return std::move(reader.result);
+}
+
+}  // namespace curlretry::config
+
+namespace curlretry::config {
+namespace {
+
+void apply_to_policy(const EnvOverrides& env, core::Policy& policy, Sources& sources) {
+  if (env.max_attempts) {
+    policy.max_attempts = env.max_attempts->value;
+    sources["max_attempts"] = "env " + env.max_attempts->variable;
+  }
+  if (env.base_ms) {
+    policy.backoff.base = core::Millis{env.base_ms->value};
+    sources["backoff.base_ms"] = "env " + env.base_ms->variable;
+  }
+  if (env.max_delay_ms) {
+    policy.backoff.max = core::Millis{env.max_delay_ms->value};
+    sources["backoff.max_ms"] = "env " + env.max_delay_ms->variable;
+  }
+}
+
+}  // namespace
+
+void apply_env(const EnvOverrides& env, Config& config) {
+  apply_to_policy(env, config.defaults, config.default_sources);
+  for (Rule& rule : config.rules) apply_to_policy(env, rule.policy, rule.sources);
+  Settings& s = config.settings;
+  Sources& src = config.settings_sources;
+  if (env.disable) {
+    s.disabled = env.disable->value;
+    src["disable"] = "env " + env.disable->variable;
+  }
+  if (env.log_level) {
+    s.log_level = env.log_level->value;
+    src["log"] = "env " + env.log_level->variable;
+  }
+  if (env.log_file) {
+    s.log_file = env.log_file->value;
+    src["log_file"] = "env " + env.log_file->variable;
+  }
+  if (env.events_file) {
+    s.events_file = env.events_file->value;
+    src["events_file"] = "env " + env.events_file->variable;
+  }
+}
+
+}  // namespace curlretry::config

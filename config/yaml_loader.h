@@ -1,0 +1,20 @@
+// YAML text -> Config, before the environment is applied. Strict: every key known, every value
+// typed and bounded; the first problem becomes "NAME:LINE:COL: KEY: message".
+#pragma once
+
+#include <string_view>
+
+#include "config/config.h"
+
+namespace curlretry::config {
+
+// Never throws. `name` is the file name used in errors and Sources.
+LoadResult parse_config(std::string_view yaml, std::string_view name);
+
+// core::Policy::builtin() with every Source "built-in": the config when no file is found.
+Config builtin_config();
+
+// The closest of `candidates` to `word` by edit distance, when close enough to be a likely typo.
+std::optional<std::string_view> closest_key(std::string_view word, const std::vector<std::string_view>& candidates);
+
+}  // namespace curlretry::config

@@ -1,0 +1,47 @@
+// A config file as a small tree of positioned YAML nodes. yaml-cpp's own Node hides what a strict
+// loader needs (duplicate keys, aliases, whether a scalar was quoted), so we build our own from
+// its event stream. Hostile input is bounded: size, nesting, one document, no anchors or aliases
+// (the classic alias bomb), UTF-8 only.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace curlretry::config {
+
+struct Position {
+  int line = 1;  // 1-based
+  int column = 1;  // 1-based
+};
+
+struct YamlNode {
+  enum class Kind : unsigned char { null, scalar, sequence, map };
+  Kind kind = Kind::null;
+  Position at;
+  std::string text;    // scalar value
+  bool quoted = false;  // '...' or "..." scalar: always a string, never a number or bool
+  std::vector<YamlNode> items;                           // sequence
+  std::vector<std::pair<YamlNode, YamlNode>> entries;    // map, in file order, keys unique
+};
+
+inline constexpr std::size_t kMaxDocumentBytes = 1024 * 1024;
+inline constexpr int kMaxDepth = 64;
+
+struct YamlError {
+  Position at;
+  bool has_position = true;
+  std::string message;
+};
+
+// Parses one YAML document. Never throws. An empty document (nothing but comments) gives a null
+// node.
+std::variant<YamlNode, YamlError> parse_yaml(std::string_view text);
+
+// What a node is, for "expected a map, got a list".
+std::string_view describe(const YamlNode& node);
+
+}  // namespace curlretry::config

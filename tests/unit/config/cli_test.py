@@ -1,0 +1,273 @@
+#!/usr/bin/python3
+"""Runs the built `curlretry` binary and asserts exact results.
+
+Usage: cli_test.py PATH_TO_CURLRETRY CASE
+Each case is one ctest entry (see CMakeLists.txt). Exit 0 = pass, 77 = skipped, else fail.
+The environment is scrubbed of CURLRETRY_* / BILI_REPLAY_* and HOME / XDG_CONFIG_HOME point into
+a fresh temp dir, so a developer's own config cannot change the outcome.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+GLM = "https://open.bigmodel.cn/api/paas/v4/chat/completions"
+CAPTCHA = '{"code":3007,"msg":"captcha verify failed"}'
+
+
+class Failure(Exception):
+    pass
+
+
+def expect(cond, message):
+    if not cond:
+        raise Failure(message)
+
+
+class Runner:
+    def __init__(self, binary, tmp):
+        self.binary = binary
+        self.tmp = tmp
+        self.env = {k: v for k, v in os.environ.items()
+                    if not k.startswith(("CURLRETRY_", "BILI_REPLAY_")) and k != "LD_PRELOAD"}
+        self.env["HOME"] = os.path.join(tmp, "home")
+        self.env["XDG_CONFIG_HOME"] = os.path.join(tmp, "xdg")
+
+    def run(self, *args, env=None, stdin=None):
+        full_env = dict(self.env)
+        full_env.update(env or {})
+        return subprocess.run([self.binary, *args], env=full_env, input=stdin, capture_output=True,
+                              text=True, timeout=60)
+
+    def explain_json(self, *args, env=None):
+        if os.path.exists("/etc/curlretry/config.yaml"):
+            raise SystemExit(SKIP)  # the system config would change the built-in answers
+        r = self.run("explain", "--json", *args, env=env)
+        expect(r.returncode == 0, f"exit {r.returncode}, stderr: {r.stderr}")
+        lines = r.stdout.splitlines()
+        expect(len(lines) == 1, f"expected one line of JSON, got: {r.stdout!r}")
+        return json.loads(lines[0])
+
+    def write(self, name, text):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return path
+
+    def fake_library(self):
+        # Not a real ELF: ld.so says "cannot be preloaded ... ignored" on stderr and runs the
+        # command anyway, which is all the launcher tests need (they check env and exit status).
+        return self.write("libcurlretry.so", "not an elf\n")
+
+
+def expect_equal(got, want):
+    expect(got == want, f"got {got!r}, want {want!r}")
+
+
+# --- explain: the issue's "Done when" examples -------------------------------------------------
+
+def explain_captcha_400_retries_after_1500(r):
+    got = r.explain_json("POST", GLM, "--status", "400", "--body", CAPTCHA)
+    expect_equal({k: got[k] for k in ("verdict", "delay_ms", "rule")},
+                 {"verdict": "retry", "delay_ms": 1500, "rule": "defaults"})
+    expect_equal(got["reason"], "marker:captcha")
+    expect_equal(sorted(got), ["delay_ms", "reason", "rule", "verdict", "what"])
+
+
+def explain_bili_replay_retry_max_1_gives_up(r):
+    got = r.explain_json("POST", GLM, "--status", "400", "--body", CAPTCHA, env={"BILI_REPLAY_RETRY_MAX": "1"})
+    expect_equal(got["verdict"], "give_up")
+    expect("delay_ms" not in got, f"give_up must not carry delay_ms: {got}")
+    expect_equal(got["reason"], "exhausted")
+
+
+def explain_503_attempt_2_waits_3000(r):
+    got = r.explain_json("POST", GLM, "--status", "503", "--attempt", "2")
+    expect_equal((got["verdict"], got["delay_ms"], got["reason"]), ("retry", 3000, "status:503"))
+
+
+def explain_429_daily_quota_gives_up(r):
+    got = r.explain_json("POST", GLM, "--status", "429", "--body",
+                         '{"error":{"message":"You exceeded your daily quota"}}')
+    expect_equal((got["verdict"], got["reason"]), ("give_up", "permanent:daily quota"))
+
+
+def explain_429_retry_after_7_waits_7000(r):
+    got = r.explain_json("POST", GLM, "--status", "429", "--header", "Retry-After: 7")
+    expect_equal((got["verdict"], got["delay_ms"]), ("retry", 7000))
+
+
+def explain_body_from_stdin_and_rule_name(r):
+    cfg = r.write("glm.yaml", "version: 1\nrules:\n  - name: glm\n    match: {host: open.bigmodel.cn, path: \"/api/*\", "
+                              "method: POST}\n    backoff: {strategy: triangular, base_ms: 20, max_ms: 50}\n")
+    res = r.run("explain", "--json", "--config", cfg, "POST", GLM, "--status", "400", "--body", "@-", stdin=CAPTCHA)
+    expect(res.returncode == 0, res.stderr)
+    got = json.loads(res.stdout)
+    expect_equal((got["verdict"], got["delay_ms"], got["rule"]), ("retry", 20, "glm"))
+
+
+def explain_text_output_names_rule_verdict_and_reason(r):
+    if os.path.exists("/etc/curlretry/config.yaml"):
+        raise SystemExit(SKIP)
+    res = r.run("explain", "POST", GLM, "--status", "503")
+    expect(res.returncode == 0, res.stderr)
+    expect("rule:     defaults" in res.stdout, res.stdout)
+    expect("verdict:  retry in 1500 ms (status:503)" in res.stdout, res.stdout)
+    expect("request:  POST open.bigmodel.cn/api/paas/v4/chat/completions" in res.stdout, res.stdout)
+
+
+def explain_bad_env_fails_naming_the_variable(r):
+    res = r.run("explain", "--json", "POST", GLM, "--status", "503", env={"CURLRETRY_MAX_ATTEMPTS": "abc"})
+    expect_equal(res.returncode, 1)
+    expect_equal(res.stderr.strip(),
+                 "curlretry: CURLRETRY_MAX_ATTEMPTS=abc: not an integer (expected -1 or a number >= 1)")
+    expect_equal(res.stdout, "")
+
+
+def explain_usage_errors_exit_2(r):
+    expect_equal(r.run("explain", "POST").returncode, 2)
+    expect_equal(r.run("explain", "POST", GLM, "--status", "abc").returncode, 2)
+    res = r.run("explain", "POST", GLM)
+    expect_equal(res.returncode, 2)
+    expect("--status N" in res.stderr, res.stderr)
+
+
+# --- check ---------------------------------------------------------------------------------------
+
+def check_typo_on_line_3_names_file_and_line(r):
+    cfg = r.write("typo.yaml", "version: 1\ndefaults:\n  max_attemps: 3\n")
+    res = r.run("check", "--config", cfg)
+    expect_equal(res.returncode, 1)
+    expect_equal(res.stderr.strip(),
+                 f'curlretry: {cfg}:3:3: defaults.max_attemps: unknown key; did you mean "max_attempts"?')
+    expect(res.stderr.startswith(f"curlretry: {cfg}:3"), res.stderr)
+
+
+def check_prints_every_value_with_its_source(r):
+    cfg = r.write("ok.yaml", "version: 1\ndefaults:\n  max_attempts: 4\nrules:\n  - name: glm\n"
+                             "    match: {host: open.bigmodel.cn}\n    backoff: {base_ms: 20}\n")
+    res = r.run("check", "--config", cfg, env={"CURLRETRY_MAX_DELAY_MS": "900", "CURLRETRY_BASE_MS": "10",
+                                               "BILI_REPLAY_RETRY_BASE_MS": "5"})
+    expect_equal(res.returncode, 0)
+    out = res.stdout
+    expect(f"config: {cfg}" in out, out)
+    lines = [" ".join(line.split()) for line in out.splitlines()]
+    expect(f"max_attempts 4 {cfg}:3:17" in lines, out)
+    expect("backoff.max_ms 900 env CURLRETRY_MAX_DELAY_MS" in lines, out)
+    expect("backoff.base_ms 10 env CURLRETRY_BASE_MS" in lines, out)
+    expect("max_elapsed_ms 1800000 built-in" in lines, out)
+    expect('rule "glm" (host open.bigmodel.cn):' in lines, out)
+    expect("BILI_REPLAY_RETRY_BASE_MS=5 is ignored: CURLRETRY_BASE_MS=10 is also set and wins" in lines, out)
+    expect(lines[-1] == "OK: 1 rule", out)
+
+
+def check_without_file_uses_built_in(r):
+    if os.path.exists("/etc/curlretry/config.yaml"):
+        raise SystemExit(SKIP)
+    res = r.run("check")
+    expect_equal(res.returncode, 0)
+    expect("config: none found, built-in defaults" in res.stdout, res.stdout)
+
+
+def check_missing_named_file_fails(r):
+    res = r.run("check", env={"CURLRETRY_CONFIG": os.path.join(r.tmp, "missing.yaml")})
+    expect_equal(res.returncode, 1)
+    expect("CURLRETRY_CONFIG=" in res.stderr and "No such file" in res.stderr, res.stderr)
+
+
+# --- help and version everywhere -----------------------------------------------------------------
+
+def help_and_version_everywhere(r):
+    for sub in ([], ["run"], ["check"], ["explain"], ["demo"]):
+        v = r.run(*sub, "--version")
+        expect_equal((v.returncode, v.stdout.strip()), (0, "curlretry 0.1.0"))
+        h = r.run(*sub, "--help")
+        expect(h.returncode == 0 and "Usage:" in h.stdout, f"{sub}: {h.stdout} {h.stderr}")
+
+
+# --- the launcher --------------------------------------------------------------------------------
+
+def launch_sets_preload_config_and_log(r):
+    lib = r.fake_library()
+    cfg = r.write("c.yaml", "version: 1\n")
+    script = 'printf "%s\\n%s\\n%s\\n" "$LD_PRELOAD" "$CURLRETRY_CONFIG" "$CURLRETRY_LOG"'
+    res = subprocess.run([r.binary, "--config", "c.yaml", "-v", "--", "sh", "-c", script], cwd=r.tmp,
+                         env={**r.env, "CURLRETRY_LIBRARY": lib, "LD_PRELOAD": "/keep/me.so"},
+                         capture_output=True, text=True, timeout=60)
+    expect_equal(res.returncode, 0)
+    expect_equal(res.stdout.splitlines(), [f"{os.path.realpath(lib)}:/keep/me.so", cfg, "debug"])
+
+
+def launch_run_subcommand_and_bare_form(r):
+    lib = r.fake_library()
+    env = {"CURLRETRY_LIBRARY": lib}
+    for args in (["run", "--", "sh", "-c", "echo $0 $1", "a", "b"], ["run", "sh", "-c", "echo $0 $1", "a", "b"],
+                 ["sh", "-c", "echo $0 $1", "a", "b"], ["--", "sh", "-c", "echo $0 $1", "a", "b"]):
+        res = r.run(*args, env=env)
+        expect_equal((args, res.returncode, res.stdout), (args, 0, "a b\n"))
+    # A command named like a subcommand, after `--`, is the command.
+    res = r.run("--", "check", env=env)
+    expect_equal((res.returncode, res.stderr.strip().splitlines()[-1]), (127, "curlretry: check: command not found"))
+
+
+def launch_preserves_pid_exit_status_and_signals(r):
+    env = {**r.env, "CURLRETRY_LIBRARY": r.fake_library()}
+    p = subprocess.Popen([r.binary, "--", "sh", "-c", "echo $$; exit 42"], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True)
+    out, _ = p.communicate(timeout=60)
+    expect_equal((int(out.strip()), p.returncode), (p.pid, 42))
+    res = r.run("--", "sh", "-c", "kill -TERM $$", env={"CURLRETRY_LIBRARY": env["CURLRETRY_LIBRARY"]})
+    expect_equal(res.returncode, -signal.SIGTERM)
+
+
+def launch_missing_command_exits_127(r):
+    res = r.run("--", "curlretry-no-such-command-xyz", env={"CURLRETRY_LIBRARY": r.fake_library()})
+    expect_equal((res.returncode, res.stderr.strip()), (127, "curlretry: curlretry-no-such-command-xyz: command not found"))
+
+
+def launch_invalid_config_exits_1_without_running(r):
+    cfg = r.write("bad.yaml", "version: 1\ndefaults:\n  max_attemps: 3\n")
+    marker = os.path.join(r.tmp, "ran")
+    res = r.run("--config", cfg, "--", "touch", marker, env={"CURLRETRY_LIBRARY": r.fake_library()})
+    expect_equal(res.returncode, 1)
+    expect(f"{cfg}:3:3" in res.stderr, res.stderr)
+    expect(not os.path.exists(marker), "the command ran despite the invalid config")
+
+
+def launch_missing_library_exits_1(r):
+    res = r.run("--", "true", env={"CURLRETRY_LIBRARY": os.path.join(r.tmp, "nope.so")})
+    expect_equal(res.returncode, 1)
+    expect("CURLRETRY_LIBRARY=" in res.stderr, res.stderr)
+
+
+def launch_without_command_is_a_usage_error(r):
+    expect_equal(r.run().returncode, 2)
+    expect_equal(r.run("run", env={"CURLRETRY_LIBRARY": r.fake_library()}).returncode, 2)
+
+
+CASES = {name: fn for name, fn in globals().items() if callable(fn) and name.split("_")[0] in
+         ("explain", "check", "help", "launch")}
+
+
+def main():
+    if len(sys.argv) == 2 and sys.argv[1] == "--list":
+        print("\n".join(CASES))
+        return 0
+    if len(sys.argv) != 3 or sys.argv[2] not in CASES:
+        print(f"usage: {sys.argv[0]} CURLRETRY CASE (one of: {', '.join(CASES)})", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="curlretry-cli-") as tmp:
+        try:
+            CASES[sys.argv[2]](Runner(os.path.abspath(sys.argv[1]), tmp))
+        except Failure as e:
+            print(f"FAIL {sys.argv[2]}: {e}", file=sys.stderr)
+            return 1
+    print(f"ok {sys.argv[2]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
