@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "shim/backoff_wait.h"
+#include "shim/caller.h"
 #include "shim/easy_options.h"
 #include "shim/real_curl.h"
 #include "shim/reentry_guard.h"
@@ -17,7 +18,8 @@ using namespace curlretry::shim;
 extern "C" {
 
 __attribute__((visibility("default"))) CURL* curl_easy_init(void) {
-  auto init = real::easy_init();
+  const real::Api& api = CURLRETRY_CALLER_API();
+  auto init = api.easy_init;
   if (init == nullptr) return nullptr;
   CURL* easy;
   {
@@ -26,7 +28,7 @@ __attribute__((visibility("default"))) CURL* curl_easy_init(void) {
   }
   if (easy == nullptr || inside_libcurl()) return easy;
   try {
-    if (runtime().active) registry::add(easy);
+    if (runtime().active) registry::add(easy, &api);
   } catch (...) {
     // Out of memory: this handle simply goes without retries.
   }
@@ -38,7 +40,7 @@ __attribute__((visibility("default"))) CURLcode curl_easy_setopt(CURL* easy, CUR
   va_start(args, option);
   OptionValue value = read_option_value(option, args);
   va_end(args);
-  auto setopt = real::easy_setopt();
+  auto setopt = CURLRETRY_CALLER_API().easy_setopt;
   if (setopt == nullptr) return CURLE_FAILED_INIT;
   if (!inside_libcurl() && is_recorded_option(option)) {
     if (Transfer* transfer = registry::find(easy)) {
@@ -53,7 +55,7 @@ __attribute__((visibility("default"))) CURLcode curl_easy_setopt(CURL* easy, CUR
 }
 
 __attribute__((visibility("default"))) CURLcode curl_easy_perform(CURL* easy) {
-  auto perform = real::easy_perform();
+  auto perform = CURLRETRY_CALLER_API().easy_perform;
   if (perform == nullptr) return CURLE_FAILED_INIT;
   Transfer* transfer = inside_libcurl() ? nullptr : registry::find(easy);
   if (transfer == nullptr || !transfer->begin(runtime())) {
@@ -86,7 +88,7 @@ __attribute__((visibility("default"))) CURLcode curl_easy_perform(CURL* easy) {
 }
 
 __attribute__((visibility("default"))) void curl_easy_cleanup(CURL* easy) {
-  auto cleanup = real::easy_cleanup();
+  auto cleanup = CURLRETRY_CALLER_API().easy_cleanup;
   if (!inside_libcurl()) registry::remove(easy);
   if (cleanup == nullptr) return;
   LibcurlScope scope;
@@ -94,7 +96,7 @@ __attribute__((visibility("default"))) void curl_easy_cleanup(CURL* easy) {
 }
 
 __attribute__((visibility("default"))) void curl_easy_reset(CURL* easy) {
-  auto reset = real::easy_reset();
+  auto reset = CURLRETRY_CALLER_API().easy_reset;
   if (reset == nullptr) return;
   {
     LibcurlScope scope;
@@ -105,7 +107,8 @@ __attribute__((visibility("default"))) void curl_easy_reset(CURL* easy) {
 }
 
 __attribute__((visibility("default"))) CURL* curl_easy_duphandle(CURL* easy) {
-  auto duphandle = real::easy_duphandle();
+  const real::Api& api = CURLRETRY_CALLER_API();
+  auto duphandle = api.easy_duphandle;
   if (duphandle == nullptr) return nullptr;
   CURL* copy;
   {
@@ -115,11 +118,11 @@ __attribute__((visibility("default"))) CURL* curl_easy_duphandle(CURL* easy) {
   if (copy == nullptr || inside_libcurl()) return copy;
   try {
     if (Transfer* source = registry::find(easy)) {
-      Transfer* twin = registry::add(copy);
+      Transfer* twin = registry::add(copy, &api);
       twin->host = source->host;
       // Duplicated mid-transfer, the copy carries our callbacks and the source's state: give it
       // the host's own.
-      if (source->installed()) apply_host_callbacks(copy, twin->host);
+      if (source->installed()) apply_host_callbacks(api, copy, twin->host);
     }
   } catch (...) {
   }
@@ -135,7 +138,7 @@ __attribute__((visibility("default"))) CURLcode curl_easy_pause(CURL* easy, int 
       return CURLE_OK;
     }
   }
-  auto pause = real::easy_pause();
+  auto pause = CURLRETRY_CALLER_API().easy_pause;
   if (pause == nullptr) return CURLE_FAILED_INIT;
   LibcurlScope scope;
   return pause(easy, bitmask);

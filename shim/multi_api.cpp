@@ -6,6 +6,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "shim/caller.h"
 #include "shim/fork_guard.h"
 #include "shim/multi_state.h"
 #include "shim/real_curl.h"
@@ -57,7 +58,8 @@ CURLMcode after_drive(MultiState* state, CURLMcode code, int* running) {
 extern "C" {
 
 __attribute__((visibility("default"))) CURLM* curl_multi_init(void) {
-  auto init = real::multi_init();
+  const real::Api& api = CURLRETRY_CALLER_API();
+  auto init = api.multi_init;
   if (init == nullptr) return nullptr;
   CURLM* multi;
   {
@@ -69,7 +71,7 @@ __attribute__((visibility("default"))) CURLM* curl_multi_init(void) {
     if (runtime().active) {
       MultiTable& t = multis();
       std::lock_guard lock(t.mutex);
-      t.states[multi] = std::make_unique<MultiState>(multi);
+      t.states[multi] = std::make_unique<MultiState>(multi, &api);
     }
   } catch (...) {
   }
@@ -77,7 +79,7 @@ __attribute__((visibility("default"))) CURLM* curl_multi_init(void) {
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_cleanup(CURLM* multi) {
-  auto cleanup = real::multi_cleanup();
+  auto cleanup = CURLRETRY_CALLER_API().multi_cleanup;
   if (!inside_libcurl()) {
     std::unique_ptr<MultiState> doomed;
     {
@@ -96,7 +98,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_cleanup(CURLM* multi
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_add_handle(CURLM* multi, CURL* easy) {
-  auto add = real::multi_add_handle();
+  auto add = CURLRETRY_CALLER_API().multi_add_handle;
   if (add == nullptr) return CURLM_BAD_HANDLE;
   MultiState* state = find_multi(multi);
   Transfer* transfer = state ? registry::find(easy) : nullptr;
@@ -115,7 +117,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_add_handle(CURLM* mu
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_remove_handle(CURLM* multi, CURL* easy) {
-  auto remove = real::multi_remove_handle();
+  auto remove = CURLRETRY_CALLER_API().multi_remove_handle;
   if (remove == nullptr) return CURLM_BAD_HANDLE;
   MultiState* state = find_multi(multi);
   if (state != nullptr) {
@@ -131,7 +133,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_remove_handle(CURLM*
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_perform(CURLM* multi, int* running) {
-  auto perform = real::multi_perform();
+  auto perform = CURLRETRY_CALLER_API().multi_perform;
   if (perform == nullptr) return CURLM_BAD_HANDLE;
   MultiState* state = find_multi(multi);
   if (state != nullptr) state->readd_due();
@@ -145,7 +147,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_perform(CURLM* multi
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_socket_action(CURLM* multi, curl_socket_t s, int ev_bitmask,
                                                                          int* running) {
-  auto socket_action = real::multi_socket_action();
+  auto socket_action = CURLRETRY_CALLER_API().multi_socket_action;
   if (socket_action == nullptr) return CURLM_BAD_HANDLE;
   MultiState* state = find_multi(multi);
   if (state != nullptr) state->readd_due();
@@ -160,7 +162,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_socket_action(CURLM*
 // Old binaries still call the pre-7.15.4 entry point; multi.h maps the name to socket_action.
 #undef curl_multi_socket
 __attribute__((visibility("default"))) CURLMcode curl_multi_socket(CURLM* multi, curl_socket_t s, int* running) {
-  auto socket = real::multi_socket();
+  auto socket = CURLRETRY_CALLER_API().multi_socket;
   if (socket == nullptr) return CURLM_BAD_HANDLE;
   MultiState* state = find_multi(multi);
   if (state != nullptr) state->readd_due();
@@ -173,7 +175,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_socket(CURLM* multi,
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_socket_all(CURLM* multi, int* running) {
-  auto socket_all = real::multi_socket_all();
+  auto socket_all = CURLRETRY_CALLER_API().multi_socket_all;
   if (socket_all == nullptr) return CURLM_BAD_HANDLE;
   MultiState* state = find_multi(multi);
   if (state != nullptr) state->readd_due();
@@ -186,7 +188,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_socket_all(CURLM* mu
 }
 
 __attribute__((visibility("default"))) CURLMsg* curl_multi_info_read(CURLM* multi, int* msgs_in_queue) {
-  auto info_read = real::multi_info_read();
+  auto info_read = CURLRETRY_CALLER_API().multi_info_read;
   MultiState* state = find_multi(multi);
   if (state == nullptr) {
     if (info_read == nullptr) return nullptr;
@@ -202,7 +204,7 @@ __attribute__((visibility("default"))) CURLMsg* curl_multi_info_read(CURLM* mult
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_poll(CURLM* multi, struct curl_waitfd extra_fds[],
                                                                 unsigned int extra_nfds, int timeout_ms, int* numfds) {
-  auto poll = real::multi_poll();
+  auto poll = CURLRETRY_CALLER_API().multi_poll;
   if (poll == nullptr) return CURLM_BAD_HANDLE;
   MultiState* state = find_multi(multi);
   if (state != nullptr) timeout_ms = static_cast<int>(state->clamp_timeout(timeout_ms));
@@ -212,13 +214,13 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_poll(CURLM* multi, s
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_wait(CURLM* multi, struct curl_waitfd extra_fds[],
                                                                 unsigned int extra_nfds, int timeout_ms, int* numfds) {
-  auto wait = real::multi_wait();
+  auto wait = CURLRETRY_CALLER_API().multi_wait;
   if (wait == nullptr) return CURLM_BAD_HANDLE;
   MultiState* state = find_multi(multi);
   if (state != nullptr && state->parked() > 0) {
     // curl_multi_wait returns at once when libcurl has no socket to wait on, which is exactly
     // the case while every transfer is parked; curl_multi_poll sleeps instead.
-    auto poll = real::multi_poll();
+    auto poll = CURLRETRY_CALLER_API().multi_poll;
     int clamped = static_cast<int>(state->clamp_timeout(timeout_ms));
     if (poll != nullptr) {
       LibcurlScope scope;
@@ -231,7 +233,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_wait(CURLM* multi, s
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_timeout(CURLM* multi, long* timeout_ms) {
-  auto timeout = real::multi_timeout();
+  auto timeout = CURLRETRY_CALLER_API().multi_timeout;
   if (timeout == nullptr) return CURLM_BAD_HANDLE;
   CURLMcode code;
   {
@@ -255,7 +257,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_setopt(CURLM* multi,
   else if (option < CURLOPTTYPE_OFF_T) function = va_arg(args, void (*)());
   else offset = va_arg(args, curl_off_t);
   va_end(args);
-  auto setopt = real::multi_setopt();
+  auto setopt = CURLRETRY_CALLER_API().multi_setopt;
   if (setopt == nullptr) return CURLM_BAD_HANDLE;
   MultiState* state = find_multi(multi);
   LibcurlScope scope;

@@ -44,7 +44,7 @@ long MultiState::clamp_timeout(long timeout_ms) const {
 }
 
 void MultiState::readd_due() {
-  auto add = real::multi_add_handle();
+  auto add = api_->multi_add_handle;
   auto now = Clock::now();
   for (;;) {
     discard_stale_heap_top();
@@ -75,8 +75,8 @@ void MultiState::readd_due() {
 }
 
 void MultiState::drain() {
-  auto info_read = real::multi_info_read();
-  auto remove = real::multi_remove_handle();
+  auto info_read = api_->multi_info_read;
+  auto remove = api_->multi_remove_handle;
   if (info_read == nullptr) return;
   resume_replays();
   for (;;) {

@@ -11,13 +11,15 @@
 #include <unordered_map>
 #include <vector>
 
+#include "shim/real_curl.h"
 #include "shim/transfer.h"
 
 namespace curlretry::shim {
 
 class MultiState {
  public:
-  explicit MultiState(CURLM* multi) : multi_(multi) {}
+  // `api`: the libcurl that made the multi handle.
+  MultiState(CURLM* multi, const real::Api* api) : multi_(multi), api_(api) {}
 
   // Re-adds every parked transfer whose wait is over (from our wrappers, never in a callback).
   void readd_due();
@@ -68,6 +70,7 @@ class MultiState {
   void discard_stale_heap_top();
 
   CURLM* multi_;
+  const real::Api* api_;
   std::vector<Parked> heap_;  // min-heap on due; entries for forgotten transfers are stale
   std::unordered_map<CURL*, Entry> parked_;
   std::uint64_t next_generation_ = 1;

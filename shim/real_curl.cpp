@@ -3,96 +3,242 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
 
 namespace curlretry::shim::real {
 namespace {
 
-struct SearchState {
-  const char* symbol;
-  void* found;
-};
-
-bool is_libcurl(const char* path) {
+bool is_libcurl_name(const char* path) {
   const char* base = std::strrchr(path, '/');
   base = base ? base + 1 : path;
   return std::strncmp(base, "libcurl", 7) == 0 && std::strstr(base, ".so") != nullptr;
 }
 
-// Our own object: its name also starts with "libcurl", and finding ourselves would recurse.
+// Our own object: its name also starts with "libcurl", and resolving to ourselves would recurse.
 ElfW(Addr) own_base() {
   static const ElfW(Addr) base = [] {
     Dl_info info{};
-    dladdr(reinterpret_cast<void*>(&is_libcurl), &info);
+    dladdr(reinterpret_cast<void*>(&is_libcurl_name), &info);
     return reinterpret_cast<ElfW(Addr)>(info.dli_fbase);
   }();
   return base;
 }
 
-int search_loaded(struct dl_phdr_info* info, size_t, void* data) {
-  auto* state = static_cast<SearchState*>(data);
-  if (info->dlpi_name == nullptr || !is_libcurl(info->dlpi_name) || info->dlpi_addr == own_base()) return 0;
+template <typename Fn>
+void take(Fn& slot, void* p) {
+  if (slot == nullptr && p != nullptr) slot = reinterpret_cast<Fn>(p);
+}
+
+// Fills what is still missing in `api` with `lookup(name)`.
+template <typename Lookup>
+void fill(Api& api, Lookup lookup) {
+  take(api.easy_init, lookup("curl_easy_init"));
+  take(api.easy_setopt, lookup("curl_easy_setopt"));
+  take(api.easy_perform, lookup("curl_easy_perform"));
+  take(api.easy_cleanup, lookup("curl_easy_cleanup"));
+  take(api.easy_reset, lookup("curl_easy_reset"));
+  take(api.easy_duphandle, lookup("curl_easy_duphandle"));
+  take(api.easy_getinfo, lookup("curl_easy_getinfo"));
+  take(api.easy_pause, lookup("curl_easy_pause"));
+  take(api.easy_header, lookup("curl_easy_header"));
+  take(api.multi_init, lookup("curl_multi_init"));
+  take(api.multi_cleanup, lookup("curl_multi_cleanup"));
+  take(api.multi_add_handle, lookup("curl_multi_add_handle"));
+  take(api.multi_remove_handle, lookup("curl_multi_remove_handle"));
+  take(api.multi_perform, lookup("curl_multi_perform"));
+  take(api.multi_poll, lookup("curl_multi_poll"));
+  take(api.multi_wait, lookup("curl_multi_wait"));
+  take(api.multi_info_read, lookup("curl_multi_info_read"));
+  take(api.multi_socket_action, lookup("curl_multi_socket_action"));
+  take(api.multi_socket, lookup("curl_multi_socket"));
+  take(api.multi_socket_all, lookup("curl_multi_socket_all"));
+  take(api.multi_timeout, lookup("curl_multi_timeout"));
+  take(api.multi_setopt, lookup("curl_multi_setopt"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The global scope's libcurl.
+
+struct FirstLoadedLibcurl {
+  const char* symbol;
+  void* found = nullptr;
+};
+
+int find_in_loaded(struct dl_phdr_info* info, size_t, void* data) {
+  auto* search = static_cast<FirstLoadedLibcurl*>(data);
+  if (info->dlpi_name == nullptr || !is_libcurl_name(info->dlpi_name) || info->dlpi_addr == own_base()) return 0;
   // RTLD_NOLOAD only takes a reference on an object that is already there.
   void* handle = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
   if (handle == nullptr) return 0;
-  void* symbol = dlsym(handle, state->symbol);
+  search->found = dlsym(handle, search->symbol);
   dlclose(handle);
-  if (symbol == nullptr) return 0;
-  state->found = symbol;
+  return search->found != nullptr ? 1 : 0;
+}
+
+void* global_lookup(const char* name) {
+  if (void* p = dlsym(RTLD_NEXT, name)) return p;
+  FirstLoadedLibcurl search{name};
+  dl_iterate_phdr(find_in_loaded, &search);
+  return search.found;
+}
+
+std::mutex& global_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Which libcurl each loaded object uses, by code address.
+
+struct Range {
+  ElfW(Addr) begin;
+  ElfW(Addr) end;
+  const Api* api;  // nullptr: the global scope's
+};
+
+struct Table {
+  unsigned long long adds = 0;
+  unsigned long long subs = 0;
+  std::vector<Range> ranges;  // sorted by begin
+
+  const Range* find(ElfW(Addr) address) const {
+    auto it = std::upper_bound(ranges.begin(), ranges.end(), address,
+                               [](ElfW(Addr) a, const Range& r) { return a < r.begin; });
+    if (it == ranges.begin()) return nullptr;
+    --it;
+    return address < it->end ? &*it : nullptr;
+  }
+};
+
+struct LoadedObject {
+  std::string name;
+  ElfW(Addr) base;
+  std::vector<std::pair<ElfW(Addr), ElfW(Addr)>> code;
+};
+
+struct Snapshot {
+  unsigned long long adds = 0;
+  unsigned long long subs = 0;
+  std::vector<LoadedObject> objects;
+};
+
+int collect(struct dl_phdr_info* info, size_t, void* data) {
+  auto* snapshot = static_cast<Snapshot*>(data);
+  snapshot->adds = info->dlpi_adds;
+  snapshot->subs = info->dlpi_subs;
+  LoadedObject object{info->dlpi_name ? info->dlpi_name : "", info->dlpi_addr, {}};
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const auto& ph = info->dlpi_phdr[i];
+    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) != 0)
+      object.code.emplace_back(info->dlpi_addr + ph.p_vaddr, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+  }
+  snapshot->objects.push_back(std::move(object));
+  return 0;
+}
+
+int read_counters(struct dl_phdr_info* info, size_t, void* data) {
+  auto* counters = static_cast<std::pair<unsigned long long, unsigned long long>*>(data);
+  *counters = {info->dlpi_adds, info->dlpi_subs};
   return 1;
 }
 
-void* lookup(const char* name) {
-  if (void* p = dlsym(RTLD_NEXT, name)) return p;
-  SearchState state{name, nullptr};
-  dl_iterate_phdr(search_loaded, &state);
-  return state.found;
+struct Libraries {
+  std::mutex mutex;
+  std::vector<std::pair<ElfW(Addr), Api*>> by_base;  // leaked: handles outlive everything
+  std::atomic<const Table*> table{nullptr};          // old tables are leaked too (tiny, rare)
+};
+
+Libraries& libraries() {
+  static Libraries* l = new Libraries();
+  return *l;
 }
 
-template <typename Fn>
-Fn cached(std::atomic<void*>& slot, const char* name) {
-  void* p = slot.load(std::memory_order_acquire);
-  if (p == nullptr) {
-    p = lookup(name);
-    if (p != nullptr) slot.store(p, std::memory_order_release);
+// The Api of the libcurl object at `base` (named `path`), resolved from that object itself.
+const Api* api_of_libcurl(Libraries& libs, ElfW(Addr) base, const char* path) {
+  for (auto& [b, api] : libs.by_base)
+    if (b == base) return api;
+  void* handle = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+  if (handle == nullptr) return nullptr;
+  auto* api = new Api();
+  fill(*api, [handle](const char* name) { return dlsym(handle, name); });
+  dlclose(handle);
+  libs.by_base.emplace_back(base, api);
+  return api;
+}
+
+// The libcurl an object's own dependency tree provides, or nullptr for "the global scope's".
+const Api* api_of_user(Libraries& libs, const LoadedObject& object) {
+  if (object.name.empty()) return nullptr;  // the main program binds through the global scope
+  void* handle = dlopen(object.name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  if (handle == nullptr) return nullptr;
+  void* init = dlsym(handle, "curl_easy_init");
+  dlclose(handle);
+  Dl_info where{};
+  if (init == nullptr || dladdr(init, &where) == 0 || where.dli_fname == nullptr) return nullptr;
+  auto base = reinterpret_cast<ElfW(Addr)>(where.dli_fbase);
+  if (base == own_base() || !is_libcurl_name(where.dli_fname)) return nullptr;
+  return api_of_libcurl(libs, base, where.dli_fname);
+}
+
+const Table* rebuild(Libraries& libs) {
+  std::lock_guard lock(libs.mutex);
+  Snapshot snapshot;
+  dl_iterate_phdr(collect, &snapshot);
+  const Table* current = libs.table.load(std::memory_order_acquire);
+  if (current != nullptr && current->adds == snapshot.adds && current->subs == snapshot.subs) return current;
+  auto* table = new Table();
+  table->adds = snapshot.adds;
+  table->subs = snapshot.subs;
+  for (const auto& object : snapshot.objects) {
+    if (object.base == own_base() || object.code.empty()) continue;
+    const Api* api = !object.name.empty() && is_libcurl_name(object.name.c_str())
+                         ? api_of_libcurl(libs, object.base, object.name.c_str())
+                         : api_of_user(libs, object);
+    for (const auto& [begin, end] : object.code) table->ranges.push_back(Range{begin, end, api});
   }
-  return reinterpret_cast<Fn>(p);
+  std::sort(table->ranges.begin(), table->ranges.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  libs.table.store(table, std::memory_order_release);
+  return table;
 }
 
 }  // namespace
 
-#define CURLRETRY_REAL(fn)                                  \
-  fn##_fn fn() {                                            \
-    static std::atomic<void*> slot{nullptr};                \
-    return cached<fn##_fn>(slot, "curl_" #fn);              \
+const Api& global() {
+  // Published as immutable snapshots: readers never see a table being filled in.
+  static std::atomic<const Api*> current{nullptr};
+  static std::atomic<bool> complete{false};
+  const Api* api = current.load(std::memory_order_acquire);
+  if (api == nullptr || !complete.load(std::memory_order_acquire)) {
+    std::lock_guard lock(global_mutex());
+    api = current.load(std::memory_order_acquire);
+    auto* next = api ? new Api(*api) : new Api();  // the old one is leaked: others may hold it
+    fill(*next, global_lookup);
+    current.store(next, std::memory_order_release);
+    if (next->easy_init != nullptr && next->multi_init != nullptr) complete.store(true, std::memory_order_release);
+    api = next;
   }
+  return *api;
+}
 
-CURLRETRY_REAL(easy_init)
-CURLRETRY_REAL(easy_setopt)
-CURLRETRY_REAL(easy_perform)
-CURLRETRY_REAL(easy_cleanup)
-CURLRETRY_REAL(easy_reset)
-CURLRETRY_REAL(easy_duphandle)
-CURLRETRY_REAL(easy_getinfo)
-CURLRETRY_REAL(easy_pause)
-CURLRETRY_REAL(easy_header)
-CURLRETRY_REAL(multi_init)
-CURLRETRY_REAL(multi_cleanup)
-CURLRETRY_REAL(multi_add_handle)
-CURLRETRY_REAL(multi_remove_handle)
-CURLRETRY_REAL(multi_perform)
-CURLRETRY_REAL(multi_poll)
-CURLRETRY_REAL(multi_wait)
-CURLRETRY_REAL(multi_wakeup)
-CURLRETRY_REAL(multi_info_read)
-CURLRETRY_REAL(multi_socket_action)
-CURLRETRY_REAL(multi_socket)
-CURLRETRY_REAL(multi_socket_all)
-CURLRETRY_REAL(multi_timeout)
-CURLRETRY_REAL(multi_fdset)
-CURLRETRY_REAL(multi_setopt)
-
-#undef CURLRETRY_REAL
+const Api& for_caller(const void* caller) {
+  Libraries& libs = libraries();
+  auto address = reinterpret_cast<ElfW(Addr)>(caller);
+  const Table* table = libs.table.load(std::memory_order_acquire);
+  if (table != nullptr) {
+    if (const Range* r = table->find(address)) return r->api ? *r->api : global();
+    // Unknown code (JIT, or an object loaded since): look again only if the set of objects changed.
+    std::pair<unsigned long long, unsigned long long> counters{0, 0};
+    dl_iterate_phdr(read_counters, &counters);
+    if (counters.first == table->adds && counters.second == table->subs) return global();
+  }
+  table = rebuild(libs);
+  const Range* r = table->find(address);
+  return r != nullptr && r->api != nullptr ? *r->api : global();
+}
 
 }  // namespace curlretry::shim::real

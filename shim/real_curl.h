@@ -35,31 +35,43 @@ using multi_timeout_fn = CURLMcode (*)(CURLM*, long*);
 using multi_fdset_fn = CURLMcode (*)(CURLM*, fd_set*, fd_set*, fd_set*, int*);
 using multi_setopt_fn = CURLMcode (*)(CURLM*, CURLMoption, ...);
 
-// Each returns the real function, or nullptr when no libcurl providing it is loaded.
-easy_init_fn easy_init();
-easy_setopt_fn easy_setopt();
-easy_perform_fn easy_perform();
-easy_cleanup_fn easy_cleanup();
-easy_reset_fn easy_reset();
-easy_duphandle_fn easy_duphandle();
-easy_getinfo_fn easy_getinfo();
-easy_pause_fn easy_pause();
-easy_header_fn easy_header();  // libcurl >= 7.83 only
+// One libcurl's entry points. A process may hold two (libcurl.so.4 and libcurl-gnutls.so.4, one
+// per plugin): every call must reach the library its caller linked, or a handle made by one
+// would be used by the other's code.
+struct Api {
+  easy_init_fn easy_init = nullptr;
+  easy_setopt_fn easy_setopt = nullptr;
+  easy_perform_fn easy_perform = nullptr;
+  easy_cleanup_fn easy_cleanup = nullptr;
+  easy_reset_fn easy_reset = nullptr;
+  easy_duphandle_fn easy_duphandle = nullptr;
+  easy_getinfo_fn easy_getinfo = nullptr;
+  easy_pause_fn easy_pause = nullptr;
+  easy_header_fn easy_header = nullptr;  // libcurl >= 7.83 only
 
-multi_init_fn multi_init();
-multi_cleanup_fn multi_cleanup();
-multi_add_handle_fn multi_add_handle();
-multi_remove_handle_fn multi_remove_handle();
-multi_perform_fn multi_perform();
-multi_poll_fn multi_poll();
-multi_wait_fn multi_wait();
-multi_wakeup_fn multi_wakeup();
-multi_info_read_fn multi_info_read();
-multi_socket_action_fn multi_socket_action();
-multi_socket_fn multi_socket();
-multi_socket_all_fn multi_socket_all();
-multi_timeout_fn multi_timeout();
-multi_fdset_fn multi_fdset();
-multi_setopt_fn multi_setopt();
+  multi_init_fn multi_init = nullptr;
+  multi_cleanup_fn multi_cleanup = nullptr;
+  multi_add_handle_fn multi_add_handle = nullptr;
+  multi_remove_handle_fn multi_remove_handle = nullptr;
+  multi_perform_fn multi_perform = nullptr;
+  multi_poll_fn multi_poll = nullptr;
+  multi_wait_fn multi_wait = nullptr;
+  multi_info_read_fn multi_info_read = nullptr;
+  multi_socket_action_fn multi_socket_action = nullptr;
+  multi_socket_fn multi_socket = nullptr;
+  multi_socket_all_fn multi_socket_all = nullptr;
+  multi_timeout_fn multi_timeout = nullptr;
+  multi_setopt_fn multi_setopt = nullptr;
+};
+
+// The libcurl that code at `caller` (a return address) uses: for code inside a libcurl, that
+// library; for an object that links one, the one its own dependencies provide; otherwise the
+// one the global scope provides. Cheap: an immutable table of code ranges, rebuilt only when
+// objects were loaded or unloaded since.
+const Api& for_caller(const void* caller);
+
+// The global scope's libcurl (dlsym(RTLD_NEXT), else any loaded libcurl*.so*). Functions not
+// found stay nullptr; a later call looks again, so a host that loads libcurl late works.
+const Api& global();
 
 }  // namespace curlretry::shim::real

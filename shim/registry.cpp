@@ -33,8 +33,8 @@ Transfer* find(CURL* easy) {
   return it == t.transfers.end() ? nullptr : it->second.get();
 }
 
-Transfer* add(CURL* easy) {
-  auto transfer = std::make_unique<Transfer>(easy);
+Transfer* add(CURL* easy, const real::Api* api) {
+  auto transfer = std::make_unique<Transfer>(easy, api);
   Transfer* raw = transfer.get();
   Table& t = table();
   std::lock_guard lock(t.mutex);

@@ -9,7 +9,8 @@
 namespace curlretry::shim::registry {
 
 Transfer* find(CURL* easy);
-Transfer* add(CURL* easy);  // replaces any stale entry for a reused address
+// Replaces any stale entry for a reused address. `api`: the libcurl that made the handle.
+Transfer* add(CURL* easy, const real::Api* api);
 void remove(CURL* easy);
 
 }  // namespace curlretry::shim::registry

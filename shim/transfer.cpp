@@ -19,8 +19,8 @@ using config::LogLevel;
 constexpr size_t kChunk = CURL_MAX_WRITE_SIZE;
 
 template <typename V>
-void set_real(CURL* easy, CURLoption option, V value) {
-  if (auto setopt = real::easy_setopt()) {
+void set_real(const real::Api& api, CURL* easy, CURLoption option, V value) {
+  if (auto setopt = api.easy_setopt) {
     LibcurlScope scope;
     setopt(easy, option, value);
   }
@@ -96,7 +96,7 @@ core::Transport transport_of(CURLcode code, long os_errno) {
 
 }  // namespace
 
-Transfer::Transfer(CURL* easy) : easy_(easy) {}
+Transfer::Transfer(CURL* easy, const real::Api* api) : easy_(easy), api_(api) {}
 
 // ---------------------------------------------------------------------------------------------
 // Lifecycle
@@ -130,41 +130,41 @@ bool Transfer::begin(const Runtime& runtime) {
 void Transfer::end() {
   if (!installed_) return;
   uninstall();
-  if (fresh_connect_forced_) set_real(easy_, CURLOPT_FRESH_CONNECT, static_cast<long>(host.fresh_connect));
-  if (timeout_changed_) set_real(easy_, CURLOPT_TIMEOUT_MS, host.timeout_ms);
+  if (fresh_connect_forced_) set_real(*api_, easy_, CURLOPT_FRESH_CONNECT, static_cast<long>(host.fresh_connect));
+  if (timeout_changed_) set_real(*api_, easy_, CURLOPT_TIMEOUT_MS, host.timeout_ms);
   fresh_connect_forced_ = timeout_changed_ = false;
   std::string().swap(held_body_);
   std::string().swap(tee_);
 }
 
 void Transfer::install() {
-  set_real(easy_, CURLOPT_WRITEFUNCTION, &Transfer::on_write);
-  set_real(easy_, CURLOPT_WRITEDATA, static_cast<void*>(this));
-  set_real(easy_, CURLOPT_HEADERFUNCTION, &Transfer::on_header);
-  set_real(easy_, CURLOPT_HEADERDATA, static_cast<void*>(this));
-  set_real(easy_, CURLOPT_READFUNCTION, &Transfer::on_read);
-  set_real(easy_, CURLOPT_READDATA, static_cast<void*>(this));
-  set_real(easy_, CURLOPT_SEEKFUNCTION, &Transfer::on_seek);
-  set_real(easy_, CURLOPT_SEEKDATA, static_cast<void*>(this));
+  set_real(*api_, easy_, CURLOPT_WRITEFUNCTION, &Transfer::on_write);
+  set_real(*api_, easy_, CURLOPT_WRITEDATA, static_cast<void*>(this));
+  set_real(*api_, easy_, CURLOPT_HEADERFUNCTION, &Transfer::on_header);
+  set_real(*api_, easy_, CURLOPT_HEADERDATA, static_cast<void*>(this));
+  set_real(*api_, easy_, CURLOPT_READFUNCTION, &Transfer::on_read);
+  set_real(*api_, easy_, CURLOPT_READDATA, static_cast<void*>(this));
+  set_real(*api_, easy_, CURLOPT_SEEKFUNCTION, &Transfer::on_seek);
+  set_real(*api_, easy_, CURLOPT_SEEKDATA, static_cast<void*>(this));
   // Headers reach the host through us, so CURLOPT_HEADER is emulated rather than left on.
-  set_real(easy_, CURLOPT_HEADER, 0L);
+  set_real(*api_, easy_, CURLOPT_HEADER, 0L);
   installed_ = true;
 }
 
-void apply_host_callbacks(CURL* easy, const HostOptions& host) {
-  set_real(easy, CURLOPT_WRITEFUNCTION, host.write_fn);
-  set_real(easy, CURLOPT_WRITEDATA, host.write_data);
-  set_real(easy, CURLOPT_HEADERFUNCTION, host.header_fn);
-  set_real(easy, CURLOPT_HEADERDATA, host.header_data);
-  set_real(easy, CURLOPT_READFUNCTION, host.read_fn);
-  set_real(easy, CURLOPT_READDATA, host.read_data);
-  set_real(easy, CURLOPT_SEEKFUNCTION, host.seek_fn);
-  set_real(easy, CURLOPT_SEEKDATA, host.seek_data);
-  set_real(easy, CURLOPT_HEADER, static_cast<long>(host.include_header));
+void apply_host_callbacks(const real::Api& api, CURL* easy, const HostOptions& host) {
+  set_real(api, easy, CURLOPT_WRITEFUNCTION, host.write_fn);
+  set_real(api, easy, CURLOPT_WRITEDATA, host.write_data);
+  set_real(api, easy, CURLOPT_HEADERFUNCTION, host.header_fn);
+  set_real(api, easy, CURLOPT_HEADERDATA, host.header_data);
+  set_real(api, easy, CURLOPT_READFUNCTION, host.read_fn);
+  set_real(api, easy, CURLOPT_READDATA, host.read_data);
+  set_real(api, easy, CURLOPT_SEEKFUNCTION, host.seek_fn);
+  set_real(api, easy, CURLOPT_SEEKDATA, host.seek_data);
+  set_real(api, easy, CURLOPT_HEADER, static_cast<long>(host.include_header));
 }
 
 void Transfer::uninstall() {
-  apply_host_callbacks(easy_, host);
+  apply_host_callbacks(*api_, easy_, host);
   installed_ = false;
 }
 
@@ -187,15 +187,15 @@ void Transfer::prepare_next_attempt() {
   reset_attempt();
   // A transport error may have left a poisoned connection in the pool: use a new one, once.
   if (last_transport_error_ && !host.fresh_connect) {
-    set_real(easy_, CURLOPT_FRESH_CONNECT, 1L);
+    set_real(*api_, easy_, CURLOPT_FRESH_CONNECT, 1L);
     fresh_connect_forced_ = true;
   } else if (fresh_connect_forced_) {
-    set_real(easy_, CURLOPT_FRESH_CONNECT, static_cast<long>(host.fresh_connect));
+    set_real(*api_, easy_, CURLOPT_FRESH_CONNECT, static_cast<long>(host.fresh_connect));
     fresh_connect_forced_ = false;
   }
   if (deadline_) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline_ - Clock::now()).count();
-    set_real(easy_, CURLOPT_TIMEOUT_MS, static_cast<long>(left > 1 ? left : 1));
+    set_real(*api_, easy_, CURLOPT_TIMEOUT_MS, static_cast<long>(left > 1 ? left : 1));
     timeout_changed_ = true;
   }
 }
@@ -410,7 +410,7 @@ void Transfer::resolve_request() {
   if (policy_ != nullptr) return;
   const char* url = nullptr;
   const char* method = nullptr;
-  if (auto getinfo = real::easy_getinfo()) {
+  if (auto getinfo = api_->easy_getinfo) {
     LibcurlScope scope;
     getinfo(easy_, CURLINFO_EFFECTIVE_URL, &url);
     if (getinfo(easy_, CURLINFO_EFFECTIVE_METHOD, &method) != CURLE_OK) method = nullptr;
@@ -427,7 +427,7 @@ core::Outcome Transfer::outcome(CURLcode code) const {
   core::Outcome o;
   long os_errno = 0;
   long response_code = 0;
-  if (auto getinfo = real::easy_getinfo()) {
+  if (auto getinfo = api_->easy_getinfo) {
     LibcurlScope scope;
     getinfo(easy_, CURLINFO_OS_ERRNO, &os_errno);
     getinfo(easy_, CURLINFO_RESPONSE_CODE, &response_code);

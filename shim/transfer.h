@@ -15,6 +15,7 @@
 #include "core/decide.h"
 #include "core/random.h"
 #include "shim/host_options.h"
+#include "shim/real_curl.h"
 #include "shim/url_parts.h"
 
 namespace curlretry::shim {
@@ -24,11 +25,13 @@ struct Runtime;
 using Clock = std::chrono::steady_clock;
 
 // Puts the host's own callback options on `easy` (after a transfer, or on a duplicate).
-void apply_host_callbacks(CURL* easy, const HostOptions& host);
+void apply_host_callbacks(const real::Api& api, CURL* easy, const HostOptions& host);
 
 class Transfer {
  public:
-  explicit Transfer(CURL* easy);
+  // `api`: the libcurl that made the handle; all of our own calls on it go there.
+  Transfer(CURL* easy, const real::Api* api);
+  const real::Api& api() const { return *api_; }
 
   HostOptions host;
 
@@ -113,6 +116,7 @@ class Transfer {
   std::string attempts_label() const;
 
   CURL* easy_;
+  const real::Api* api_;
   const Runtime* runtime_ = nullptr;
   const core::Policy* policy_ = nullptr;
   std::string rule_name_;

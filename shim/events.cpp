@@ -1,0 +1,317 @@
+#include "shim/events.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+
+#include "shim/fork_guard.h"
+#include "shim/log.h"
+
+namespace curlretry::shim::events {
+namespace {
+
+// --- formatting into a fixed buffer ------------------------------------------------------------
+
+class Line {
+ public:
+  Line(char* out, std::size_t capacity) : out_(out), cap_(capacity) {}
+
+  void raw(std::string_view s) {
+    for (char c : s) put(c);
+  }
+  void number(long long v) {
+    char digits[24];
+    int n = 0;
+    unsigned long long u = v < 0 ? 0ULL - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v);
+    do {
+      digits[n++] = static_cast<char>('0' + u % 10);
+      u /= 10;
+    } while (u != 0);
+    if (v < 0) put('-');
+    while (n > 0) put(digits[--n]);
+  }
+  // A JSON string of at most `budget` output bytes (quotes excluded), cut between characters.
+  void string(std::string_view s, std::size_t budget) {
+    put('"');
+    std::size_t used = 0;
+    std::size_t i = 0;
+    while (i < s.size()) {
+      char piece[8];
+      std::size_t len = 0;
+      std::size_t consumed = 1;
+      const auto c = static_cast<unsigned char>(s[i]);
+      if (c == '"' || c == '\\') {
+        piece[len++] = '\\';
+        piece[len++] = static_cast<char>(c);
+      } else if (c < 0x20 || c == 0x7f) {
+        static constexpr char kHex[] = "0123456789abcdef";
+        std::memcpy(piece, "\\u00", 4);
+        len = 4;
+        piece[len++] = kHex[c >> 4];
+        piece[len++] = kHex[c & 0xf];
+      } else if (c < 0x80) {
+        piece[len++] = static_cast<char>(c);
+      } else {
+        consumed = utf8_length(s, i);
+        if (consumed == 0) {  // invalid: U+FFFD, skip one byte
+          consumed = 1;
+          std::memcpy(piece, "\xEF\xBF\xBD", 3);
+          len = 3;
+        } else {
+          std::memcpy(piece, s.data() + i, consumed);
+          len = consumed;
+        }
+      }
+      if (used + len > budget) break;
+      for (std::size_t k = 0; k < len; ++k) put(piece[k]);
+      used += len;
+      i += consumed;
+    }
+    put('"');
+  }
+  bool overflowed() const { return overflow_; }
+  std::size_t size() const { return pos_; }
+
+ private:
+  void put(char c) {
+    if (pos_ < cap_) out_[pos_++] = c;
+    else overflow_ = true;
+  }
+  // Length of a well-formed UTF-8 sequence at s[i] (2..4), or 0.
+  static std::size_t utf8_length(std::string_view s, std::size_t i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n;
+    std::uint32_t cp;
+    if (c >= 0xC2 && c <= 0xDF) { n = 2; cp = c & 0x1f; }
+    else if (c >= 0xE0 && c <= 0xEF) { n = 3; cp = c & 0x0f; }
+    else if (c >= 0xF0 && c <= 0xF4) { n = 4; cp = c & 0x07; }
+    else return 0;
+    if (i + n > s.size()) return 0;
+    for (std::size_t k = 1; k < n; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xC0) != 0x80) return 0;
+      cp = (cp << 6) | (d & 0x3f);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return n;
+  }
+
+  char* out_;
+  std::size_t cap_;
+  std::size_t pos_ = 0;
+  bool overflow_ = false;
+};
+
+// "2025-06-01T12:00:00.123Z" from milliseconds since the epoch (proleptic Gregorian, UTC).
+void put_time(Line& line, long long unix_ms) {
+  long long ms = unix_ms % 1000;
+  long long secs = unix_ms / 1000;
+  if (ms < 0) {
+    ms += 1000;
+    secs -= 1;
+  }
+  long long days = secs / 86400;
+  long long sod = secs % 86400;
+  if (sod < 0) {
+    sod += 86400;
+    days -= 1;
+  }
+  // civil_from_days (H. Hinnant).
+  const long long z = days + 719468;
+  const long long era = (z >= 0 ? z : z - 146096) / 146097;
+  const long long doe = z - era * 146097;
+  const long long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const long long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const long long mp = (5 * doy + 2) / 153;
+  const long long d = doy - (153 * mp + 2) / 5 + 1;
+  const long long m = mp < 10 ? mp + 3 : mp - 9;
+  const long long y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  auto two = [&](long long v) {
+    char s[2] = {static_cast<char>('0' + v / 10), static_cast<char>('0' + v % 10)};
+    line.raw(std::string_view(s, 2));
+  };
+  line.raw("\"");
+  line.number(y);
+  line.raw("-");
+  two(m);
+  line.raw("-");
+  two(d);
+  line.raw("T");
+  two(sod / 3600);
+  line.raw(":");
+  two(sod / 60 % 60);
+  line.raw(":");
+  two(sod % 60);
+  line.raw(".");
+  char frac[3] = {static_cast<char>('0' + ms / 100), static_cast<char>('0' + ms / 10 % 10),
+                  static_cast<char>('0' + ms % 10)};
+  line.raw(std::string_view(frac, 3));
+  line.raw("Z\"");
+}
+
+// --- the destination ----------------------------------------------------------------------------
+
+enum State : int { kOff, kConfigured, kOpen, kFailed };
+
+std::atomic<int> g_state{kOff};
+std::atomic<int> g_fd{-1};
+std::atomic<dev_t> g_dev{0};
+std::atomic<ino_t> g_ino{0};
+char g_path[4096];
+std::mutex g_mutex;  // only for opening: the write path takes no lock
+
+std::mutex& open_mutex() {
+  static std::mutex& m = []() -> std::mutex& {
+    guard_across_fork(g_mutex);
+    return g_mutex;
+  }();
+  return m;
+}
+
+bool same_file(int fd) {
+  struct stat st{};
+  return ::fstat(fd, &st) == 0 && st.st_dev == g_dev.load(std::memory_order_relaxed) &&
+         st.st_ino == g_ino.load(std::memory_order_relaxed);
+}
+
+// Opens (or, when the host closed our descriptor and reused its number, reopens) the file.
+// Returns the descriptor, or -1 when the log is off.
+int open_file() {
+  std::lock_guard lock(open_mutex());
+  int state = g_state.load(std::memory_order_acquire);
+  int fd = g_fd.load(std::memory_order_acquire);
+  if (state == kOpen && same_file(fd)) return fd;  // another thread was first
+  if (state != kConfigured && state != kOpen) return -1;
+  // O_NONBLOCK only for the open itself: a FIFO without a reader must not hang the host.
+  int opened = ::open(g_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
+  if (opened >= 0 && opened <= STDERR_FILENO) {
+    // Never hold 0-2: a host that later opens its stdout would get our file.
+    int moved = ::fcntl(opened, F_DUPFD_CLOEXEC, 3);
+    ::close(opened);
+    opened = moved;
+  }
+  struct stat st{};
+  if (opened < 0 || ::fstat(opened, &st) != 0 || S_ISDIR(st.st_mode)) {
+    const int e = errno;
+    if (opened >= 0) ::close(opened);
+    g_state.store(kFailed, std::memory_order_release);
+    try {
+      log::write(config::LogLevel::warn, std::string("events file ") + g_path + ": cannot open (" +
+                                             std::strerror(e) + "); no attempt log for this process");
+    } catch (...) {
+    }
+    return -1;
+  }
+  const int flags = ::fcntl(opened, F_GETFL);
+  if (flags >= 0) ::fcntl(opened, F_SETFL, flags & ~O_NONBLOCK);
+  g_dev.store(st.st_dev, std::memory_order_relaxed);
+  g_ino.store(st.st_ino, std::memory_order_relaxed);
+  g_fd.store(opened, std::memory_order_release);
+  g_state.store(kOpen, std::memory_order_release);
+  return opened;
+}
+
+int destination() {
+  const int state = g_state.load(std::memory_order_acquire);
+  if (state == kOpen) {
+    const int fd = g_fd.load(std::memory_order_acquire);
+    if (same_file(fd)) return fd;
+  } else if (state != kConfigured) {
+    return -1;
+  }
+  return open_file();
+}
+
+}  // namespace
+
+void configure(const std::string& file) {
+  std::lock_guard lock(open_mutex());
+  if (file.empty() || file.size() >= sizeof g_path || file.find('\0') != std::string::npos) {
+    g_state.store(kOff, std::memory_order_release);
+    return;
+  }
+  std::memcpy(g_path, file.c_str(), file.size() + 1);
+  g_state.store(kConfigured, std::memory_order_release);
+}
+
+bool enabled() {
+  const int state = g_state.load(std::memory_order_acquire);
+  return state == kConfigured || state == kOpen;
+}
+
+std::size_t format(const Event& e, long long unix_ms, long pid, std::string_view program, char* out,
+                   std::size_t capacity) noexcept {
+  if (capacity == 0) return 0;
+  // Everything but `path` is bounded here; `path` gets what is left, so a line always fits.
+  constexpr std::size_t kSmall = 128;
+  constexpr std::size_t kHost = 256;
+  constexpr std::size_t kReserve = 64;  // the fields after path, beyond their strings
+  Line line(out, capacity - 1);  // room for the newline
+  line.raw("{\"time\":");
+  put_time(line, unix_ms);
+  line.raw(",\"pid\":");
+  line.number(pid);
+  line.raw(",\"program\":");
+  line.string(program, kSmall);
+  line.raw(",\"method\":");
+  line.string(e.method, 32);
+  line.raw(",\"host\":");
+  line.string(e.host, kHost);
+  line.raw(",\"path\":");
+  const std::size_t tail = kReserve + 4 * 24 + 2 * kSmall + kSmall + 32;  // numbers, outcome, reason, rule, verdict
+  const std::size_t used = line.size() + 2;
+  const std::size_t room = capacity - 1 > used + tail ? capacity - 1 - used - tail : 0;
+  line.string(e.path, room);
+  line.raw(",\"attempt\":");
+  line.number(e.attempt);
+  line.raw(",\"status\":");
+  line.number(e.status);
+  line.raw(",\"outcome\":");
+  line.string(e.outcome, kSmall);
+  line.raw(",\"verdict\":");
+  line.raw(e.retry ? "\"retry\"" : e.reason == "success" ? "\"success\"" : "\"give_up\"");
+  line.raw(",\"reason\":");
+  line.string(e.reason, kSmall);
+  line.raw(",\"delay_ms\":");
+  line.number(e.retry ? e.delay_ms : 0);
+  line.raw(",\"bytes\":");
+  line.number(e.bytes);
+  line.raw(",\"rule\":");
+  line.string(e.rule, kSmall);
+  line.raw("}");
+  if (line.overflowed()) return 0;  // cannot happen with kMaxLine; never write half a line
+  std::size_t n = line.size();
+  out[n++] = '\n';
+  return n;
+}
+
+void record(const Event& event) noexcept {
+  if (!enabled()) return;
+  const int fd = destination();
+  if (fd < 0) return;
+  struct timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  const long long unix_ms = static_cast<long long>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+  const char* name = program_invocation_short_name;
+  char buffer[kMaxLine];
+  const std::size_t n =
+      format(event, unix_ms, static_cast<long>(::getpid()), name ? std::string_view(name) : std::string_view(),
+             buffer, sizeof buffer);
+  if (n == 0) return;
+  const int saved_errno = errno;  // the host may look at errno right after a libcurl call
+  // One write: with O_APPEND the kernel places the whole line at the end, atomically with
+  // respect to other appenders. A short write (disk full) is not completed: half a line
+  // followed by another process's line would be worse than a missing tail.
+  while (::write(fd, buffer, n) < 0 && errno == EINTR) {
+  }
+  errno = saved_errno;
+}
+
+}  // namespace curlretry::shim::events
