@@ -90,7 +90,10 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_cleanup(CURLM* multi
         t.states.erase(it);
       }
     }
-    if (doomed) doomed->forget_all();
+    if (doomed) {
+      doomed->forget_all();
+      doomed->close_wakeup_fd();
+    }
   }
   if (cleanup == nullptr) return CURLM_BAD_HANDLE;
   LibcurlScope scope;
@@ -150,7 +153,10 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_socket_action(CURLM*
   auto socket_action = CURLRETRY_CALLER_API().multi_socket_action;
   if (socket_action == nullptr) return CURLM_BAD_HANDLE;
   MultiState* state = find_multi(multi);
-  if (state != nullptr) state->readd_due();
+  if (state != nullptr) {
+    if (s == CURL_SOCKET_TIMEOUT) state->host_timer_fired();
+    state->readd_due();
+  }
   CURLMcode code;
   {
     LibcurlScope scope;
@@ -230,6 +236,20 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_wait(CURLM* multi, s
   }
   LibcurlScope scope;
   return wait(multi, extra_fds, extra_nfds, timeout_ms, numfds);
+}
+
+__attribute__((visibility("default"))) CURLMcode curl_multi_fdset(CURLM* multi, fd_set* read_fds, fd_set* write_fds,
+                                                                 fd_set* exc_fds, int* max_fd) {
+  auto fdset = CURLRETRY_CALLER_API().multi_fdset;
+  if (fdset == nullptr) return CURLM_BAD_HANDLE;
+  CURLMcode code;
+  {
+    LibcurlScope scope;
+    code = fdset(multi, read_fds, write_fds, exc_fds, max_fd);
+  }
+  MultiState* state = find_multi(multi);
+  if (state != nullptr && code == CURLM_OK && state->parked() > 0) state->add_wakeup_fd(read_fds, max_fd);
+  return code;
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_timeout(CURLM* multi, long* timeout_ms) {

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <functional>
 
+#include <sys/select.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
 #include "shim/real_curl.h"
 #include "shim/reentry_guard.h"
 #include "shim/registry.h"
@@ -29,7 +33,8 @@ void MultiState::discard_stale_heap_top() {
 std::optional<long> MultiState::ms_until_due() const {
   // The heap top may be stale (forgotten); that only makes us wake early, never late.
   if (heap_.empty() || parked_.empty()) return std::nullopt;
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(heap_.front().due - Clock::now()).count();
+  // Rounded up: a host woken a fraction of a millisecond early would find nothing due and spin.
+  auto left = std::chrono::ceil<std::chrono::milliseconds>(heap_.front().due - Clock::now()).count();
   return left > 0 ? static_cast<long>(left) : 0L;
 }
 
@@ -190,6 +195,34 @@ int MultiState::on_timer(CURLM*, long timeout_ms, void* userdata) {
   return state->host_timer(state->multi_, effective, state->host_timer_data);
 }
 
+void MultiState::add_wakeup_fd(fd_set* read_fds, int* max_fd) {
+  auto due = next_due();
+  if (!due || read_fds == nullptr || max_fd == nullptr) return;
+  if (wakeup_fd_ < 0) wakeup_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (wakeup_fd_ < 0 || wakeup_fd_ >= FD_SETSIZE) return;
+  // Re-armed on every call: setting the time also clears an expiry nobody read.
+  auto left = std::chrono::ceil<std::chrono::nanoseconds>(*due - Clock::now()).count();
+  if (left < 1) left = 1;
+  itimerspec spec{};
+  spec.it_value.tv_sec = static_cast<time_t>(left / 1000000000);
+  spec.it_value.tv_nsec = static_cast<long>(left % 1000000000);
+  if (timerfd_settime(wakeup_fd_, 0, &spec, nullptr) != 0) return;
+  FD_SET(wakeup_fd_, read_fds);
+  if (*max_fd < wakeup_fd_) *max_fd = wakeup_fd_;
+}
+
+void MultiState::close_wakeup_fd() {
+  if (wakeup_fd_ >= 0) ::close(wakeup_fd_);
+  wakeup_fd_ = -1;
+}
+
+void MultiState::host_timer_fired() {
+  // The host's one-shot timer has run: it must be armed again for what is still parked, and a
+  // libcurl deadline now in the past is spent (libcurl does not always say so).
+  told_due_.reset();
+  if (libcurl_deadline_ && *libcurl_deadline_ <= Clock::now()) libcurl_deadline_.reset();
+}
+
 void MultiState::update_host_timer() {
   if (host_timer == nullptr) return;
   auto due = next_due();
@@ -198,7 +231,7 @@ void MultiState::update_host_timer() {
   if (!due) return;  // nothing parked: libcurl's own timer stands as libcurl set it
   auto now = Clock::now();
   auto at = libcurl_deadline_ ? std::min(*libcurl_deadline_, *due) : *due;
-  long effective = at > now ? static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(at - now).count()) : 0L;
+  long effective = at > now ? static_cast<long>(std::chrono::ceil<std::chrono::milliseconds>(at - now).count()) : 0L;
   HostScope scope;
   host_timer(multi_, effective, host_timer_data);
 }

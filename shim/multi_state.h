@@ -50,6 +50,13 @@ class MultiState {
   // Arms the host's timer again when the earliest parked transfer changed, so that it calls
   // socket_action(CURL_SOCKET_TIMEOUT) when that transfer is due.
   void update_host_timer();
+  // The host called socket_action(CURL_SOCKET_TIMEOUT): its timer fired.
+  void host_timer_fired();
+
+  // fdset/select hosts that never ask curl_multi_timeout (pycurl) see no descriptor while every
+  // transfer is parked: a timerfd that turns readable when the next one is due wakes them.
+  void add_wakeup_fd(fd_set* read_fds, int* max_fd);
+  void close_wakeup_fd();
 
  private:
   struct Parked {
@@ -79,6 +86,7 @@ class MultiState {
   CURLMsg delivered_{};  // valid until the host's next info_read, remove or cleanup
   std::optional<Clock::time_point> libcurl_deadline_;  // libcurl's own timer, as it last asked
   std::optional<Clock::time_point> told_due_;          // the parked due the host's timer knows
+  int wakeup_fd_ = -1;
 };
 
 }  // namespace curlretry::shim

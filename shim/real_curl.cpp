@@ -58,6 +58,7 @@ void fill(Api& api, Lookup lookup) {
   take(api.multi_socket, lookup("curl_multi_socket"));
   take(api.multi_socket_all, lookup("curl_multi_socket_all"));
   take(api.multi_timeout, lookup("curl_multi_timeout"));
+  take(api.multi_fdset, lookup("curl_multi_fdset"));
   take(api.multi_setopt, lookup("curl_multi_setopt"));
 }
 

@@ -61,6 +61,7 @@ struct Api {
   multi_socket_fn multi_socket = nullptr;
   multi_socket_all_fn multi_socket_all = nullptr;
   multi_timeout_fn multi_timeout = nullptr;
+  multi_fdset_fn multi_fdset = nullptr;
   multi_setopt_fn multi_setopt = nullptr;
 };
 

@@ -103,7 +103,7 @@ Transfer::Transfer(CURL* easy, const real::Api* api) : easy_(easy), api_(api) {}
 
 bool Transfer::begin(const Runtime& runtime) {
   if (!runtime.active || installed_) return false;
-  if (!is_http_scheme(split_url(host.url).scheme)) return false;
+  if (!url_is_http(host.url)) return false;
   runtime_ = &runtime;
   policy_ = nullptr;
   attempt_ = 0;
@@ -308,7 +308,10 @@ void Transfer::note_header_line(const char* data, size_t n) {
     return;
   }
   if (is_blank_line(data, n)) {
-    if (response_.status >= 200 || response_.status == 0) {
+    // Only a failure status or a server hint can make a response retryable: a plain 2xx/3xx
+    // streams at once without even a policy lookup (the success path stays cheap).
+    bool maybe = response_.status >= 400 || response_.status == 0 || response_.should_retry.has_value();
+    if (maybe) {
       resolve_request();
       response_.candidate = core::may_retry_response(*policy_, response_.status, response_.should_retry);
     }
@@ -456,6 +459,8 @@ core::Verdict Transfer::decide_now(CURLcode code) {
 }
 
 Transfer::Step Transfer::finish_attempt(CURLcode code) {
+  // The common case: a first attempt whose body already reached the host. Nothing to decide.
+  if (committed_ && attempt_ == 1) return Step{false, core::Millis{0}, code};
   core::Verdict verdict = early_verdict_ ? *early_verdict_ : decide_now(code);
   if (verdict.action == core::Action::retry && !rewind_upload()) {
     verdict.action = core::Action::give_up;

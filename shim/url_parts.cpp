@@ -58,4 +58,21 @@ UrlParts split_url(std::string_view url) {
 
 bool is_http_scheme(std::string_view scheme) { return scheme.empty() || scheme == "http" || scheme == "https"; }
 
+bool url_is_http(std::string_view url) {
+  size_t colon = url.find("://");
+  if (colon == std::string_view::npos || url.substr(0, colon).find_first_of("/?#") != std::string_view::npos)
+    return true;
+  std::string_view scheme = url.substr(0, colon);
+  auto lower_equals = [](std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      char c = a[i];
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      if (c != b[i]) return false;
+    }
+    return true;
+  };
+  return lower_equals(scheme, "http") || lower_equals(scheme, "https");
+}
+
 }  // namespace curlretry::shim

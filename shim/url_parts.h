@@ -23,5 +23,7 @@ UrlParts split_url(std::string_view url);
 // Whether curlretry handles transfers with this scheme (http and https; no scheme = http, as
 // libcurl guesses).
 bool is_http_scheme(std::string_view scheme);
+// The same for a whole URL, without allocating (called for every transfer).
+bool url_is_http(std::string_view url);
 
 }  // namespace curlretry::shim
