@@ -8,6 +8,7 @@
 #include "shim/backoff_wait.h"
 #include "shim/caller.h"
 #include "shim/easy_options.h"
+#include "shim/multi_state.h"
 #include "shim/real_curl.h"
 #include "shim/reentry_guard.h"
 #include "shim/registry.h"
@@ -89,7 +90,14 @@ __attribute__((visibility("default"))) CURLcode curl_easy_perform(CURL* easy) {
 
 __attribute__((visibility("default"))) void curl_easy_cleanup(CURL* easy) {
   auto cleanup = CURLRETRY_CALLER_API().easy_cleanup;
-  if (!inside_libcurl()) registry::remove(easy);
+  if (!inside_libcurl()) {
+    try {
+      if (Transfer* transfer = registry::find(easy); transfer != nullptr && transfer->multi() != nullptr)
+        forget_in_multi(transfer->multi(), easy);
+    } catch (...) {
+    }
+    registry::remove(easy);
+  }
   if (cleanup == nullptr) return;
   LibcurlScope scope;
   cleanup(easy);

@@ -55,6 +55,14 @@ CURLMcode after_drive(MultiState* state, CURLMcode code, int* running) {
 
 }  // namespace
 
+namespace curlretry::shim {
+
+void forget_in_multi(CURLM* multi, CURL* easy) {
+  if (MultiState* state = find_multi(multi)) state->forget(easy);
+}
+
+}  // namespace curlretry::shim
+
 extern "C" {
 
 __attribute__((visibility("default"))) CURLM* curl_multi_init(void) {
@@ -115,7 +123,10 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_add_handle(CURLM* mu
     LibcurlScope scope;
     code = add(multi, easy);
   }
-  if (code != CURLM_OK && ours) transfer->end();
+  if (ours) {
+    if (code == CURLM_OK) transfer->set_multi(multi);
+    else transfer->end();
+  }
   return code;
 }
 

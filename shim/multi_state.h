@@ -89,4 +89,7 @@ class MultiState {
   int wakeup_fd_ = -1;
 };
 
+// The host cleans up an easy handle that may still be parked or replaying in `multi`.
+void forget_in_multi(CURLM* multi, CURL* easy);
+
 }  // namespace curlretry::shim

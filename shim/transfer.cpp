@@ -128,6 +128,7 @@ bool Transfer::begin(const Runtime& runtime) {
 }
 
 void Transfer::end() {
+  multi_ = nullptr;
   if (!installed_) return;
   uninstall();
   if (fresh_connect_forced_) set_real(*api_, easy_, CURLOPT_FRESH_CONNECT, static_cast<long>(host.fresh_connect));

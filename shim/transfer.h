@@ -37,6 +37,10 @@ class Transfer {
 
   // True while the shim's callbacks are installed on the handle (one transfer).
   bool installed() const { return installed_; }
+  // The multi handle running this transfer, if any (so that cleaning up a parked handle can
+  // take it out of its multi's accounts).
+  CURLM* multi() const { return multi_; }
+  void set_multi(CURLM* multi) { multi_ = multi; }
 
   // Starts a transfer: false means "not ours" (disabled, non-HTTP), and the caller passes the
   // transfer through untouched. On true, the shim's callbacks are installed.
@@ -123,6 +127,7 @@ class Transfer {
   std::string method_;
   std::string display_;
   bool installed_ = false;
+  CURLM* multi_ = nullptr;
 
   // Per transfer.
   int attempt_ = 0;
