@@ -111,7 +111,10 @@ __attribute__((visibility("default"))) void curl_easy_reset(CURL* easy) {
     reset(easy);
   }
   if (inside_libcurl()) return;
-  if (Transfer* transfer = registry::find(easy)) transfer->host = HostOptions{};
+  if (Transfer* transfer = registry::find(easy)) {
+    transfer->host = HostOptions{};
+    transfer->forget_install();
+  }
 }
 
 __attribute__((visibility("default"))) CURL* curl_easy_duphandle(CURL* easy) {

@@ -50,6 +50,9 @@ class Line {
       if (c == '"' || c == '\\') {
         piece[len++] = '\\';
         piece[len++] = static_cast<char>(c);
+      } else if (c == '\n' || c == '\r' || c == '\t') {
+        piece[len++] = '\\';
+        piece[len++] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
       } else if (c < 0x20 || c == 0x7f) {
         static constexpr char kHex[] = "0123456789abcdef";
         std::memcpy(piece, "\\u00", 4);
@@ -182,8 +185,10 @@ bool same_file(int fd) {
 }
 
 // Opens (or, when the host closed our descriptor and reused its number, reopens) the file.
-// Returns the descriptor, or -1 when the log is off.
-int open_file() {
+// Returns the descriptor, or -1 when the log is off; `failed_errno` is set when this call is the
+// one that found the file cannot be opened (the caller reports it, outside the lock: the log
+// has its own lock, and fork handlers take both).
+int open_file(int& failed_errno) {
   std::lock_guard lock(open_mutex());
   int state = g_state.load(std::memory_order_acquire);
   int fd = g_fd.load(std::memory_order_acquire);
@@ -199,14 +204,9 @@ int open_file() {
   }
   struct stat st{};
   if (opened < 0 || ::fstat(opened, &st) != 0 || S_ISDIR(st.st_mode)) {
-    const int e = errno;
+    failed_errno = opened >= 0 && S_ISDIR(st.st_mode) ? EISDIR : errno;
     if (opened >= 0) ::close(opened);
     g_state.store(kFailed, std::memory_order_release);
-    try {
-      log::write(config::LogLevel::warn, std::string("events file ") + g_path + ": cannot open (" +
-                                             std::strerror(e) + "); no attempt log for this process");
-    } catch (...) {
-    }
     return -1;
   }
   const int flags = ::fcntl(opened, F_GETFL);
@@ -218,6 +218,14 @@ int open_file() {
   return opened;
 }
 
+void report_failure(int error) {
+  try {
+    log::write(config::LogLevel::warn, std::string("events file ") + g_path + ": cannot open (" +
+                                           std::strerror(error) + "); no attempt log for this process");
+  } catch (...) {
+  }
+}
+
 int destination() {
   const int state = g_state.load(std::memory_order_acquire);
   if (state == kOpen) {
@@ -226,7 +234,10 @@ int destination() {
   } else if (state != kConfigured) {
     return -1;
   }
-  return open_file();
+  int failed_errno = 0;
+  const int fd = open_file(failed_errno);
+  if (failed_errno != 0) report_failure(failed_errno);
+  return fd;
 }
 
 }  // namespace
@@ -275,10 +286,11 @@ std::size_t format(const Event& e, long long unix_ms, long pid, std::string_view
   line.number(e.status);
   line.raw(",\"outcome\":");
   line.string(e.outcome, kSmall);
+  const bool success = !e.retry && (e.success || e.reason == "success");
   line.raw(",\"verdict\":");
-  line.raw(e.retry ? "\"retry\"" : e.reason == "success" ? "\"success\"" : "\"give_up\"");
+  line.raw(e.retry ? "\"retry\"" : success ? "\"success\"" : "\"give_up\"");
   line.raw(",\"reason\":");
-  line.string(e.reason, kSmall);
+  line.string(success ? std::string_view("success") : e.reason, kSmall);
   line.raw(",\"delay_ms\":");
   line.number(e.retry ? e.delay_ms : 0);
   line.raw(",\"bytes\":");
@@ -294,22 +306,21 @@ std::size_t format(const Event& e, long long unix_ms, long pid, std::string_view
 
 void record(const Event& event) noexcept {
   if (!enabled()) return;
-  const int fd = destination();
-  if (fd < 0) return;
-  struct timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  const long long unix_ms = static_cast<long long>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-  const char* name = program_invocation_short_name;
-  char buffer[kMaxLine];
-  const std::size_t n =
-      format(event, unix_ms, static_cast<long>(::getpid()), name ? std::string_view(name) : std::string_view(),
-             buffer, sizeof buffer);
-  if (n == 0) return;
   const int saved_errno = errno;  // the host may look at errno right after a libcurl call
-  // One write: with O_APPEND the kernel places the whole line at the end, atomically with
-  // respect to other appenders. A short write (disk full) is not completed: half a line
-  // followed by another process's line would be worse than a missing tail.
-  while (::write(fd, buffer, n) < 0 && errno == EINTR) {
+  const int fd = destination();
+  if (fd >= 0) {
+    struct timespec ts{};
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    const long long unix_ms = static_cast<long long>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+    const char* name = program_invocation_short_name;
+    char buffer[kMaxLine];
+    const std::size_t n = format(event, unix_ms, static_cast<long>(::getpid()),
+                                 name ? std::string_view(name) : std::string_view(), buffer, sizeof buffer);
+    // One write: with O_APPEND the kernel places the whole line at the end, atomically with
+    // respect to other appenders. A short write (disk full) is not completed: half a line
+    // followed by another process's line would be worse than a missing tail.
+    while (n > 0 && ::write(fd, buffer, n) < 0 && errno == EINTR) {
+    }
   }
   errno = saved_errno;
 }

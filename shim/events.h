@@ -14,9 +14,10 @@
 //   host      lower case, no port, no userinfo; path: no query, no fragment
 //   status    the attempt's HTTP status, 0 when no response arrived
 //   outcome   what happened, as in the log line ("HTTP 503", "connection reset")
-//   verdict   "retry", "success" (a 2xx/3xx, the transfer is done) or "give_up" (the transfer is
-//             done and the host gets this attempt's result; `reason` says why)
-//   reason    the core's machine reason ("status:503", "exhausted", "not-retryable", ...)
+//   verdict   "retry", "success" (a complete 2xx/3xx, the transfer is done) or "give_up" (the
+//             transfer is done and the host gets this attempt's result; `reason` says why)
+//   reason    the core's machine reason ("status:503", "exhausted", "not-retryable", ...);
+//             "success" for a success (the core says "committed" once the body has streamed)
 //   delay_ms  the wait before the next attempt (0 unless verdict is "retry")
 //   bytes     body bytes received in this attempt
 //
@@ -41,7 +42,8 @@ struct Event {
   int status = 0;            // HTTP status of this attempt, 0 = none
   std::string_view outcome;  // core::Verdict::what
   bool retry = false;        // core::Verdict::action == retry
-  std::string_view reason;   // core::Verdict::reason; "success" marks a finished 2xx/3xx
+  bool success = false;      // a complete 2xx/3xx arrived (CURLE_OK): verdict "success"
+  std::string_view reason;   // core::Verdict::reason (written as "success" when `success`)
   long long delay_ms = 0;    // core::Verdict::delay when retrying
   long long bytes = 0;       // body bytes of this attempt (CURLINFO_SIZE_DOWNLOAD_T)
   std::string_view rule;     // matched rule name, or "defaults"

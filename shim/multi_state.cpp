@@ -94,7 +94,7 @@ void MultiState::drain() {
     if (msg == nullptr) break;
     CURLMsg copy = *msg;  // the pointer dies at the next libcurl call
     Transfer* transfer = copy.msg == CURLMSG_DONE ? registry::find(copy.easy_handle) : nullptr;
-    if (transfer == nullptr || !transfer->installed()) {
+    if (transfer == nullptr || !transfer->running()) {
       queue_.push_back(copy);
       continue;
     }

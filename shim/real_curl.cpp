@@ -227,11 +227,25 @@ const Api& global() {
 }
 
 const Api& for_caller(const void* caller) {
+  // Most calls come from the same code range as the previous one on this thread.
+  struct Last {
+    const Table* table;
+    ElfW(Addr) begin;
+    ElfW(Addr) end;
+    const Api* api;
+  };
+  __attribute__((tls_model("initial-exec"))) static thread_local Last last{};
   Libraries& libs = libraries();
   auto address = reinterpret_cast<ElfW(Addr)>(caller);
   const Table* table = libs.table.load(std::memory_order_acquire);
+  if (table != nullptr && last.table == table && address >= last.begin && address < last.end && last.api != nullptr)
+    return *last.api;
   if (table != nullptr) {
-    if (const Range* r = table->find(address)) return r->api ? *r->api : global();
+    if (const Range* r = table->find(address)) {
+      if (r->api == nullptr) return global();
+      last = Last{table, r->begin, r->end, r->api};
+      return *r->api;
+    }
     // Unknown code (JIT, or an object loaded since): look again only if the set of objects changed.
     std::pair<unsigned long long, unsigned long long> counters{0, 0};
     dl_iterate_phdr(read_counters, &counters);

@@ -2,7 +2,9 @@
 
 namespace curlretry::shim {
 namespace {
-thread_local bool t_in_libcurl = false;
+// initial-exec: a plain %fs load instead of a __tls_get_addr call on every wrapper (the library
+// is preloaded, so its TLS is in the static block).
+__attribute__((tls_model("initial-exec"))) thread_local bool t_in_libcurl = false;
 }
 
 bool inside_libcurl() { return t_in_libcurl; }

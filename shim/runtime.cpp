@@ -3,6 +3,7 @@
 #include <mutex>
 #include <string>
 
+#include "shim/events.h"
 #include "shim/log.h"
 
 namespace curlretry::shim {
@@ -23,6 +24,7 @@ Runtime* load_runtime() {
   }
   rt->config = std::move(*result.config);
   log::configure(rt->config.settings);
+  events::configure(rt->config.settings.events_file);
   for (const auto& warning : result.warnings) log::write(config::LogLevel::warn, warning);
   rt->active = !rt->config.settings.disabled;
   return rt;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "shim/events.h"
 #include "shim/log.h"
 #include "shim/real_curl.h"
 #include "shim/reentry_guard.h"
@@ -102,8 +103,13 @@ Transfer::Transfer(CURL* easy, const real::Api* api) : easy_(easy), api_(api) {}
 // Lifecycle
 
 bool Transfer::begin(const Runtime& runtime) {
-  if (!runtime.active || installed_) return false;
-  if (!url_is_http(host.url)) return false;
+  if (!runtime.active || running_) return false;
+  if (!url_is_http(host.url)) {
+    // Not ours: libcurl must see the host's own callbacks for this one.
+    if (installed_) uninstall();
+    return false;
+  }
+  running_ = true;
   runtime_ = &runtime;
   policy_ = nullptr;
   attempt_ = 0;
@@ -121,7 +127,9 @@ bool Transfer::begin(const Runtime& runtime) {
   tee_overflow_ = false;
   read_pos_ = 0;
   fread_start_ = -1;
-  install();
+  // Installed once and left in place between transfers (the host's later setopts are recorded
+  // and honoured through them): a handle reused for thousands of requests pays this once.
+  if (!installed_) install();
   reset_attempt();
   attempt_ = 1;
   return true;
@@ -129,13 +137,18 @@ bool Transfer::begin(const Runtime& runtime) {
 
 void Transfer::end() {
   multi_ = nullptr;
-  if (!installed_) return;
-  uninstall();
+  if (!running_) return;
+  running_ = false;
   if (fresh_connect_forced_) set_real(*api_, easy_, CURLOPT_FRESH_CONNECT, static_cast<long>(host.fresh_connect));
   if (timeout_changed_) set_real(*api_, easy_, CURLOPT_TIMEOUT_MS, host.timeout_ms);
   fresh_connect_forced_ = timeout_changed_ = false;
-  std::string().swap(held_body_);
-  std::string().swap(tee_);
+  if (held_body_.capacity() > kChunk) std::string().swap(held_body_);
+  if (!tee_.empty()) std::string().swap(tee_);
+}
+
+void Transfer::forget_install() {
+  installed_ = false;
+  running_ = false;
 }
 
 void Transfer::install() {
@@ -291,12 +304,16 @@ size_t Transfer::write(char* data, size_t n) {
 
 size_t Transfer::header(char* data, size_t n) {
   if (committed_) {
+    if (!host_wants_headers()) return n;
     size_t r = deliver_header_line(data, n);
     if (r != n) host_refused_ = true;
     return r;
   }
-  held_headers_.append(data, n);
-  held_line_ends_.push_back(held_headers_.size());
+  // Headers nobody will see need no holding; they are still read for status and hints.
+  if (host_wants_headers()) {
+    held_headers_.append(data, n);
+    held_line_ends_.push_back(held_headers_.size());
+  }
   note_header_line(data, n);
   return n;
 }
@@ -318,6 +335,8 @@ void Transfer::note_header_line(const char* data, size_t n) {
     }
     return;
   }
+  char first = line.empty() ? '\0' : static_cast<char>(line[0] | 0x20);
+  if (first != 'r' && first != 'x') return;  // the only headers the decision reads
   if (auto v = header_value(line, "retry-after")) response_.retry_after = std::move(v);
   else if (auto w = header_value(line, "retry-after-ms")) response_.retry_after_ms = std::move(w);
   else if (auto x = header_value(line, "x-should-retry")) response_.should_retry = std::move(x);
@@ -422,6 +441,8 @@ void Transfer::resolve_request() {
   UrlParts parts = split_url(url ? url : host.url);
   method_ = method ? method : "GET";
   display_ = parts.display();
+  host_ = parts.host;
+  path_ = parts.path;
   const config::Rule* rule = runtime_->config.match(method_, parts.host, parts.path);
   policy_ = rule ? &rule->policy : &runtime_->config.defaults;
   rule_name_ = rule ? rule->name : "defaults";
@@ -460,13 +481,15 @@ core::Verdict Transfer::decide_now(CURLcode code) {
 }
 
 Transfer::Step Transfer::finish_attempt(CURLcode code) {
-  // The common case: a first attempt whose body already reached the host. Nothing to decide.
-  if (committed_ && attempt_ == 1) return Step{false, core::Millis{0}, code};
+  // The common case: a first attempt whose body already reached the host. Nothing to decide
+  // (unless the attempt log wants a line for it).
+  if (committed_ && attempt_ == 1 && !events::enabled()) return Step{false, core::Millis{0}, code};
   core::Verdict verdict = early_verdict_ ? *early_verdict_ : decide_now(code);
   if (verdict.action == core::Action::retry && !rewind_upload()) {
     verdict.action = core::Action::give_up;
     verdict.reason = "not-replayable";
   }
+  record_event(verdict, code);
   if (verdict.action == core::Action::retry) {
     log_retry(verdict);
     last_transport_error_ = code != CURLE_OK && code != CURLE_HTTP_RETURNED_ERROR && code != CURLE_WRITE_ERROR;
@@ -525,6 +548,31 @@ void Transfer::log_retry(const core::Verdict& verdict) const {
   log::write(LogLevel::info, method_ + " " + display_ + " -> " + verdict.what + ": retrying in " +
                                  std::to_string(verdict.delay.count()) + " ms (attempt " + std::to_string(attempt_) +
                                  "/" + max + ")");
+}
+
+void Transfer::record_event(const core::Verdict& verdict, CURLcode code) const {
+  if (!events::enabled()) return;
+  curl_off_t bytes = 0;
+  long response_code = 0;
+  if (auto getinfo = api_->easy_getinfo) {
+    LibcurlScope scope;
+    getinfo(easy_, CURLINFO_SIZE_DOWNLOAD_T, &bytes);
+    getinfo(easy_, CURLINFO_RESPONSE_CODE, &response_code);
+  }
+  events::Event e;
+  e.method = method_;
+  e.host = host_;
+  e.path = path_;
+  e.attempt = attempt_;
+  e.status = response_.status != 0 ? response_.status : static_cast<int>(response_code);
+  e.outcome = verdict.what;
+  e.retry = verdict.action == core::Action::retry;
+  e.success = !e.retry && code == CURLE_OK && e.status >= 200 && e.status < 400;
+  e.reason = verdict.reason;
+  e.delay_ms = verdict.delay.count();
+  e.bytes = static_cast<long long>(bytes);
+  e.rule = rule_name_;
+  events::record(e);
 }
 
 void Transfer::log_final(const core::Verdict& verdict, int) const {

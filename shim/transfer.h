@@ -35,8 +35,12 @@ class Transfer {
 
   HostOptions host;
 
-  // True while the shim's callbacks are installed on the handle (one transfer).
+  // True while the shim's callbacks are installed on the handle (from its first transfer on).
   bool installed() const { return installed_; }
+  // True from begin() to end(): a transfer is under way.
+  bool running() const { return running_; }
+  // curl_easy_reset dropped every option, ours included.
+  void forget_install();
   // The multi handle running this transfer, if any (so that cleaning up a parked handle can
   // take it out of its multi's accounts).
   CURLM* multi() const { return multi_; }
@@ -104,6 +108,7 @@ class Transfer {
 
   // Delivery to the host, emulating libcurl's defaults. Return what the host returned.
   size_t host_write(const char* data, size_t n);
+  bool host_wants_headers() const { return host.include_header || host.header_fn || host.header_data; }
   size_t deliver_header_line(const char* data, size_t n);
   // Hands held headers then held body to the host, resuming where a pause left off.
   enum class Flush { done, paused, refused };
@@ -117,6 +122,7 @@ class Transfer {
   core::Verdict decide_now(CURLcode code);
   void log_retry(const core::Verdict& verdict) const;
   void log_final(const core::Verdict& verdict, int status) const;
+  void record_event(const core::Verdict& verdict, CURLcode code) const;
   std::string attempts_label() const;
 
   CURL* easy_;
@@ -126,7 +132,10 @@ class Transfer {
   std::string rule_name_;
   std::string method_;
   std::string display_;
+  std::string host_;  // for the attempt log
+  std::string path_;
   bool installed_ = false;
+  bool running_ = false;
   CURLM* multi_ = nullptr;
 
   // Per transfer.
