@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs what bench/run.sh needs from Debian, and only what is missing: nginx (the upstream and
+# one of the two retrying proxies), haproxy (the other), a C compiler and libcurl's headers for
+# the load generator, curl (the process-start row), valgrind (callgrind's instruction counts) and
+# python3 (the report).
+#
+# Debian's nginx and haproxy packages start their system services on install (nginx on
+# 0.0.0.0:80). The benchmark wants neither, so while installing we put a policy-rc.d in place
+# that forbids service starts, unless the machine already has one.
+set -euo pipefail
+
+packages=(nginx haproxy gcc libc6-dev libcurl4-openssl-dev curl valgrind python3)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  [ "$status" = "installed" ] || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+as_root=()
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "bench/install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  as_root=(sudo)
+fi
+
+policy=/usr/sbin/policy-rc.d
+placed_policy=0
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\n# placed by curlretry bench/install-deps.sh while installing; removed after\nexit 101\n' |
+    "${as_root[@]}" tee "$policy" >/dev/null
+  "${as_root[@]}" chmod 755 "$policy"
+  placed_policy=1
+fi
+remove_policy() {
+  if [ "$placed_policy" = 1 ]; then "${as_root[@]}" rm -f "$policy"; fi
+}
+trap remove_policy EXIT
+
+echo "bench/install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" apt-get update -qq
+"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
