@@ -7,9 +7,11 @@
 
 #include "cli/check.h"
 #include "cli/demo.h"
+#include "cli/doctor.h"
 #include "cli/explain.h"
 #include "cli/launch.h"
 #include "cli/library_path.h"
+#include "cli/stats.h"
 
 #ifndef CURLRETRY_VERSION
 #define CURLRETRY_VERSION "unknown"
@@ -109,12 +111,32 @@ int main(int argc, char** argv) {
   demo->add_flag("--tls", tls, "Use HTTPS on loopback (certificate generated on the fly)");
   demo->add_option("--curl", curl, "The curl binary to run (default: curl from PATH)")->type_name("PATH");
 
+  DoctorOptions doctor_options;
+  CLI::App* doctor = app.add_subcommand("doctor", "Say whether curlretry can reach a program's libcurl, and why");
+  add_common(*doctor);
+  doctor->add_flag("--json", doctor_options.json, "Print one JSON object: verdict, program, chain, via, libcurl, "
+                                                   "flavour, summary, details, advice");
+  doctor->footer("Usage: curlretry doctor [--json] COMMAND|PATH [ARGS...]\n"
+                 "Exit status: 0 works, 3 not reachable or LD_PRELOAD ignored, 4 nothing to do, 5 maybe, 1 error.");
+  doctor->prefix_command();
+
+  StatsOptions stats_options;
+  std::string bucket;
+  CLI::App* stats = app.add_subcommand("stats", "Summarise attempt logs written with CURLRETRY_EVENTS=FILE");
+  add_common(*stats);
+  stats->add_option("FILE", stats_options.files, "Attempt logs (- = stdin)")->required();
+  stats->add_option("--bucket", bucket, "Time per row of the chart: 30s, 5m, 1h, 1d (default: fit 24 rows)")
+      ->type_name("DURATION");
+  stats->add_option("--width", stats_options.width, "Widest bar in characters (default 50)")->type_name("N");
+
   // Set last: subcommands copy their parent's footer when created.
   app.footer(
       "Examples:\n"
       "  curlretry -- curl -sS https://api.example.com/v1/models\n"
       "  curlretry check --config ./curlretry.yaml\n"
       "  curlretry explain --json POST https://open.bigmodel.cn/api/paas/v4/chat/completions --status 429\n"
+      "  curlretry doctor python3 agent.py\n"
+      "  CURLRETRY_EVENTS=/tmp/attempts.jsonl curlretry -- ./agent.sh; curlretry stats /tmp/attempts.jsonl\n"
       "Configuration: $CURLRETRY_CONFIG, $XDG_CONFIG_HOME/curlretry/config.yaml,\n"
       "~/.config/curlretry/config.yaml, /etc/curlretry/config.yaml (see config/REFERENCE.md).");
   if (argc <= 1) {
@@ -146,7 +168,7 @@ int main(int argc, char** argv) {
     std::cerr << "curlretry: " << e.what() << "\nRun 'curlretry --help' for usage.\n";
     return 2;
   }
-  if (separator && (check->parsed() || explain->parsed() || demo->parsed())) {
+  if (separator && (check->parsed() || explain->parsed() || demo->parsed() || stats->parsed())) {
     std::cerr << "curlretry: unexpected `--`: only the launcher takes a command\n";
     return 2;
   }
@@ -163,6 +185,22 @@ int main(int argc, char** argv) {
       return run_explain(ex);
     }
     if (demo->parsed()) return run_demo_command(curl, tls);
+    if (doctor->parsed()) {
+      doctor_options.command = doctor->remaining();
+      doctor_options.command.insert(doctor_options.command.end(), after.begin(), after.end());
+      return run_doctor(doctor_options);
+    }
+    if (stats->parsed()) {
+      if (!bucket.empty()) {
+        const auto seconds = parse_bucket(bucket);
+        if (!seconds) {
+          std::cerr << "curlretry stats: --bucket " << bucket << ": expected a duration such as 30s, 5m, 1h\n";
+          return 2;
+        }
+        stats_options.bucket_seconds = *seconds;
+      }
+      return run_stats(stats_options);
+    }
     launch.config = config();
     launch.command = run->parsed() ? run->remaining() : app.remaining();
     // `curlretry curl -- x`: the `--` was the command's own argument.

@@ -1,0 +1,606 @@
+#include "cli/stats.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+
+namespace curlretry::cli {
+namespace {
+
+// --- a flat JSON object reader (just what an attempt line needs) --------------------------------
+
+struct JsonValue {
+  enum class Kind { string, number, other } kind = Kind::other;
+  std::string text;
+  double number = 0;
+};
+
+class JsonObjectReader {
+ public:
+  explicit JsonObjectReader(std::string_view s) : s_(s) {}
+
+  std::optional<std::map<std::string, JsonValue>> read() {
+    std::map<std::string, JsonValue> out;
+    ws();
+    if (!eat('{')) return std::nullopt;
+    ws();
+    if (eat('}')) return finish(std::move(out));
+    for (;;) {
+      ws();
+      std::string key;
+      if (!string(key)) return std::nullopt;
+      ws();
+      if (!eat(':')) return std::nullopt;
+      ws();
+      JsonValue value;
+      if (!this->value(value)) return std::nullopt;
+      out[key] = std::move(value);
+      ws();
+      if (eat(',')) continue;
+      if (eat('}')) return finish(std::move(out));
+      return std::nullopt;
+    }
+  }
+
+ private:
+  std::optional<std::map<std::string, JsonValue>> finish(std::map<std::string, JsonValue> out) {
+    ws();
+    if (i_ != s_.size()) return std::nullopt;
+    return out;
+  }
+  void ws() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\r' || s_[i_] == '\n')) ++i_;
+  }
+  bool eat(char c) {
+    if (i_ < s_.size() && s_[i_] == c) {
+      ++i_;
+      return true;
+    }
+    return false;
+  }
+  static void utf8(std::string& out, unsigned cp) {
+    if (cp < 0x80) {
+      out += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      out += static_cast<char>(0xC0 | (cp >> 6));
+      out += static_cast<char>(0x80 | (cp & 0x3f));
+    } else if (cp < 0x10000) {
+      out += static_cast<char>(0xE0 | (cp >> 12));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+      out += static_cast<char>(0x80 | (cp & 0x3f));
+    } else {
+      out += static_cast<char>(0xF0 | (cp >> 18));
+      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+      out += static_cast<char>(0x80 | (cp & 0x3f));
+    }
+  }
+  bool hex4(unsigned& v) {
+    if (i_ + 4 > s_.size()) return false;
+    v = 0;
+    for (int k = 0; k < 4; ++k) {
+      const char c = s_[i_++];
+      v <<= 4;
+      if (c >= '0' && c <= '9') v |= static_cast<unsigned>(c - '0');
+      else if (c >= 'a' && c <= 'f') v |= static_cast<unsigned>(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F') v |= static_cast<unsigned>(c - 'A' + 10);
+      else return false;
+    }
+    return true;
+  }
+  bool string(std::string& out) {
+    if (!eat('"')) return false;
+    while (i_ < s_.size()) {
+      const char c = s_[i_++];
+      if (c == '"') return true;
+      if (static_cast<unsigned char>(c) < 0x20) return false;
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (i_ >= s_.size()) return false;
+      const char e = s_[i_++];
+      switch (e) {
+        case '"': out += '"'; break;
+        case '\\': out += '\\'; break;
+        case '/': out += '/'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          unsigned cp = 0;
+          if (!hex4(cp)) return false;
+          if (cp >= 0xD800 && cp <= 0xDBFF && i_ + 6 <= s_.size() && s_[i_] == '\\' && s_[i_ + 1] == 'u') {
+            i_ += 2;
+            unsigned low = 0;
+            if (!hex4(low) || low < 0xDC00 || low > 0xDFFF) return false;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+          } else if (cp >= 0xD800 && cp <= 0xDFFF) {
+            cp = 0xFFFD;
+          }
+          utf8(out, cp);
+          break;
+        }
+        default: return false;
+      }
+    }
+    return false;
+  }
+  bool value(JsonValue& v) {
+    if (i_ >= s_.size()) return false;
+    const char c = s_[i_];
+    if (c == '"') {
+      v.kind = JsonValue::Kind::string;
+      return string(v.text);
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+      const std::size_t start = i_;
+      while (i_ < s_.size() && std::string_view("+-0123456789.eE").find(s_[i_]) != std::string_view::npos) ++i_;
+      const std::string text(s_.substr(start, i_ - start));
+      char* end = nullptr;
+      v.number = std::strtod(text.c_str(), &end);
+      if (end != text.c_str() + text.size()) return false;
+      v.kind = JsonValue::Kind::number;
+      return true;
+    }
+    for (std::string_view word : {"true", "false", "null"}) {
+      if (s_.substr(i_, word.size()) == word) {
+        i_ += word.size();
+        return true;
+      }
+    }
+    if (c == '{' || c == '[') return skip_nested();
+    return false;
+  }
+  bool skip_nested() {
+    int depth = 0;
+    while (i_ < s_.size()) {
+      const char c = s_[i_];
+      if (c == '"') {
+        std::string ignored;
+        if (!string(ignored)) return false;
+        continue;
+      }
+      ++i_;
+      if (c == '{' || c == '[') ++depth;
+      if (c == '}' || c == ']') {
+        if (--depth == 0) return true;
+      }
+    }
+    return false;
+  }
+
+  std::string_view s_;
+  std::size_t i_ = 0;
+};
+
+// --- calendar -----------------------------------------------------------------------------------
+
+long long days_from_civil(long long y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const long long era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<long long>(doe) - 719468;
+}
+
+struct Civil {
+  long long year;
+  int month, day, hour, minute, second;
+};
+
+Civil civil_from_ms(long long ms) {
+  long long secs = ms >= 0 ? ms / 1000 : (ms - 999) / 1000;
+  long long days = secs >= 0 ? secs / 86400 : (secs - 86399) / 86400;
+  const long long sod = secs - days * 86400;
+  const long long z = days + 719468;
+  const long long era = (z >= 0 ? z : z - 146096) / 146097;
+  const long long doe = z - era * 146097;
+  const long long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const long long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const long long mp = (5 * doy + 2) / 153;
+  const int d = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
+  const int m = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
+  return Civil{yoe + era * 400 + (m <= 2 ? 1 : 0), m, d, static_cast<int>(sod / 3600),
+               static_cast<int>(sod / 60 % 60), static_cast<int>(sod % 60)};
+}
+
+std::string two(int v) { return {static_cast<char>('0' + v / 10 % 10), static_cast<char>('0' + v % 10)}; }
+
+std::string date_text(const Civil& c) {
+  return std::to_string(c.year) + "-" + two(c.month) + "-" + two(c.day);
+}
+std::string clock_text(const Civil& c, bool seconds) {
+  return two(c.hour) + ":" + two(c.minute) + (seconds ? ":" + two(c.second) : "");
+}
+
+// --- numbers as people read them ------------------------------------------------------------------
+
+std::string duration_text(long long ms) {
+  if (ms < 1000) return std::to_string(ms) + " ms";
+  if (ms < 60000) {
+    const long long tenths = (ms + 50) / 100;
+    return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " s";
+  }
+  const long long s = (ms + 500) / 1000;
+  if (s < 3600) return std::to_string(s / 60) + "m" + two(static_cast<int>(s % 60)) + "s";
+  return std::to_string(s / 3600) + "h" + two(static_cast<int>(s / 60 % 60)) + "m";
+}
+
+std::string plural(long long n, std::string_view one, std::string_view many) {
+  return std::to_string(n) + " " + std::string(n == 1 ? one : many);
+}
+
+std::string pad_right(std::string s, std::size_t w) {
+  std::size_t chars = 0;
+  for (const char c : s) chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  if (chars < w) s.append(w - chars, ' ');
+  return s;
+}
+std::string pad_left(const std::string& s, std::size_t w) {
+  return s.size() < w ? std::string(w - s.size(), ' ') + s : s;
+}
+
+// --- what each attempt counts as -----------------------------------------------------------------
+
+// Reasons that mean "curlretry would have retried, but a limit said stop".
+bool is_limit_reason(std::string_view reason) {
+  return reason == "exhausted" || reason == "max-elapsed" || reason == "deadline" ||
+         reason == "retry-after-too-long" || reason == "not-replayable";
+}
+
+enum class Kind { ok, retry, gave_up, failed };
+
+Kind kind_of(const AttemptRecord& r) {
+  if (r.verdict == "retry") return Kind::retry;
+  if (r.verdict == "success") return Kind::ok;
+  return r.attempt > 1 || is_limit_reason(r.reason) ? Kind::gave_up : Kind::failed;
+}
+
+constexpr char kMark[] = {'o', 'r', 'x', '-'};
+
+struct Totals {
+  long long requests = 0, ok = 0, saved = 0, gave_up = 0, failed = 0, retries = 0, waited_ms = 0;
+
+  void add(const AttemptRecord& r) {
+    if (r.attempt == 1) ++requests;
+    switch (kind_of(r)) {
+      case Kind::retry:
+        ++retries;
+        waited_ms += std::max(0LL, r.delay_ms);
+        break;
+      case Kind::ok: ++(r.attempt > 1 ? saved : ok); break;
+      case Kind::gave_up: ++gave_up; break;
+      case Kind::failed: ++failed; break;
+    }
+  }
+};
+
+std::string totals_table(const std::vector<AttemptRecord>& records) {
+  std::map<std::string, Totals> by_host;
+  Totals all;
+  for (const auto& r : records) {
+    by_host[r.host].add(r);
+    all.add(r);
+  }
+  std::size_t host_width = 4;
+  for (const auto& [host, _] : by_host) host_width = std::max(host_width, host.size());
+  const std::vector<std::string> columns = {"requests", "ok", "saved", "gave up", "failed", "retries", "waited"};
+  std::string out = pad_right("host", host_width);
+  for (const auto& c : columns) out += "  " + c;
+  out += '\n';
+  auto row = [&](const std::string& name, const Totals& t) {
+    const std::vector<std::string> values = {std::to_string(t.requests), std::to_string(t.ok),
+                                             std::to_string(t.saved),    std::to_string(t.gave_up),
+                                             std::to_string(t.failed),   std::to_string(t.retries),
+                                             duration_text(t.waited_ms)};
+    std::string line = pad_right(name, host_width);
+    for (std::size_t i = 0; i < columns.size(); ++i) line += "  " + pad_left(values[i], columns[i].size());
+    out += line + '\n';
+  };
+  for (const auto& [host, t] : by_host) row(host, t);
+  if (by_host.size() > 1) row("all", all);
+  return out;
+}
+
+std::string reasons_section(const std::vector<AttemptRecord>& records) {
+  std::map<Kind, std::map<std::string, long long>> counts;
+  for (const auto& r : records) {
+    const Kind k = kind_of(r);
+    if (k != Kind::ok) ++counts[k][r.reason.empty() ? "?" : r.reason];
+  }
+  std::string out;
+  const std::pair<Kind, const char*> lines[] = {
+      {Kind::retry, "retried because"}, {Kind::gave_up, "gave up because"}, {Kind::failed, "failed because"}};
+  for (const auto& [kind, label] : lines) {
+    const auto found = counts.find(kind);
+    if (found == counts.end()) continue;
+    std::vector<std::pair<std::string, long long>> sorted(found->second.begin(), found->second.end());
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::string line = pad_right(std::string(label) + ":", 17);
+    for (std::size_t i = 0; i < sorted.size(); ++i) {
+      line += (i ? ", " : "") + sorted[i].first + " (" + std::to_string(sorted[i].second) + ")";
+    }
+    out += line + '\n';
+  }
+  return out;
+}
+
+long long floor_div(long long a, long long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+long long choose_bucket(long long first_ms, long long last_ms) {
+  static constexpr long long kSteps[] = {1,    2,    5,    10,    15,    30,    60,    120,   300,   600,
+                                         900,  1800, 3600, 7200, 10800, 21600, 43200, 86400, 604800};
+  for (const long long step : kSteps) {
+    const long long rows = floor_div(last_ms, step * 1000) - floor_div(first_ms, step * 1000) + 1;
+    if (rows <= 24) return step;
+  }
+  return 604800;
+}
+
+std::string bucket_text(long long seconds) {
+  if (seconds % 86400 == 0) return plural(seconds / 86400, "day", "days");
+  if (seconds % 3600 == 0) return plural(seconds / 3600, "hour", "hours");
+  if (seconds % 60 == 0) return plural(seconds / 60, "min", "min");
+  return plural(seconds, "s", "s");
+}
+
+std::string time_chart(const std::vector<AttemptRecord>& records, const StatsOptions& options) {
+  const long long first = records.front().time_ms;
+  const long long last = records.back().time_ms;
+  const long long bucket = options.bucket_seconds > 0 ? options.bucket_seconds : choose_bucket(first, last);
+  const long long step = bucket * 1000;
+  const long long first_row = floor_div(first, step);
+  const long long rows = floor_div(last, step) - first_row + 1;
+  constexpr long long kMaxRows = 1000;
+  std::vector<std::array<long long, 4>> counts(static_cast<std::size_t>(std::min(rows, kMaxRows)), {0, 0, 0, 0});
+  for (const auto& r : records) {
+    const long long row = floor_div(r.time_ms, step) - first_row;
+    if (row < kMaxRows) ++counts[static_cast<std::size_t>(row)][static_cast<int>(kind_of(r))];
+  }
+  long long widest = 0;
+  for (const auto& c : counts) widest = std::max(widest, c[0] + c[1] + c[2] + c[3]);
+  const long long width = std::max(options.width, 10);
+  const long long per_mark = std::max(1LL, (widest + width - 1) / width);
+  const bool multi_day = civil_from_ms(first).day != civil_from_ms(last).day ||
+                         civil_from_ms(first).month != civil_from_ms(last).month ||
+                         civil_from_ms(first).year != civil_from_ms(last).year;
+  std::string out = "attempts over time (UTC, " + bucket_text(bucket) + " per row; o ok, r retry, x gave up, - failed";
+  out += per_mark > 1 ? "; one mark = up to " + std::to_string(per_mark) + " attempts)\n" : ")\n";
+  std::vector<std::string> bars;
+  std::size_t bar_width = 0;
+  for (const auto& c : counts) {
+    std::string bar;
+    for (int k = 0; k < 4; ++k) bar.append(static_cast<std::size_t>((c[k] + per_mark - 1) / per_mark), kMark[k]);
+    bar_width = std::max(bar_width, bar.size());
+    bars.push_back(std::move(bar));
+  }
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    const Civil at = civil_from_ms((first_row + static_cast<long long>(i)) * step);
+    std::string label = clock_text(at, bucket < 60);
+    if (multi_day || bucket >= 86400) label = two(at.month) + "-" + two(at.day) + " " + label;
+    const auto& c = counts[i];
+    std::string line = "  " + label + "  " + pad_right(bars[i], bar_width) + "  " +
+                       std::to_string(c[0] + c[1] + c[2] + c[3]);
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + '\n';
+  }
+  if (rows > kMaxRows) out += "  ... " + std::to_string(rows - kMaxRows) + " more rows (use --bucket)\n";
+  return out;
+}
+
+std::string delay_histogram(const std::vector<AttemptRecord>& records, const StatsOptions& options) {
+  std::vector<long long> delays;
+  for (const auto& r : records) {
+    if (kind_of(r) == Kind::retry) delays.push_back(std::max(0LL, r.delay_ms));
+  }
+  if (delays.empty()) return "retry delays: none (no retries)\n";
+  std::sort(delays.begin(), delays.end());
+  static constexpr long long kEdges[] = {0, 100, 500, 1000, 2000, 5000, 10000, 30000, 60000, 120000};
+  static constexpr const char* kLabels[] = {"< 100 ms", "100-499 ms", "0.5-1 s",  "1-2 s",   "2-5 s",
+                                            "5-10 s",   "10-30 s",    "30-60 s",  "1-2 min", ">= 2 min"};
+  constexpr int kBins = 10;
+  std::array<long long, kBins> bins{};
+  for (const long long d : delays) {
+    int b = kBins - 1;
+    while (b > 0 && d < kEdges[b]) --b;
+    ++bins[static_cast<std::size_t>(b)];
+  }
+  int lo = 0, hi = kBins - 1;
+  while (bins[static_cast<std::size_t>(lo)] == 0) ++lo;
+  while (bins[static_cast<std::size_t>(hi)] == 0) --hi;
+  const long long widest = *std::max_element(bins.begin(), bins.end());
+  const long long width = std::max(options.width, 10);
+  const long long per_mark = std::max(1LL, (widest + width - 1) / width);
+  std::string out = "retry delays (" + plural(static_cast<long long>(delays.size()), "retry", "retries") +
+                    "; median " + duration_text(delays[(delays.size() - 1) / 2]) + ", max " +
+                    duration_text(delays.back());
+  out += per_mark > 1 ? "; one # = up to " + std::to_string(per_mark) + " retries)\n" : ")\n";
+  const std::size_t bar_width = static_cast<std::size_t>((widest + per_mark - 1) / per_mark);
+  for (int b = lo; b <= hi; ++b) {
+    const long long n = bins[static_cast<std::size_t>(b)];
+    std::string line = "  " + pad_right(kLabels[b], 10) + "  " +
+                       pad_right(std::string(static_cast<std::size_t>((n + per_mark - 1) / per_mark), '#'), bar_width) +
+                       "  " + std::to_string(n);
+    out += line + '\n';
+  }
+  return out;
+}
+
+std::string header(const std::vector<AttemptRecord>& records) {
+  std::set<std::pair<long long, std::string>> processes;
+  long long requests = 0;
+  for (const auto& r : records) {
+    processes.emplace(r.pid, r.program);
+    requests += r.attempt == 1;
+  }
+  const Civil a = civil_from_ms(records.front().time_ms);
+  const Civil b = civil_from_ms(records.back().time_ms);
+  std::string out = plural(static_cast<long long>(records.size()), "attempt", "attempts") + " in " +
+                    plural(requests, "request", "requests") + " by " +
+                    plural(static_cast<long long>(processes.size()), "process", "processes") + ", " + date_text(a) +
+                    " " + clock_text(a, true) + " to ";
+  if (date_text(a) != date_text(b)) out += date_text(b) + " ";
+  out += clock_text(b, true) + " UTC (" + duration_text(records.back().time_ms - records.front().time_ms) + ")\n";
+  return out;
+}
+
+}  // namespace
+
+std::optional<long long> parse_utc_time(std::string_view t) {
+  // YYYY-MM-DDTHH:MM:SS[.fff...]Z
+  auto digits = [&](std::size_t at, std::size_t n, long long& v) {
+    if (at + n > t.size()) return false;
+    v = 0;
+    for (std::size_t i = at; i < at + n; ++i) {
+      if (t[i] < '0' || t[i] > '9') return false;
+      v = v * 10 + (t[i] - '0');
+    }
+    return true;
+  };
+  long long y, mo, d, h, mi, s;
+  if (!digits(0, 4, y) || t.size() < 20 || t[4] != '-' || !digits(5, 2, mo) || t[7] != '-' || !digits(8, 2, d) ||
+      (t[10] != 'T' && t[10] != 't' && t[10] != ' ') || !digits(11, 2, h) || t[13] != ':' || !digits(14, 2, mi) ||
+      t[16] != ':' || !digits(17, 2, s)) {
+    return std::nullopt;
+  }
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return std::nullopt;
+  std::size_t i = 19;
+  long long ms = 0;
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    int n = 0;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') {
+      if (n < 3) ms = ms * 10 + (t[i] - '0');
+      ++n;
+      ++i;
+    }
+    if (n == 0) return std::nullopt;
+    for (; n < 3; ++n) ms *= 10;
+  }
+  if (i + 1 != t.size() || (t[i] != 'Z' && t[i] != 'z')) return std::nullopt;
+  const long long days = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
+  return ((days * 24 + h) * 60 + mi) * 60000 + s * 1000 + ms;
+}
+
+std::optional<long long> parse_bucket(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  long long unit = 1;
+  switch (text.back()) {
+    case 's': unit = 1; text.remove_suffix(1); break;
+    case 'm': unit = 60; text.remove_suffix(1); break;
+    case 'h': unit = 3600; text.remove_suffix(1); break;
+    case 'd': unit = 86400; text.remove_suffix(1); break;
+    default: break;
+  }
+  if (text.empty() || text.size() > 9) return std::nullopt;
+  long long v = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  if (v <= 0) return std::nullopt;
+  return v * unit;
+}
+
+std::optional<AttemptRecord> parse_record(std::string_view line) {
+  auto object = JsonObjectReader(line).read();
+  if (!object) return std::nullopt;
+  auto text = [&](const char* key) -> const std::string* {
+    const auto it = object->find(key);
+    return it != object->end() && it->second.kind == JsonValue::Kind::string ? &it->second.text : nullptr;
+  };
+  auto number = [&](const char* key) -> std::optional<double> {
+    const auto it = object->find(key);
+    if (it == object->end() || it->second.kind != JsonValue::Kind::number) return std::nullopt;
+    return it->second.number;
+  };
+  const std::string* time = text("time");
+  const std::string* host = text("host");
+  const std::string* verdict = text("verdict");
+  const auto attempt = number("attempt");
+  if (!time || !host || !verdict || !attempt) return std::nullopt;
+  if (*verdict != "retry" && *verdict != "success" && *verdict != "give_up") return std::nullopt;
+  const auto when = parse_utc_time(*time);
+  if (!when || *attempt < 1 || *attempt > 1e9) return std::nullopt;
+  AttemptRecord r;
+  r.time_ms = *when;
+  r.host = *host;
+  r.verdict = *verdict;
+  r.attempt = static_cast<int>(*attempt);
+  if (const auto v = number("pid")) r.pid = static_cast<long long>(*v);
+  if (const auto* v = text("program")) r.program = *v;
+  if (const auto v = number("status")) r.status = static_cast<int>(*v);
+  if (const auto* v = text("reason")) r.reason = *v;
+  if (const auto v = number("delay_ms"); v && *v >= 0 && *v < 1e15) r.delay_ms = static_cast<long long>(*v);
+  return r;
+}
+
+std::string render_stats(std::vector<AttemptRecord> records, const StatsOptions& options) {
+  if (records.empty()) return "no attempts\n";
+  std::stable_sort(records.begin(), records.end(),
+                   [](const AttemptRecord& a, const AttemptRecord& b) { return a.time_ms < b.time_ms; });
+  std::string out = header(records);
+  out += '\n';
+  out += totals_table(records);
+  const std::string reasons = reasons_section(records);
+  if (!reasons.empty()) out += '\n' + reasons;
+  out += '\n' + time_chart(records, options);
+  out += '\n' + delay_histogram(records, options);
+  return out;
+}
+
+int run_stats(const StatsOptions& options) {
+  std::vector<AttemptRecord> records;
+  long long skipped = 0;
+  std::string first_skipped;
+  for (const auto& file : options.files) {
+    std::ifstream in;
+    std::istream* stream = &std::cin;
+    if (file != "-") {
+      in.open(file, std::ios::binary);
+      if (!in) {
+        std::cerr << "curlretry stats: " << file << ": cannot open\n";
+        return 1;
+      }
+      stream = &in;
+    }
+    std::string line;
+    long long number = 0;
+    while (std::getline(*stream, line)) {
+      ++number;
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      if (auto r = parse_record(line)) {
+        records.push_back(std::move(*r));
+      } else {
+        if (skipped++ == 0) first_skipped = file + ":" + std::to_string(number);
+      }
+    }
+    if (stream->bad()) {
+      std::cerr << "curlretry stats: " << file << ": read error\n";
+      return 1;
+    }
+  }
+  if (skipped > 0) {
+    std::cerr << "curlretry stats: skipped " << plural(skipped, "line", "lines")
+              << (skipped == 1 ? " that is not an attempt record" : " that are not attempt records")
+              << " (first: " << first_skipped << ")\n";
+  }
+  if (records.empty()) {
+    std::cerr << "curlretry stats: no attempt records (write some with CURLRETRY_EVENTS=FILE)\n";
+    return 1;
+  }
+  std::cout << render_stats(std::move(records), options);
+  return std::cout.good() ? 0 : 1;
+}
+
+}  // namespace curlretry::cli
