@@ -232,19 +232,18 @@ const Api& for_caller(const void* caller) {
     const Table* table;
     ElfW(Addr) begin;
     ElfW(Addr) end;
-    const Api* api;
+    const Api* api;  // nullptr: the global scope's
   };
   __attribute__((tls_model("initial-exec"))) static thread_local Last last{};
   Libraries& libs = libraries();
   auto address = reinterpret_cast<ElfW(Addr)>(caller);
   const Table* table = libs.table.load(std::memory_order_acquire);
-  if (table != nullptr && last.table == table && address >= last.begin && address < last.end && last.api != nullptr)
-    return *last.api;
+  if (table != nullptr && last.table == table && address >= last.begin && address < last.end)
+    return last.api ? *last.api : global();
   if (table != nullptr) {
     if (const Range* r = table->find(address)) {
-      if (r->api == nullptr) return global();
       last = Last{table, r->begin, r->end, r->api};
-      return *r->api;
+      return r->api ? *r->api : global();
     }
     // Unknown code (JIT, or an object loaded since): look again only if the set of objects changed.
     std::pair<unsigned long long, unsigned long long> counters{0, 0};
@@ -252,8 +251,11 @@ const Api& for_caller(const void* caller) {
     if (counters.first == table->adds && counters.second == table->subs) return global();
   }
   table = rebuild(libs);
-  const Range* r = table->find(address);
-  return r != nullptr && r->api != nullptr ? *r->api : global();
+  if (const Range* r = table->find(address)) {
+    last = Last{table, r->begin, r->end, r->api};
+    return r->api ? *r->api : global();
+  }
+  return global();
 }
 
 }  // namespace curlretry::shim::real
