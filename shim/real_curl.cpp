@@ -120,7 +120,31 @@ struct LoadedObject {
   std::string name;
   ElfW(Addr) base;
   std::vector<std::pair<ElfW(Addr), ElfW(Addr)>> code;
+  bool needs_libcurl = false;  // a DT_NEEDED entry names libcurl*
 };
+
+// Reads the object's dynamic section where the loader mapped it: only objects that link a
+// libcurl themselves need the (costlier) dlopen + dlsym to learn which one.
+bool links_libcurl(const struct dl_phdr_info* info) {
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const auto& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_DYNAMIC) continue;
+    const auto* dyn = reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + ph.p_vaddr);
+    ElfW(Addr) strtab = 0;
+    for (const ElfW(Dyn)* d = dyn; d->d_tag != DT_NULL; ++d)
+      if (d->d_tag == DT_STRTAB) strtab = d->d_un.d_ptr;
+    if (strtab == 0) return false;
+    // glibc relocates DT_STRTAB in place; a value below the load address has not been.
+    if (strtab < info->dlpi_addr) strtab += info->dlpi_addr;
+    for (const ElfW(Dyn)* d = dyn; d->d_tag != DT_NULL; ++d) {
+      if (d->d_tag == DT_NEEDED &&
+          std::strncmp(reinterpret_cast<const char*>(strtab + d->d_un.d_val), "libcurl", 7) == 0)
+        return true;
+    }
+    return false;
+  }
+  return false;
+}
 
 struct Snapshot {
   unsigned long long adds = 0;
@@ -132,12 +156,14 @@ int collect(struct dl_phdr_info* info, size_t, void* data) {
   auto* snapshot = static_cast<Snapshot*>(data);
   snapshot->adds = info->dlpi_adds;
   snapshot->subs = info->dlpi_subs;
-  LoadedObject object{info->dlpi_name ? info->dlpi_name : "", info->dlpi_addr, {}};
+  LoadedObject object{info->dlpi_name ? info->dlpi_name : "", info->dlpi_addr, {}, false};
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const auto& ph = info->dlpi_phdr[i];
     if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) != 0)
       object.code.emplace_back(info->dlpi_addr + ph.p_vaddr, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
   }
+  if (!object.code.empty() && !object.name.empty() && !is_libcurl_name(object.name.c_str()))
+    object.needs_libcurl = links_libcurl(info);
   snapshot->objects.push_back(std::move(object));
   return 0;
 }
@@ -174,7 +200,9 @@ const Api* api_of_libcurl(Libraries& libs, ElfW(Addr) base, const char* path) {
 
 // The libcurl an object's own dependency tree provides, or nullptr for "the global scope's".
 const Api* api_of_user(Libraries& libs, const LoadedObject& object) {
-  if (object.name.empty()) return nullptr;  // the main program binds through the global scope
+  // The main program binds through the global scope, and so does an object without a libcurl
+  // dependency of its own.
+  if (object.name.empty() || !object.needs_libcurl) return nullptr;
   void* handle = dlopen(object.name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
   if (handle == nullptr) return nullptr;
   void* init = dlsym(handle, "curl_easy_init");
