@@ -255,35 +255,31 @@ const Api& global() {
 }
 
 const Api& for_caller(const void* caller) {
-  // Most calls come from the same code range as the previous one on this thread.
+  // Calls alternate between the host's code and libcurl's own (its internal curl_multi_* calls):
+  // two remembered code ranges per thread answer nearly all of them without a search.
   struct Last {
     const Table* table;
     ElfW(Addr) begin;
     ElfW(Addr) end;
     const Api* api;  // nullptr: the global scope's
   };
-  __attribute__((tls_model("initial-exec"))) static thread_local Last last{};
+  __attribute__((tls_model("initial-exec"))) static thread_local Last last[2]{};
+  __attribute__((tls_model("initial-exec"))) static thread_local unsigned next_slot = 0;
   Libraries& libs = libraries();
   auto address = reinterpret_cast<ElfW(Addr)>(caller);
   const Table* table = libs.table.load(std::memory_order_acquire);
-  if (table != nullptr && last.table == table && address >= last.begin && address < last.end)
-    return last.api ? *last.api : global();
-  if (table != nullptr) {
-    if (const Range* r = table->find(address)) {
-      last = Last{table, r->begin, r->end, r->api};
-      return r->api ? *r->api : global();
-    }
+  for (const Last& l : last)
+    if (table != nullptr && l.table == table && address >= l.begin && address < l.end) return l.api ? *l.api : global();
+  if (table == nullptr || table->find(address) == nullptr) {
     // Unknown code (JIT, or an object loaded since): look again only if the set of objects changed.
     std::pair<unsigned long long, unsigned long long> counters{0, 0};
-    dl_iterate_phdr(read_counters, &counters);
-    if (counters.first == table->adds && counters.second == table->subs) return global();
+    if (table != nullptr) dl_iterate_phdr(read_counters, &counters);
+    if (table == nullptr || counters.first != table->adds || counters.second != table->subs) table = rebuild(libs);
   }
-  table = rebuild(libs);
-  if (const Range* r = table->find(address)) {
-    last = Last{table, r->begin, r->end, r->api};
-    return r->api ? *r->api : global();
-  }
-  return global();
+  const Range* r = table->find(address);
+  if (r == nullptr) return global();
+  last[next_slot++ & 1] = Last{table, r->begin, r->end, r->api};
+  return r->api ? *r->api : global();
 }
 
 }  // namespace curlretry::shim::real
