@@ -16,19 +16,19 @@
 namespace curlretry::config {
 namespace {
 
-const std::vector<std::string_view> kTopKeys = {"version", "defaults", "settings", "rules"};
-const std::vector<std::string_view> kPolicyKeys = {"max_attempts", "max_elapsed_ms", "backoff",  "retry_after",
+constexpr std::string_view kTopKeys[] = {"version", "defaults", "settings", "rules"};
+constexpr std::string_view kPolicyKeys[] = {"max_attempts", "max_elapsed_ms", "backoff",  "retry_after",
                                                    "retry_on",     "never_retry",    "codes",    "body_window"};
-const std::vector<std::string_view> kRuleKeys = {"name",     "match",       "max_attempts", "max_elapsed_ms",
+constexpr std::string_view kRuleKeys[] = {"name",     "match",       "max_attempts", "max_elapsed_ms",
                                                  "backoff",  "retry_after", "retry_on",     "never_retry",
                                                  "codes",    "body_window"};
-const std::vector<std::string_view> kBackoffKeys = {"strategy", "base_ms", "max_ms", "jitter"};
-const std::vector<std::string_view> kRetryAfterKeys = {"honor", "max_ms"};
-const std::vector<std::string_view> kRetryOnKeys = {"status", "body_markers", "transport"};
-const std::vector<std::string_view> kNeverRetryKeys = {"body_markers"};
-const std::vector<std::string_view> kCodesKeys = {"path", "retry", "permanent"};
-const std::vector<std::string_view> kMatchKeys = {"host", "path", "method"};
-const std::vector<std::string_view> kSettingsKeys = {"disable",     "log",          "log_file",
+constexpr std::string_view kBackoffKeys[] = {"strategy", "base_ms", "max_ms", "jitter"};
+constexpr std::string_view kRetryAfterKeys[] = {"honor", "max_ms"};
+constexpr std::string_view kRetryOnKeys[] = {"status", "body_markers", "transport"};
+constexpr std::string_view kNeverRetryKeys[] = {"body_markers"};
+constexpr std::string_view kCodesKeys[] = {"path", "retry", "permanent"};
+constexpr std::string_view kMatchKeys[] = {"host", "path", "method"};
+constexpr std::string_view kSettingsKeys[] = {"disable",     "log",          "log_file",
                                                      "events_file", "max_upload_replay", "max_error_body"};
 
 constexpr core::Transport kAllTransports[] = {
@@ -447,7 +447,7 @@ Config builtin_config() {
   return config;
 }
 
-std::optional<std::string_view> closest_key(std::string_view word, const std::vector<std::string_view>& candidates) {
+std::optional<std::string_view> closest_key(std::string_view word, std::span<const std::string_view> candidates) {
   // Keys of user input are short; a 1 KiB "key" gets no suggestion rather than a big table.
   if (word.empty() || word.size() > 64) return std::nullopt;
   std::optional<std::string_view> best;

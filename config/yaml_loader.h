@@ -2,6 +2,7 @@
 // typed and bounded; the first problem becomes "NAME:LINE:COL: KEY: message".
 #pragma once
 
+#include <span>
 #include <string_view>
 
 #include "config/config.h"
@@ -15,6 +16,6 @@ LoadResult parse_config(std::string_view yaml, std::string_view name);
 Config builtin_config();
 
 // The closest of `candidates` to `word` by edit distance, when close enough to be a likely typo.
-std::optional<std::string_view> closest_key(std::string_view word, const std::vector<std::string_view>& candidates);
+std::optional<std::string_view> closest_key(std::string_view word, std::span<const std::string_view> candidates);
 
 }  // namespace curlretry::config

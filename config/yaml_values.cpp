@@ -25,7 +25,7 @@ void Values::fail(const YamlNode& node, std::string_view key, std::string_view p
   throw ConfigError{std::move(message)};
 }
 
-void Values::check_keys(const YamlNode& map, std::string_view key, const std::vector<std::string_view>& known) const {
+void Values::check_keys(const YamlNode& map, std::string_view key, std::span<const std::string_view> known) const {
   for (const auto& [name, value] : map.entries) {
     bool found = false;
     for (const auto k : known) found = found || k == name.text;

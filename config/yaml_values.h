@@ -3,6 +3,7 @@
 // LoadResult, so nothing escapes config::load.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,7 +28,7 @@ class Values {
   [[noreturn]] void fail(const YamlNode& node, std::string_view key, std::string_view problem) const;
 
   // Every key of `map` must be in `known`; an unknown one fails, suggesting the closest.
-  void check_keys(const YamlNode& map, std::string_view key, const std::vector<std::string_view>& known) const;
+  void check_keys(const YamlNode& map, std::string_view key, std::span<const std::string_view> known) const;
 
   // A map, or an empty map for null when `null_is_empty` (a section with everything commented out).
   void expect_map(const YamlNode& node, std::string_view key, bool null_is_empty = false) const;

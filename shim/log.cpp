@@ -67,14 +67,44 @@ std::atomic<int> g_level{static_cast<int>(config::LogLevel::error)};
 std::mutex g_mutex;
 spdlog::logger* g_logger = nullptr;  // leaked on purpose: hosts log from atexit handlers
 
+// What fd 2 was when the process started (or when the shim was first used, if that came first).
+// A host that closes its descriptors and opens a file of its own may get fd 2 for it; our lines
+// must then go nowhere rather than into its file.
+struct StderrIdentity {
+  bool captured = false;
+  bool open = false;
+  dev_t dev = 0;
+  ino_t ino = 0;
+};
+StderrIdentity g_stderr;  // constant-initialised: usable before any constructor has run
+
+void capture_stderr_identity() {
+  if (g_stderr.captured) return;
+  struct stat st{};
+  g_stderr.open = ::fstat(STDERR_FILENO, &st) == 0;
+  g_stderr.dev = st.st_dev;
+  g_stderr.ino = st.st_ino;
+  g_stderr.captured = true;
+}
+
+__attribute__((constructor)) void capture_stderr_at_start() { capture_stderr_identity(); }
+
+int open_stderr() {
+  capture_stderr_identity();
+  struct stat st{};
+  if (!g_stderr.open || ::fstat(STDERR_FILENO, &st) != 0 || st.st_dev != g_stderr.dev || st.st_ino != g_stderr.ino)
+    return -1;
+  return ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+}
+
 int open_destination(const std::string& file) {
-  if (file.empty()) return ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (file.empty()) return open_stderr();
   return ::open(file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 }
 
 spdlog::logger* make_logger(const std::string& file) {
   int fd = open_destination(file);
-  if (fd < 0 && !file.empty()) fd = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (fd < 0 && !file.empty()) fd = open_stderr();
   auto sink = std::make_shared<CheckedFdSink>(fd);
   auto* logger = new spdlog::logger("curlretry", sink);
   logger->set_pattern("curlretry: %v");
@@ -93,7 +123,12 @@ spdlog::level::level_enum to_spdlog(config::LogLevel level) {
   return spdlog::level::off;
 }
 
-std::string g_file;
+// Not a std::string: the shim may be entered from another library's constructor before ours
+// have run, and only constant-initialised globals are safe then.
+std::string& log_file() {
+  static std::string* file = new std::string();
+  return *file;
+}
 
 }  // namespace
 
@@ -107,7 +142,7 @@ std::mutex& log_mutex() {
 
 void configure(const config::Settings& settings) {
   std::lock_guard lock(log_mutex());
-  g_file = settings.log_file;
+  log_file() = settings.log_file;
   g_level.store(static_cast<int>(settings.log_level), std::memory_order_relaxed);
 }
 
@@ -120,7 +155,7 @@ void write(config::LogLevel level, std::string_view message) {
   if (!enabled(level)) return;
   std::lock_guard lock(log_mutex());
   try {
-    if (g_logger == nullptr) g_logger = make_logger(g_file);
+    if (g_logger == nullptr) g_logger = make_logger(log_file());
     g_logger->log(to_spdlog(level), "{}", message);
   } catch (...) {
     // Logging must never take the host down.

@@ -65,27 +65,36 @@ void fill(Api& api, Lookup lookup) {
 // ---------------------------------------------------------------------------------------------
 // The global scope's libcurl.
 
-struct FirstLoadedLibcurl {
-  const char* symbol;
-  void* found = nullptr;
-};
-
-int find_in_loaded(struct dl_phdr_info* info, size_t, void* data) {
-  auto* search = static_cast<FirstLoadedLibcurl*>(data);
-  if (info->dlpi_name == nullptr || !is_libcurl_name(info->dlpi_name) || info->dlpi_addr == own_base()) return 0;
-  // RTLD_NOLOAD only takes a reference on an object that is already there.
-  void* handle = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
-  if (handle == nullptr) return 0;
-  search->found = dlsym(handle, search->symbol);
+// Runs `use(handle)` with a handle on the loaded libcurl at `path`. RTLD_NOLOAD only takes a
+// reference on an object that is already there. Only libcurl objects are opened this way: during
+// exit, a dlopen of an object whose destructor already ran would run its constructor again, and
+// a host's own libraries may have constructors that matter (libcurl has none).
+template <typename Use>
+void with_libcurl_handle(const char* path, Use use) {
+  void* handle = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+  if (handle == nullptr) return;
+  use(handle);
   dlclose(handle);
-  return search->found != nullptr ? 1 : 0;
+}
+
+// The paths of the loaded libcurls (not us), in load order.
+int find_loaded_libcurls(struct dl_phdr_info* info, size_t, void* data) {
+  auto* found = static_cast<std::vector<std::string>*>(data);
+  if (info->dlpi_name != nullptr && is_libcurl_name(info->dlpi_name) && info->dlpi_addr != own_base())
+    found->emplace_back(info->dlpi_name);
+  return 0;
 }
 
 void* global_lookup(const char* name) {
   if (void* p = dlsym(RTLD_NEXT, name)) return p;
-  FirstLoadedLibcurl search{name};
-  dl_iterate_phdr(find_in_loaded, &search);
-  return search.found;
+  std::vector<std::string> libcurls;
+  dl_iterate_phdr(find_loaded_libcurls, &libcurls);
+  void* found = nullptr;
+  for (const auto& path : libcurls) {
+    with_libcurl_handle(path.c_str(), [&](void* handle) { found = dlsym(handle, name); });
+    if (found != nullptr) break;
+  }
+  return found;
 }
 
 std::mutex& global_mutex() {
@@ -120,12 +129,11 @@ struct LoadedObject {
   std::string name;
   ElfW(Addr) base;
   std::vector<std::pair<ElfW(Addr), ElfW(Addr)>> code;
-  bool needs_libcurl = false;  // a DT_NEEDED entry names libcurl*
+  std::string needed_libcurl;  // the DT_NEEDED entry naming a libcurl*, if any
 };
 
-// Reads the object's dynamic section where the loader mapped it: only objects that link a
-// libcurl themselves need the (costlier) dlopen + dlsym to learn which one.
-bool links_libcurl(const struct dl_phdr_info* info) {
+// Reads the object's dynamic section where the loader mapped it: the libcurl it links, if any.
+std::string linked_libcurl(const struct dl_phdr_info* info) {
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const auto& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_DYNAMIC) continue;
@@ -133,17 +141,16 @@ bool links_libcurl(const struct dl_phdr_info* info) {
     ElfW(Addr) strtab = 0;
     for (const ElfW(Dyn)* d = dyn; d->d_tag != DT_NULL; ++d)
       if (d->d_tag == DT_STRTAB) strtab = d->d_un.d_ptr;
-    if (strtab == 0) return false;
+    if (strtab == 0) return {};
     // glibc relocates DT_STRTAB in place; a value below the load address has not been.
     if (strtab < info->dlpi_addr) strtab += info->dlpi_addr;
     for (const ElfW(Dyn)* d = dyn; d->d_tag != DT_NULL; ++d) {
-      if (d->d_tag == DT_NEEDED &&
-          std::strncmp(reinterpret_cast<const char*>(strtab + d->d_un.d_val), "libcurl", 7) == 0)
-        return true;
+      const char* needed = reinterpret_cast<const char*>(strtab + d->d_un.d_val);
+      if (d->d_tag == DT_NEEDED && std::strncmp(needed, "libcurl", 7) == 0) return needed;
     }
-    return false;
+    return {};
   }
-  return false;
+  return {};
 }
 
 struct Snapshot {
@@ -156,14 +163,14 @@ int collect(struct dl_phdr_info* info, size_t, void* data) {
   auto* snapshot = static_cast<Snapshot*>(data);
   snapshot->adds = info->dlpi_adds;
   snapshot->subs = info->dlpi_subs;
-  LoadedObject object{info->dlpi_name ? info->dlpi_name : "", info->dlpi_addr, {}, false};
+  LoadedObject object{info->dlpi_name ? info->dlpi_name : "", info->dlpi_addr, {}, {}};
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const auto& ph = info->dlpi_phdr[i];
     if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) != 0)
       object.code.emplace_back(info->dlpi_addr + ph.p_vaddr, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
   }
   if (!object.code.empty() && !object.name.empty() && !is_libcurl_name(object.name.c_str()))
-    object.needs_libcurl = links_libcurl(info);
+    object.needed_libcurl = linked_libcurl(info);
   snapshot->objects.push_back(std::move(object));
   return 0;
 }
@@ -185,33 +192,33 @@ Libraries& libraries() {
   return *l;
 }
 
-// The Api of the libcurl object at `base` (named `path`), resolved from that object itself.
-const Api* api_of_libcurl(Libraries& libs, ElfW(Addr) base, const char* path) {
+const char* base_name(const std::string& path) {
+  auto slash = path.rfind('/');
+  return path.c_str() + (slash == std::string::npos ? 0 : slash + 1);
+}
+
+// The Api of a loaded libcurl object, resolved from that object itself.
+const Api* api_of_libcurl(Libraries& libs, const LoadedObject& libcurl) {
   for (auto& [b, api] : libs.by_base)
-    if (b == base) return api;
-  void* handle = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
-  if (handle == nullptr) return nullptr;
-  auto* api = new Api();
-  fill(*api, [handle](const char* name) { return dlsym(handle, name); });
-  dlclose(handle);
-  libs.by_base.emplace_back(base, api);
+    if (b == libcurl.base) return api;
+  Api* api = nullptr;
+  with_libcurl_handle(libcurl.name.c_str(), [&](void* handle) {
+    api = new Api();
+    fill(*api, [handle](const char* name) { return dlsym(handle, name); });
+  });
+  if (api != nullptr) libs.by_base.emplace_back(libcurl.base, api);
   return api;
 }
 
-// The libcurl an object's own dependency tree provides, or nullptr for "the global scope's".
-const Api* api_of_user(Libraries& libs, const LoadedObject& object) {
-  // The main program binds through the global scope, and so does an object without a libcurl
-  // dependency of its own.
-  if (object.name.empty() || !object.needs_libcurl) return nullptr;
-  void* handle = dlopen(object.name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
-  if (handle == nullptr) return nullptr;
-  void* init = dlsym(handle, "curl_easy_init");
-  dlclose(handle);
-  Dl_info where{};
-  if (init == nullptr || dladdr(init, &where) == 0 || where.dli_fname == nullptr) return nullptr;
-  auto base = reinterpret_cast<ElfW(Addr)>(where.dli_fbase);
-  if (base == own_base() || !is_libcurl_name(where.dli_fname)) return nullptr;
-  return api_of_libcurl(libs, base, where.dli_fname);
+// The libcurl an object links (DT_NEEDED), or nullptr for "the global scope's".
+const Api* api_of_user(Libraries& libs, const LoadedObject& object, const std::vector<LoadedObject>& all) {
+  if (object.name.empty() || object.needed_libcurl.empty()) return nullptr;
+  for (const auto& candidate : all) {
+    if (candidate.base != own_base() && !candidate.code.empty() && !candidate.name.empty() &&
+        object.needed_libcurl == base_name(candidate.name))
+      return api_of_libcurl(libs, candidate);
+  }
+  return nullptr;
 }
 
 const Table* rebuild(Libraries& libs) {
@@ -226,8 +233,8 @@ const Table* rebuild(Libraries& libs) {
   for (const auto& object : snapshot.objects) {
     if (object.base == own_base() || object.code.empty()) continue;
     const Api* api = !object.name.empty() && is_libcurl_name(object.name.c_str())
-                         ? api_of_libcurl(libs, object.base, object.name.c_str())
-                         : api_of_user(libs, object);
+                         ? api_of_libcurl(libs, object)
+                         : api_of_user(libs, object, snapshot.objects);
     for (const auto& [begin, end] : object.code) table->ranges.push_back(Range{begin, end, api});
   }
   std::sort(table->ranges.begin(), table->ranges.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
