@@ -337,9 +337,14 @@ void Transfer::note_header_line(const char* data, size_t n) {
   }
   char first = line.empty() ? '\0' : static_cast<char>(line[0] | 0x20);
   if (first != 'r' && first != 'x') return;  // the only headers the decision reads
-  if (auto v = header_value(line, "retry-after")) response_.retry_after = std::move(v);
-  else if (auto w = header_value(line, "retry-after-ms")) response_.retry_after_ms = std::move(w);
-  else if (auto x = header_value(line, "x-should-retry")) response_.should_retry = std::move(x);
+  // A repeated header counts once, the first one, as `curlretry explain` reads it.
+  if (auto v = header_value(line, "retry-after")) {
+    if (!response_.retry_after) response_.retry_after = std::move(v);
+  } else if (auto w = header_value(line, "retry-after-ms")) {
+    if (!response_.retry_after_ms) response_.retry_after_ms = std::move(w);
+  } else if (auto x = header_value(line, "x-should-retry")) {
+    if (!response_.should_retry) response_.should_retry = std::move(x);
+  }
 }
 
 size_t Transfer::read(char* buffer, size_t size, size_t nitems) {

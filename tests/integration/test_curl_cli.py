@@ -193,6 +193,15 @@ class CurlCli(harness.UpstreamTestCase):
         self.assertGreaterEqual(r.elapsed, 0.6, str(r))
         self.assertCount(self.plain, k, 2, r)
 
+    def test_a_repeated_retry_after_counts_once_the_first(self):
+        # Retry-After: 0 then an HTTP-date an hour ahead: the first one decides (as `explain`
+        # reads it), so the wait is 0 and not "too long, give up".
+        k = self.key()
+        r = self.get(k, "503+ra=0+radate=3600,200")
+        self.assertRun(r, 0, ok_body(k, 2))
+        self.assertLess(r.elapsed, 5.0, str(r))
+        self.assertCount(self.plain, k, 2, r)
+
     # --- what is retried and what is not ----------------------------------------------------
 
     def test_captcha_400_is_retried(self):
