@@ -108,7 +108,7 @@ std::optional<YamlError> check_encoding(std::string_view text) {
 
 class TreeBuilder final : public YAML::EventHandler {
  public:
-  explicit TreeBuilder(const LineIndex& to_position) : to_position(to_position) {}
+  TreeBuilder(const LineIndex& to_position, std::string_view text) : to_position(to_position), text_(text) {}
 
   YamlNode root;
   bool have_root = false;
@@ -137,7 +137,28 @@ class TreeBuilder final : public YAML::EventHandler {
     node.at = to_position(mark);
     node.text = value;
     node.quoted = tag == "!";  // yaml-cpp tags plain scalars "?" and quoted ones "!"
+    if (node.quoted) check_closed_quote(mark);
     add(std::move(node));
+  }
+
+  // yaml-cpp 0.7 accepts a quoted scalar left open at the end of the file and swallows the rest
+  // of the document into it (`name: "glm` would hide every key after it).
+  void check_closed_quote(const YAML::Mark& mark) const {
+    if (mark.pos < 0 || static_cast<std::size_t>(mark.pos) >= text_.size()) return;
+    const char quote = text_[static_cast<std::size_t>(mark.pos)];
+    if (quote != '"' && quote != '\'') return;
+    for (std::size_t i = static_cast<std::size_t>(mark.pos) + 1; i < text_.size(); ++i) {
+      if (quote == '"' && text_[i] == '\\') {
+        ++i;
+      } else if (text_[i] == quote) {
+        if (quote == '\'' && i + 1 < text_.size() && text_[i + 1] == '\'') {
+          ++i;  // '' is an escaped quote inside '...'
+        } else {
+          return;
+        }
+      }
+    }
+    throw Refused{{to_position(mark), true, "a quoted string is never closed"}};
   }
 
   void OnSequenceStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
@@ -163,6 +184,7 @@ class TreeBuilder final : public YAML::EventHandler {
   };
   std::vector<Frame> stack_;
   const LineIndex& to_position;
+  std::string_view text_;  // the document, for what yaml-cpp does not check
 
   void refuse_anchor(const YAML::Mark& mark) {
     throw Refused{{to_position(mark), true, "anchors (&name) are not supported in curlretry config"}};
@@ -255,10 +277,10 @@ std::variant<YamlNode, YamlError> parse_yaml(std::string_view text) {
     std::istringstream in{std::string(text)};
     YAML::Parser parser(in);
     const LineIndex to_position(text);
-    TreeBuilder builder(to_position);
+    TreeBuilder builder(to_position, text);
     try {
       if (!parser.HandleNextDocument(builder)) return YamlNode{};  // empty: null document
-      TreeBuilder second(to_position);
+      TreeBuilder second(to_position, text);
       if (parser.HandleNextDocument(second)) {
         return YamlError{second.have_root ? second.root.at : Position{}, second.have_root,
                          "only one YAML document is allowed (found a second one)"};

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# README command 2: install what is missing, build, and run every test.
+# README command 2: install what is missing, build, and run every test (then again under
+# the sanitizers).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 "$root/scripts/install-deps.sh"
 "$root/scripts/build.sh"
-cd "$build"
-ctest --output-on-failure -j"$(nproc)" --timeout 900
+(cd "$build" && ctest --output-on-failure -j"$(nproc)" --timeout 900)
+# The same suite under ASan+UBSan, and the threaded and multi tests under TSan (issue 5).
+# CURLRETRY_SKIP_SANITIZERS=1 skips them for a quick local run; CI never sets it.
+if [ "${CURLRETRY_SKIP_SANITIZERS:-0}" != 1 ]; then
+  "$root/scripts/test-sanitizers.sh" all
+fi

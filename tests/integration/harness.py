@@ -5,6 +5,7 @@ Environment (set by tests/integration/CMakeLists.txt):
   CURLRETRY_LIB    path of libcurlretry.so
   FLAKY_UPSTREAM   path of the flaky-upstream binary (tests/upstream)
   CURLRETRY_BIN    path of the curlretry command
+  CURLRETRY_PRELOAD_PREFIX  optional, preloaded before CURLRETRY_LIB (sanitizer runtimes)
 
 Python 3.11 standard library only. Everything started here binds 127.0.0.1 and is torn down by
 the test case that started it, even when a test fails.
@@ -28,6 +29,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 LIB = os.environ.get("CURLRETRY_LIB", "")
+# Preloaded in front of LIB, e.g. the sanitizer runtime an instrumented LIB needs first in an
+# uninstrumented host (CMakePresets.json: asan, tsan). Colon-separated; empty = nothing.
+PRELOAD_PREFIX = os.environ.get("CURLRETRY_PRELOAD_PREFIX", "")
 CURLRETRY_BIN = os.environ.get("CURLRETRY_BIN", "")
 CURL = shutil.which("curl") or "/usr/bin/curl"
 
@@ -225,7 +229,7 @@ def environment(preload: bool, env: dict[str, str] | None = None) -> dict[str, s
         if problem:
             raise LibraryMissing(problem)
         existing = child.get("LD_PRELOAD", "")
-        child["LD_PRELOAD"] = LIB + (":" + existing if existing else "")
+        child["LD_PRELOAD"] = ":".join(p for p in (PRELOAD_PREFIX, LIB, existing) if p)
         child["CURLRETRY_BASE_MS"] = FAST_BASE_MS
     for key, value in (env or {}).items():
         if value is None:

@@ -29,6 +29,15 @@ std::string head_of(const Request& request, const Response& r) {
   return head;
 }
 
+// `n` header-safe bytes: the pattern line without its '+' and newline, repeated.
+std::string padding(std::uint64_t n) {
+  constexpr std::string_view kLine = kPattern.substr(0, 62);
+  std::string out;
+  out.reserve(static_cast<std::size_t>(n));
+  while (out.size() < n) out.append(kLine.substr(0, std::min<std::size_t>(kLine.size(), n - out.size())));
+  return out;
+}
+
 bool send_pattern(Stream& stream, std::uint64_t n) {
   for (std::uint64_t sent = 0; sent < n;) {
     std::size_t piece = static_cast<std::size_t>(std::min<std::uint64_t>(n - sent, kSendChunk));
@@ -71,6 +80,8 @@ Response response_for(const Step& step, const Exchange& x) {
   }
   if (step.retry_after_ms) r.headers.emplace_back("retry-after-ms", *step.retry_after_ms);
   if (step.should_retry) r.headers.emplace_back("x-should-retry", *step.should_retry);
+  if (step.header_padding) r.headers.emplace_back("X-Padding", padding(*step.header_padding));
+  if (step.body_padding && !r.no_body) r.pattern += *step.body_padding;
   return r;
 }
 
@@ -200,6 +211,11 @@ bool play_step(Stream& stream, const Request& request, const Step& step, const E
       stream.finish_reset();
       return false;
     case StepKind::close:
+      stream.finish_clean();
+      return false;
+    case StepKind::raw:
+      // The bytes as given, whatever they are, then a clean close: they end the exchange.
+      stream.write_all(*step.raw_data);
       stream.finish_clean();
       return false;
     case StepKind::sse:

@@ -9,6 +9,7 @@ namespace {
 constexpr std::uint64_t kMaxHangMs = 600'000;
 constexpr std::uint64_t kMaxEvents = 100'000;
 constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 30;
+constexpr std::uint64_t kMaxHeaderBytes = std::uint64_t{1} << 20;
 
 constexpr std::string_view kCaptchaBody = R"({"code":3007,"msg":"captcha verify failed"})";
 constexpr std::string_view kQuotaBody =
@@ -67,7 +68,8 @@ bool parse_base(std::string_view base, Step& step, std::string* error) {
     StepKind kind;
   };
   for (const Named& n : {Named{"reset", StepKind::reset}, Named{"close", StepKind::close},
-                         Named{"echo", StepKind::echo}, Named{"early503", StepKind::early503}}) {
+                         Named{"echo", StepKind::echo}, Named{"early503", StepKind::early503},
+                         Named{"raw", StepKind::raw}}) {
     if (base != n.name) continue;
     step.kind = n.kind;
     if (n.kind == StepKind::early503) step.status = 503;
@@ -97,7 +99,7 @@ bool parse_base(std::string_view base, Step& step, std::string* error) {
   if (base.size() != 3 || !status || *status < 200) {
     return fail(error, "unknown step '" + std::string(base) +
                            "' (a status 200-599 or captcha, quota, zai1302, reset, close, echo, "
-                           "early503, hangN, sseN, breakN)");
+                           "early503, raw, hangN, sseN, breakN)");
   }
   step.status = static_cast<int>(*status);
   return true;
@@ -112,6 +114,13 @@ bool parse_modifier(std::string_view raw, Step& step, std::string* error) {
   }
   if (eq == std::string_view::npos) return fail(error, "modifier '+" + std::string(raw) + "' wants =value");
 
+  if (name == "data") {
+    // Any bytes at all (CR, LF, NUL...): they are the response, not a header value.
+    auto bytes = percent_decode(raw.substr(eq + 1));
+    if (!bytes || bytes->empty()) return fail(error, "+data wants percent-encoded bytes");
+    step.raw_data = std::move(*bytes);
+    return true;
+  }
   auto value = percent_decode(raw.substr(eq + 1));
   if (!value || !printable(*value)) {
     return fail(error, "modifier '+" + std::string(name) + "' has a malformed value");
@@ -141,8 +150,18 @@ bool parse_modifier(std::string_view raw, Step& step, std::string* error) {
     if (!step.length) return fail(error, "+len wants a byte count up to 1 GiB");
     return true;
   }
+  if (name == "hdr") {
+    step.header_padding = number(kMaxHeaderBytes);
+    if (!step.header_padding) return fail(error, "+hdr wants a byte count up to 1 MiB");
+    return true;
+  }
+  if (name == "pad") {
+    step.body_padding = number(kMaxBytes);
+    if (!step.body_padding) return fail(error, "+pad wants a byte count up to 1 GiB");
+    return true;
+  }
   return fail(error, "unknown modifier '+" + std::string(name) +
-                         "' (ra, radate, ram, xsr, len, ct, loc, close)");
+                         "' (ra, radate, ram, xsr, len, ct, loc, close, hdr, pad, data)");
 }
 
 }  // namespace
@@ -159,6 +178,10 @@ std::optional<Step> parse_step(std::string_view text, std::string* error) {
   if (!parse_base(parts.front(), step, error)) return std::nullopt;
   for (std::size_t i = 1; i < parts.size(); ++i) {
     if (!parse_modifier(parts[i], step, error)) return std::nullopt;
+  }
+  if ((step.kind == StepKind::raw) != step.raw_data.has_value()) {
+    fail(error, "step '" + std::string(text) + "': raw and +data= go together (raw+data=<bytes>)");
+    return std::nullopt;
   }
   return step;
 }

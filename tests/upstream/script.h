@@ -19,6 +19,7 @@ enum class StepKind : std::uint8_t {
   break_body,// 200 announcing far more than `number` bytes, send `number`, then close
   echo,      // 200 `sha256=<hex> length=<n>` of the request body
   early503,  // 503 right after the request head, without reading the body (no 100 Continue)
+  raw,       // exactly the bytes of +data= (a broken status line, NUL bytes...), then close
 };
 
 struct Step {
@@ -37,6 +38,9 @@ struct Step {
   std::optional<std::string> content_type;    // +ct=        Content-Type: <value>
   std::optional<std::string> location;        // +loc=       Location: <value>
   bool close_after = false;                   // +close      Connection: close, then close
+  std::optional<std::uint64_t> header_padding;  // +hdr=     X-Padding: <that many bytes>
+  std::optional<std::uint64_t> body_padding;    // +pad=     that many pattern bytes after the body
+  std::optional<std::string> raw_data;        // +data=      the whole answer of a `raw` step
 };
 
 struct Script {

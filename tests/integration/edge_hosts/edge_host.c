@@ -36,6 +36,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,7 +271,7 @@ static int multi_loop(const char* label, int n, const char* script, int attempt,
   return good;
 }
 
-static volatile int g_stop_background = 0;
+static atomic_int g_stop_background = 0;  /* set by the main thread, read by the background ones */
 static int g_background_ok = 0;
 static int g_background_bad = 0;
 
@@ -348,7 +349,11 @@ static int mode_fork(void) {
   pthread_create(&bg[1], NULL, background_main, (void*)1L);
   pthread_create(&bg[2], NULL, background_main, (void*)2L);
   int storm_ok = 0;
-  for (int i = 0; i < 20; ++i) {
+  /* EDGE_STORM_FORKS: gcc 12's ASan runtime does not hold its allocator lock across fork(), so
+   * under ASan a child may deadlock inside malloc no matter what the shim does. */
+  const char* forks_env = getenv("EDGE_STORM_FORKS");
+  const int storm_forks = forks_env ? atoi(forks_env) : 20;
+  for (int i = 0; i < storm_forks; ++i) {
     usleep(5000);
     fflush(stdout);
     pid_t pid = fork();
@@ -371,7 +376,7 @@ static int mode_fork(void) {
   }
   g_stop_background = 1;
   for (int i = 0; i < 3; ++i) pthread_join(bg[i], NULL);
-  say("ok fork-storm children=%d/20 background_right=%d background_wrong=%d", storm_ok, g_background_ok,
+  say("ok fork-storm children=%d/%d background_right=%d background_wrong=%d", storm_ok, storm_forks, g_background_ok,
       g_background_bad);
   CHECK(good == 8, "parent multi loop: %d of 8 right", good);
   CHECK(g_background_bad == 0, "background transfers wrong: %d", g_background_bad);
