@@ -10,18 +10,14 @@
 #include "cli/describe.h"
 #include "cli/json.h"
 #include "config/url.h"
+#include "config/text.h"
 #include "core/random.h"
 
 namespace curlretry::cli {
 namespace {
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
+using config::text::lower;
+using config::text::trim;
 
 std::string upper(std::string_view text) {
   std::string out(text);
@@ -29,14 +25,6 @@ std::string upper(std::string_view text) {
     if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
   }
   return out;
-}
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r' || text.back() == '\n')) {
-    text.remove_suffix(1);
-  }
-  return text;
 }
 
 // At most `limit` bytes of the body: the shim never looks further, and a big file must not be

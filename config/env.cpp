@@ -3,25 +3,13 @@
 #include <exception>
 
 #include "config/limits.h"
+#include "config/text.h"
 
 namespace curlretry::config {
 namespace {
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\n' || text.back() == '\r')) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
+using text::lower;
+using text::trim;
 
 // The value as it may appear in an error message: bounded, no control characters.
 std::string printable(std::string_view value) {

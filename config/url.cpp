@@ -1,15 +1,10 @@
 #include "config/url.h"
+#include "config/text.h"
 
 namespace curlretry::config {
 namespace {
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
+using text::lower;
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "config/text.h"
 #include "shim/events.h"
 #include "shim/log.h"
 #include "shim/real_curl.h"
@@ -37,11 +38,7 @@ bool iequals_prefix(std::string_view line, std::string_view name) {
   return true;
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) s.remove_suffix(1);
-  return s;
-}
+using config::text::trim;
 
 // The value of header `name` (lower case) if `line` is that header.
 std::optional<std::string> header_value(std::string_view line, std::string_view name) {

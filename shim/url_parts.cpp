@@ -1,16 +1,11 @@
 #include "shim/url_parts.h"
 
-#include <algorithm>
-#include <cctype>
+#include "config/text.h"
 
 namespace curlretry::shim {
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
+using config::text::lower;
 
 }  // namespace
 
