@@ -10,7 +10,7 @@ packages=(
   libcurl4-openssl-dev libssl-dev
   # tests: real hosts of both libcurl flavours
   curl git libcurl3-gnutls python3 python3-pycurl php-cli php-curl
-  libuv1-dev libevent-dev
+  libuv1-dev libevent-dev libcurl4-doc
 )
 
 missing=()
