@@ -116,7 +116,7 @@ class ForkTest(EdgeHostCase):
         self.assertCount(self.plain, f"{prefix}child-easy", 2, result)
         for i in range(4):
             self.assertCount(self.plain, f"{prefix}child-m{i}", 2, result)
-        for i in range(20):
+        for i in range(forks):
             self.assertCount(self.plain, f"{prefix}storm-{i}", 2, result)
 
 
