@@ -26,14 +26,7 @@
 
 extern int g_failed;
 
-#define CHECK(cond, ...)                             \
-  do {                                               \
-    if (!(cond)) {                                   \
-      fprintf(stderr, "CHECK FAILED: " __VA_ARGS__); \
-      fputc('\n', stderr);                           \
-      g_failed = 1;                                  \
-    }                                                \
-  } while (0)
+#include "host_support.h"
 
 struct sha256 {
   uint32_t h[8];
