@@ -127,6 +127,7 @@ bool Transfer::begin(const Runtime& runtime) {
   // Installed once and left in place between transfers (the host's later setopts are recorded
   // and honoured through them): a handle reused for thousands of requests pays this once.
   if (!installed_) install();
+  sync_header_callback();
   reset_attempt();
   attempt_ = 1;
   return true;
@@ -145,14 +146,13 @@ void Transfer::end() {
 
 void Transfer::forget_install() {
   installed_ = false;
+  header_cb_ = false;
   running_ = false;
 }
 
 void Transfer::install() {
   set_real(*api_, easy_, CURLOPT_WRITEFUNCTION, &Transfer::on_write);
   set_real(*api_, easy_, CURLOPT_WRITEDATA, static_cast<void*>(this));
-  set_real(*api_, easy_, CURLOPT_HEADERFUNCTION, &Transfer::on_header);
-  set_real(*api_, easy_, CURLOPT_HEADERDATA, static_cast<void*>(this));
   set_real(*api_, easy_, CURLOPT_READFUNCTION, &Transfer::on_read);
   set_real(*api_, easy_, CURLOPT_READDATA, static_cast<void*>(this));
   set_real(*api_, easy_, CURLOPT_SEEKFUNCTION, &Transfer::on_seek);
@@ -177,6 +177,21 @@ void apply_host_callbacks(const real::Api& api, CURL* easy, const HostOptions& h
 void Transfer::uninstall() {
   apply_host_callbacks(*api_, easy_, host);
   installed_ = false;
+  header_cb_ = false;
+}
+
+void Transfer::sync_header_callback() {
+  bool want = host_wants_headers() || api_->easy_header == nullptr;
+  if (want == header_cb_) return;
+  if (want) {
+    set_real(*api_, easy_, CURLOPT_HEADERFUNCTION, &Transfer::on_header);
+    set_real(*api_, easy_, CURLOPT_HEADERDATA, static_cast<void*>(this));
+  } else {
+    // The host reads no headers: its own (empty) settings go back, and libcurl calls no one.
+    set_real(*api_, easy_, CURLOPT_HEADERFUNCTION, host.header_fn);
+    set_real(*api_, easy_, CURLOPT_HEADERDATA, host.header_data);
+  }
+  header_cb_ = want;
 }
 
 void Transfer::reset_attempt() {
@@ -187,6 +202,8 @@ void Transfer::reset_attempt() {
   held_body_.clear();
   flushed_body_ = 0;
   committed_ = false;
+  status_learned_ = false;
+  hints_learned_ = false;
   host_refused_ = false;
   early_verdict_.reset();
   replay_paused_ = false;
@@ -273,6 +290,7 @@ int Transfer::on_seek(void* userdata, curl_off_t offset, int origin) {
 
 size_t Transfer::write(char* data, size_t n) {
   if (committed_) return host_write(data, n);
+  if (!header_cb_ && !status_learned_) learn_status();
   if (!response_.candidate) {
     // A response that cannot be retried: the first body byte commits the transfer.
     switch (flush_held()) {
@@ -313,6 +331,45 @@ size_t Transfer::header(char* data, size_t n) {
   }
   note_header_line(data, n);
   return n;
+}
+
+void Transfer::learn_status() {
+  status_learned_ = true;
+  long code = 0;
+  if (auto getinfo = api_->easy_getinfo) {
+    LibcurlScope scope;
+    getinfo(easy_, CURLINFO_RESPONSE_CODE, &code);
+  }
+  response_.status = static_cast<int>(code);
+  // The same test as at the end of the headers on the callback path: a plain 2xx/3xx streams
+  // without a header lookup or a policy lookup.
+  if (response_.status >= 200 && response_.status < 400) return;
+  learn_hints();
+  resolve_request();
+  response_.candidate = core::may_retry_response(*policy_, response_.status, response_.should_retry);
+}
+
+void Transfer::learn_hints() {
+  if (hints_learned_ || header_cb_) return;
+  hints_learned_ = true;
+  // The first of a repeated header, as on the callback path and in `curlretry explain`.
+  response_.retry_after = libcurl_header("Retry-After");
+  response_.retry_after_ms = libcurl_header("Retry-After-Ms");
+  response_.should_retry = libcurl_header("X-Should-Retry");
+}
+
+std::optional<std::string> Transfer::libcurl_header(const char* name) const {
+  auto header = api_->easy_header;
+  if (header == nullptr) return std::nullopt;
+  struct curl_header* h = nullptr;
+  CURLHcode found;
+  {
+    LibcurlScope scope;
+    // The last request of this transfer (after redirects), its own headers (no 1xx, no trailers).
+    found = header(easy_, name, 0, CURLH_HEADER, -1, &h);
+  }
+  if (found != CURLHE_OK || h == nullptr || h->value == nullptr) return std::nullopt;
+  return std::string(trim(h->value));
 }
 
 void Transfer::note_header_line(const char* data, size_t n) {
@@ -478,6 +535,7 @@ core::Outcome Transfer::outcome(CURLcode code) const {
 
 core::Verdict Transfer::decide_now(CURLcode code) {
   resolve_request();
+  learn_hints();  // a response without a body byte never went through learn_status()
   core::Outcome o = outcome(code);
   return core::decide(*policy_, o, random_, std::chrono::system_clock::now());
 }

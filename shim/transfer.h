@@ -103,8 +103,16 @@ class Transfer {
 
   void install();
   void uninstall();
+  // Our header callback is installed only when headers must be held for the host (or libcurl
+  // predates curl_easy_header): a success path nobody reads headers on pays for no callback.
+  void sync_header_callback();
   void reset_attempt();
   void note_header_line(const char* data, size_t n);
+  // Without our header callback: the status from CURLINFO_RESPONSE_CODE, and the decision's
+  // hints, when the status needs them, from curl_easy_header.
+  void learn_status();
+  void learn_hints();
+  std::optional<std::string> libcurl_header(const char* name) const;
 
   // Delivery to the host, emulating libcurl's defaults. Return what the host returned.
   size_t host_write(const char* data, size_t n);
@@ -135,6 +143,7 @@ class Transfer {
   std::string host_;  // for the attempt log
   std::string path_;
   bool installed_ = false;
+  bool header_cb_ = false;  // our on_header is on the handle
   bool running_ = false;
   CURLM* multi_ = nullptr;
 
@@ -156,6 +165,8 @@ class Transfer {
   std::string held_body_;
   size_t flushed_body_ = 0;
   bool committed_ = false;
+  bool status_learned_ = false;  // learn_status() ran for this attempt
+  bool hints_learned_ = false;   // learn_hints() ran for this attempt
   bool host_refused_ = false;       // a host callback refused data: its own abort
   std::optional<core::Verdict> early_verdict_;  // decided when the held body overflowed
   bool replay_paused_ = false;

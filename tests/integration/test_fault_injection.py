@@ -187,7 +187,8 @@ class Runner:
         for case in batch:
             upload = "-" if case.upload_mode == "get" else self._upload_file(case)
             timeout = case.timeout_ms or 20000
-            lines.append(f"{self.upstream.url(case.script.path())}\t{case.upload_mode}\t{upload}\t{timeout}\n")
+            headers = "" if case.headers else "\tnoheaders"
+            lines.append(f"{self.upstream.url(case.script.path())}\t{case.upload_mode}\t{upload}\t{timeout}{headers}\n")
         jobs.write_text("".join(lines))
         cmd = [os.path.join(FAULTS_DIR, "fault_host"), loop, str(jobs), str(concurrency), "150"]
         result = self._run(cmd, timeout=180)
@@ -206,7 +207,8 @@ class Runner:
             body = out[start + hlen:start + hlen + blen]
             pos = start + hlen + blen + 1
             extra = complaint + (f"\n{done} DONE messages" if done != 1 else "")
-            seen[batch[index].index] = Seen(code, status, body, head, extra)
+            case = batch[index]
+            seen[case.index] = Seen(code, status, body, head if case.headers else None, extra)
         for case in batch:
             seen.setdefault(case.index, Seen(-1, -1, b"", extra=f"fault_host reported nothing: {brief(result)}"))
         return seen, result.stderr

@@ -6,12 +6,13 @@
  *   perform  curl_multi_perform + curl_multi_poll
  *   socket   curl_multi_socket_action driven by epoll and the multi timer callback
  *
- * JOBFILE: one transfer per line, three or four tab-separated fields:
- *   URL <TAB> get|postfields|seek|noseek <TAB> UPLOAD_FILE or - [<TAB> TIMEOUT_MS]
+ * JOBFILE: one transfer per line, three to five tab-separated fields:
+ *   URL <TAB> get|postfields|seek|noseek <TAB> UPLOAD_FILE or - [<TAB> TIMEOUT_MS [<TAB> noheaders]]
  *     get         a plain GET
  *     postfields  POST with CURLOPT_COPYPOSTFIELDS (libcurl re-sends it itself)
  *     seek        POST through a read callback, with a seek callback
  *     noseek      POST through a read callback only (a replay needs the shim's own copy)
+ *     noheaders   no header callback at all (the host reads only the body and the status)
  *
  * Every handle has CURLOPT_FORBID_REUSE (each request on a connection of its own, so libcurl
  * never silently re-sends a request on a reused connection that died: the upstream's request
@@ -60,6 +61,7 @@ struct job {
   long status;
   int in_flight;
   long timeout_ms;
+  int no_headers;
 };
 
 static struct job* g_jobs;
@@ -104,6 +106,7 @@ static void load_jobs(const char* path) {
     char* mode = strtok(NULL, "\t");
     char* file = strtok(NULL, "\t");
     char* timeout = strtok(NULL, "\t");
+    char* headers = timeout ? strtok(NULL, "\t") : NULL;
     if (url == NULL || mode == NULL || file == NULL) {
       fprintf(stderr, "bad job line %zu\n", g_njobs + 1);
       exit(2);
@@ -119,6 +122,11 @@ static void load_jobs(const char* path) {
     j->url = strdup(url);
     j->result = -1;
     j->timeout_ms = timeout ? atol(timeout) : 20000;
+    if (headers != NULL && strcmp(headers, "noheaders") != 0) {
+      fprintf(stderr, "bad job line %zu: fifth field '%s'\n", g_njobs, headers);
+      exit(2);
+    }
+    j->no_headers = headers != NULL;
     if (strcmp(mode, "get") == 0) j->mode = MODE_GET;
     else if (strcmp(mode, "postfields") == 0) j->mode = MODE_POSTFIELDS;
     else if (strcmp(mode, "seek") == 0) j->mode = MODE_SEEK;
@@ -177,8 +185,10 @@ static void add_job(struct job* j) {
   curl_easy_setopt(easy, CURLOPT_PRIVATE, (void*)j);
   curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(easy, CURLOPT_WRITEDATA, (void*)j);
-  curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(easy, CURLOPT_HEADERDATA, (void*)j);
+  if (!j->no_headers) {
+    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(easy, CURLOPT_HEADERDATA, (void*)j);
+  }
   switch (j->mode) {
     case MODE_GET: break;
     case MODE_POSTFIELDS:
