@@ -93,7 +93,7 @@ __attribute__((visibility("default"))) void curl_easy_cleanup(CURL* easy) {
   if (!inside_libcurl()) {
     try {
       if (Transfer* transfer = registry::find(easy); transfer != nullptr && transfer->multi() != nullptr)
-        forget_in_multi(transfer->multi(), easy);
+        release_from_multi(transfer->multi(), easy);
     } catch (...) {
     }
     registry::remove(easy);

@@ -1,7 +1,9 @@
 // The interposed curl_multi_* entry points. The host's loop keeps running while transfers wait
 // between attempts: they are parked outside libcurl, counted in running_handles, and every
 // timeout the host sees is shortened to the next due time.
+#include <atomic>
 #include <cstdarg>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -21,6 +23,8 @@ namespace {
 struct MultiTable {
   std::mutex mutex;
   std::unordered_map<CURLM*, std::unique_ptr<MultiState>> states;
+  // Bumped on every insert and erase: a thread's remembered lookup is good while it is unchanged.
+  std::atomic<std::uint64_t> epoch{1};
 };
 
 MultiTable& multis() {
@@ -35,10 +39,23 @@ MultiTable& multis() {
 
 MultiState* find_multi(CURLM* multi) {
   if (inside_libcurl()) return nullptr;
+  // A host drives one multi handle through several calls per transfer: remember the last answer
+  // per thread instead of taking the table's lock each time. (A multi handle is used by one
+  // thread at a time, and cleaning it up while another thread uses it is already undefined.)
+  struct Last {
+    CURLM* multi;
+    MultiState* state;
+    std::uint64_t epoch;
+  };
+  __attribute__((tls_model("initial-exec"))) static thread_local Last last{nullptr, nullptr, 0};
   MultiTable& t = multis();
+  std::uint64_t epoch = t.epoch.load(std::memory_order_acquire);
+  if (last.multi == multi && last.epoch == epoch) return last.state;
   std::lock_guard lock(t.mutex);
   auto it = t.states.find(multi);
-  return it == t.states.end() ? nullptr : it->second.get();
+  MultiState* state = it == t.states.end() ? nullptr : it->second.get();
+  last = Last{multi, state, epoch};
+  return state;
 }
 
 // After the real call: libcurl's messages become retries or host messages; the count includes
@@ -57,8 +74,8 @@ CURLMcode after_drive(MultiState* state, CURLMcode code, int* running) {
 
 namespace curlretry::shim {
 
-void forget_in_multi(CURLM* multi, CURL* easy) {
-  if (MultiState* state = find_multi(multi)) state->forget(easy);
+void release_from_multi(CURLM* multi, CURL* easy) {
+  if (MultiState* state = find_multi(multi)) state->release(easy);
 }
 
 }  // namespace curlretry::shim
@@ -80,6 +97,7 @@ __attribute__((visibility("default"))) CURLM* curl_multi_init(void) {
       MultiTable& t = multis();
       std::lock_guard lock(t.mutex);
       t.states[multi] = std::make_unique<MultiState>(multi, &api);
+      t.epoch.fetch_add(1, std::memory_order_acq_rel);
     }
   } catch (...) {
   }
@@ -96,6 +114,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_cleanup(CURLM* multi
       if (auto it = t.states.find(multi); it != t.states.end()) {
         doomed = std::move(it->second);
         t.states.erase(it);
+        t.epoch.fetch_add(1, std::memory_order_acq_rel);
       }
     }
     if (doomed) {
@@ -113,6 +132,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_add_handle(CURLM* mu
   if (add == nullptr) return CURLM_BAD_HANDLE;
   MultiState* state = find_multi(multi);
   Transfer* transfer = state ? registry::find(easy) : nullptr;
+  CURLM* previous = transfer != nullptr ? transfer->multi() : nullptr;
   bool ours = false;
   try {
     ours = transfer != nullptr && transfer->begin(runtime());
@@ -123,9 +143,20 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_add_handle(CURLM* mu
     LibcurlScope scope;
     code = add(multi, easy);
   }
+  // The handle moved from another multi handle: that one lets go of it.
+  if (code == CURLM_OK && previous != nullptr && previous != multi) {
+    try {
+      release_from_multi(previous, easy);
+    } catch (...) {
+    }
+  }
   if (ours) {
-    if (code == CURLM_OK) transfer->set_multi(multi);
-    else transfer->end();
+    try {
+      if (code == CURLM_OK) state->adopt(easy, transfer);
+      else transfer->end();
+    } catch (...) {
+      transfer->abandon();  // out of memory for its entry: libcurl runs it without us
+    }
   }
   return code;
 }

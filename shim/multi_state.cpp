@@ -9,9 +9,37 @@
 
 #include "shim/real_curl.h"
 #include "shim/reentry_guard.h"
-#include "shim/registry.h"
 
 namespace curlretry::shim {
+
+void MultiState::adopt(CURL* easy, Transfer* transfer) {
+  members_.try_emplace(easy).first->second.transfer = transfer;
+  transfer->set_multi(multi_);
+}
+
+void MultiState::release(CURL* easy) {
+  // Its transfer is not touched: it is being destroyed, or already runs in another multi.
+  auto it = members_.find(easy);
+  Member* m = it == members_.end() ? nullptr : &it->second;
+  drop_queued(easy, m);
+  if (!parked_.empty()) parked_.erase(easy);
+  if (!replaying_.empty())
+    std::erase_if(replaying_, [easy](const auto& r) { return r.first == easy; });
+  if (m == nullptr) return;
+  if (m->transfer->multi() == multi_) m->transfer->set_multi(nullptr);
+  members_.erase(it);
+}
+
+MultiState::Member* MultiState::member(CURL* easy) {
+  auto it = members_.find(easy);
+  return it == members_.end() ? nullptr : &it->second;
+}
+
+void MultiState::enqueue(const CURLMsg& msg, Member* member) {
+  queue_.push_back(Queued{msg, member});
+  if (member != nullptr) ++member->queued;
+  else ++unowned_queued_;
+}
 
 void MultiState::park(CURL* easy, core::Millis delay, CURLcode code) {
   std::uint64_t generation = next_generation_++;
@@ -59,8 +87,9 @@ void MultiState::readd_due() {
     heap_.pop_back();
     CURLcode last_code = parked_[next.easy].last_code;
     parked_.erase(next.easy);
-    Transfer* transfer = registry::find(next.easy);
-    if (transfer == nullptr) continue;
+    Member* m = member(next.easy);
+    if (m == nullptr) continue;
+    Transfer* transfer = m->transfer;
     transfer->prepare_next_attempt();
     CURLMcode added = CURLM_BAD_FUNCTION_ARGUMENT;
     if (add) {
@@ -74,7 +103,7 @@ void MultiState::readd_due() {
       msg.msg = CURLMSG_DONE;
       msg.easy_handle = next.easy;
       msg.data.result = last_code;
-      queue_.push_back(msg);
+      enqueue(msg, m);
     }
   }
 }
@@ -93,12 +122,12 @@ void MultiState::drain() {
     }
     if (msg == nullptr) break;
     CURLMsg copy = *msg;  // the pointer dies at the next libcurl call
-    Transfer* transfer = copy.msg == CURLMSG_DONE ? registry::find(copy.easy_handle) : nullptr;
-    if (transfer == nullptr || !transfer->running()) {
-      queue_.push_back(copy);
+    Member* m = member(copy.easy_handle);
+    if (m == nullptr || copy.msg != CURLMSG_DONE || !m->transfer->running()) {
+      enqueue(copy, m);
       continue;
     }
-    Transfer::Step step = transfer->finish_attempt(copy.data.result);
+    Transfer::Step step = m->transfer->finish_attempt(copy.data.result);
     if (step.retry && remove != nullptr) {
       {
         LibcurlScope scope;
@@ -107,18 +136,18 @@ void MultiState::drain() {
       park(copy.easy_handle, step.delay, copy.data.result);
       continue;
     }
-    finish(copy.easy_handle, *transfer, copy, step);
+    finish(*m, copy, step);
   }
 }
 
-void MultiState::finish(CURL* easy, Transfer& transfer, CURLMsg msg, const Transfer::Step& step) {
+void MultiState::finish(Member& member, CURLMsg msg, const Transfer::Step& step) {
   if (step.paused) {
-    replaying_.emplace_back(easy, msg);
+    replaying_.emplace_back(msg.easy_handle, msg);
     return;
   }
-  transfer.end();
+  member.transfer->end();
   msg.data.result = step.retry ? msg.data.result : step.code;
-  queue_.push_back(msg);
+  enqueue(msg, &member);
 }
 
 void MultiState::resume_replays() {
@@ -126,13 +155,13 @@ void MultiState::resume_replays() {
   auto waiting = std::move(replaying_);
   replaying_.clear();
   for (auto& [easy, msg] : waiting) {
-    Transfer* transfer = registry::find(easy);
-    if (transfer == nullptr) continue;
-    if (!transfer->unpause_requested()) {
+    Member* m = member(easy);
+    if (m == nullptr) continue;
+    if (!m->transfer->unpause_requested()) {
       replaying_.emplace_back(easy, msg);
       continue;
     }
-    finish(easy, *transfer, msg, transfer->resume_replay());
+    finish(*m, msg, m->transfer->resume_replay());
   }
 }
 
@@ -141,40 +170,55 @@ CURLMsg* MultiState::next_message(int* msgs_in_queue) {
     if (msgs_in_queue) *msgs_in_queue = 0;
     return nullptr;
   }
-  delivered_ = queue_.front();
+  const Queued& front = queue_.front();
+  delivered_ = front.msg;
+  if (front.member != nullptr) --front.member->queued;
+  else --unowned_queued_;
   queue_.pop_front();
   if (msgs_in_queue) *msgs_in_queue = static_cast<int>(queue_.size());
   return &delivered_;
 }
 
-void MultiState::drop_queued(CURL* easy) {
-  queue_.erase(std::remove_if(queue_.begin(), queue_.end(), [easy](const CURLMsg& m) { return m.easy_handle == easy; }),
-               queue_.end());
+void MultiState::drop_queued(CURL* easy, Member* member) {
+  // The usual case, a host removing a handle whose message it has read, scans nothing.
+  if ((member == nullptr || member->queued == 0) && unowned_queued_ == 0) return;
+  auto gone = std::remove_if(queue_.begin(), queue_.end(), [easy](const Queued& q) { return q.msg.easy_handle == easy; });
+  for (auto it = gone; it != queue_.end(); ++it) {
+    if (it->member != nullptr) --it->member->queued;
+    else --unowned_queued_;
+  }
+  queue_.erase(gone, queue_.end());
 }
 
 bool MultiState::forget(CURL* easy) {
-  drop_queued(easy);
-  auto replaying = std::find_if(replaying_.begin(), replaying_.end(), [easy](const auto& r) { return r.first == easy; });
-  if (replaying != replaying_.end()) {
-    replaying_.erase(replaying);
-    if (Transfer* transfer = registry::find(easy)) transfer->end();
-    return true;
+  auto it = members_.find(easy);
+  Member* m = it == members_.end() ? nullptr : &it->second;
+  drop_queued(easy, m);
+  bool waiting = false;  // parked or replaying: libcurl no longer has it
+  if (!replaying_.empty()) {
+    auto replaying = std::find_if(replaying_.begin(), replaying_.end(), [easy](const auto& r) { return r.first == easy; });
+    if (replaying != replaying_.end()) {
+      replaying_.erase(replaying);
+      waiting = true;
+    }
   }
-  if (Transfer* transfer = registry::find(easy)) transfer->end();
-  return parked_.erase(easy) > 0;
+  if (!parked_.empty() && parked_.erase(easy) > 0) waiting = true;
+  if (m != nullptr) m->transfer->end();
+  return waiting;
 }
 
 void MultiState::forget_all() {
-  for (auto& [easy, entry] : parked_) {
-    if (Transfer* transfer = registry::find(easy)) transfer->end();
+  // Parked, replaying and in-flight transfers alike go back to the host's own settings.
+  for (auto& [easy, m] : members_) {
+    m.transfer->end();
+    m.transfer->set_multi(nullptr);
   }
-  for (auto& [easy, msg] : replaying_) {
-    if (Transfer* transfer = registry::find(easy)) transfer->end();
-  }
+  members_.clear();
   parked_.clear();
   heap_.clear();
   replaying_.clear();
   queue_.clear();
+  unowned_queued_ = 0;
 }
 
 std::optional<Clock::time_point> MultiState::next_due() {

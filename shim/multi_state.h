@@ -21,6 +21,14 @@ class MultiState {
   // `api`: the libcurl that made the multi handle.
   MultiState(CURLM* multi, const real::Api* api) : multi_(multi), api_(api) {}
 
+  // A transfer of ours the host added: its state is looked up here, without the registry's
+  // lock. The entry outlives a remove (hosts re-add the same handles over and over) and goes
+  // when the handle is cleaned up, joins another multi, or this multi is cleaned up.
+  void adopt(CURL* easy, Transfer* transfer);
+  // The host cleans up `easy` (its transfer goes with it), or added it to another multi (where
+  // its transfer now runs): this multi forgets it without touching the transfer.
+  void release(CURL* easy);
+
   // Re-adds every parked transfer whose wait is over (from our wrappers, never in a callback).
   void readd_due();
   // Reads libcurl's DONE messages: retries are parked, final results queued for the host.
@@ -69,27 +77,40 @@ class MultiState {
     std::uint64_t generation;
     CURLcode last_code;
   };
+  struct Member {
+    Transfer* transfer;
+    int queued = 0;  // its messages in queue_, so that removing it scans the queue only then
+  };
+  struct Queued {
+    CURLMsg msg;
+    Member* member;  // nullptr: a handle that is not ours
+  };
 
+  Member* member(CURL* easy);
+  void enqueue(const CURLMsg& msg, Member* member);
   void park(CURL* easy, core::Millis delay, CURLcode code);
-  void finish(CURL* easy, Transfer& transfer, CURLMsg msg, const Transfer::Step& step);
+  void finish(Member& member, CURLMsg msg, const Transfer::Step& step);
   void resume_replays();
-  void drop_queued(CURL* easy);
+  void drop_queued(CURL* easy, Member* member);
   void discard_stale_heap_top();
 
   CURLM* multi_;
   const real::Api* api_;
   std::vector<Parked> heap_;  // min-heap on due; entries for forgotten transfers are stale
+  std::unordered_map<CURL*, Member> members_;  // node-based: Member* stays valid until erased
   std::unordered_map<CURL*, Entry> parked_;
   std::uint64_t next_generation_ = 1;
   std::vector<std::pair<CURL*, CURLMsg>> replaying_;  // DONE withheld until the replay completes
-  std::deque<CURLMsg> queue_;
+  std::deque<Queued> queue_;
+  int unowned_queued_ = 0;  // messages in queue_ for handles that are not ours
   CURLMsg delivered_{};  // valid until the host's next info_read, remove or cleanup
   std::optional<Clock::time_point> libcurl_deadline_;  // libcurl's own timer, as it last asked
   std::optional<Clock::time_point> told_due_;          // the parked due the host's timer knows
   int wakeup_fd_ = -1;
 };
 
-// The host cleans up an easy handle that may still be parked or replaying in `multi`.
-void forget_in_multi(CURLM* multi, CURL* easy);
+// The host cleans up an easy handle that may still be parked or replaying in `multi`, or adds
+// it to another multi: `multi` lets go of it entirely.
+void release_from_multi(CURLM* multi, CURL* easy);
 
 }  // namespace curlretry::shim

@@ -134,7 +134,6 @@ bool Transfer::begin(const Runtime& runtime) {
 }
 
 void Transfer::end() {
-  multi_ = nullptr;
   if (!running_) return;
   running_ = false;
   if (fresh_connect_forced_) set_real(*api_, easy_, CURLOPT_FRESH_CONNECT, static_cast<long>(host.fresh_connect));
@@ -142,6 +141,11 @@ void Transfer::end() {
   fresh_connect_forced_ = timeout_changed_ = false;
   if (held_body_.capacity() > kChunk) std::string().swap(held_body_);
   if (!tee_.empty()) std::string().swap(tee_);
+}
+
+void Transfer::abandon() {
+  if (installed_) uninstall();
+  end();
 }
 
 void Transfer::forget_install() {

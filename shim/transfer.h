@@ -41,8 +41,8 @@ class Transfer {
   bool running() const { return running_; }
   // curl_easy_reset dropped every option, ours included.
   void forget_install();
-  // The multi handle running this transfer, if any (so that cleaning up a parked handle can
-  // take it out of its multi's accounts).
+  // The multi handle that last took this handle from the host (kept after a remove, so that
+  // cleaning up the handle takes it out of that multi's accounts).
   CURLM* multi() const { return multi_; }
   void set_multi(CURLM* multi) { multi_ = multi; }
 
@@ -51,6 +51,9 @@ class Transfer {
   bool begin(const Runtime& runtime);
   // Puts the host's own callbacks and options back. Idempotent.
   void end();
+  // Hands a transfer that has begun, but not started in libcurl, back to the host's own
+  // callbacks: libcurl then runs it as if the shim were not there.
+  void abandon();
 
   // What to do after an attempt ended with `code`.
   struct Step {

@@ -54,6 +54,8 @@ UrlParts split_url(std::string_view url) {
 bool is_http_scheme(std::string_view scheme) { return scheme.empty() || scheme == "http" || scheme == "https"; }
 
 bool url_is_http(std::string_view url) {
+  // The common spellings first: this runs for every transfer.
+  if (url.starts_with("http://") || url.starts_with("https://")) return true;
   size_t colon = url.find("://");
   if (colon == std::string_view::npos || url.substr(0, colon).find_first_of("/?#") != std::string_view::npos)
     return true;

@@ -349,6 +349,24 @@ class MultiTestCase(UpstreamTestCase):
         self.assertLess(report.wall_s, 1.5, f"{report}")
         self.assertEqual(self.counts([quick, slow]), {quick: 2, slow: 2}, f"{report}")
 
+    def test_handles_moving_between_multis_and_outliving_them(self):
+        # multi_moves_host: a handle removed from one multi and run in another, a multi cleaned
+        # up after its handle moved on, a handle cleaned up while still added, a multi cleaned
+        # up with its handle added and that handle then run by curl_easy_perform. Each transfer
+        # fails once and is retried wherever it runs; the host checks one DONE per run.
+        keys = [self.key(f"move{i}") for i in range(1, 6)]
+        urls = [self.plain.script_url(k, "503,200") for k in keys]
+        result = harness.run([os.path.join(MULTI_HOSTS_DIR, "multi_moves_host"), *urls], preload=True, env=dict(FAST),
+                             timeout=60)
+        out = result.stdout.decode()
+        err = result.stderr.decode("utf-8", "replace")
+        self.assertNotIn("CHECK FAILED", err, f"{out}\n{err}")
+        self.assertEqual(result.code, 0, f"{out}\n{err}")
+        for k, url in zip(keys, urls):
+            want = f"{url} result=0 status=200 len={len(ok_body(k, 2))}"
+            self.assertIn(want, out.splitlines(), f"{out}\n{err}")
+        self.assertEqual(self.counts(keys), {k: 2 for k in keys}, f"{out}\n{err}")
+
     # --- Retry-After: the others go on, the host idles -----------------------------------------
 
     def retry_after_run(self, name: str, *args: str) -> None:

@@ -1,0 +1,108 @@
+/* multi_moves_host: easy handles that move between multi handles and outlive them, the way
+ * long-lived programs shuffle them, with every transfer's first attempt failing:
+ *
+ *   1. handle H1 runs URL1 in multi A; the host removes it after its DONE;
+ *   2. H1 runs URL2 in multi B, and is never removed from B;
+ *   3. multi A is cleaned up (H1 now belongs to B); H3 runs URL3 in a fresh multi C;
+ *   4. H1 is cleaned up while still added to B;
+ *   5. H2 runs URL4 in B and stays added; B is cleaned up; H2 then runs URL5 with
+ *      curl_easy_perform.
+ *
+ * usage: multi_moves_host URL1 URL2 URL3 URL4 URL5
+ * Prints one line per transfer, `<url> result=<CURLcode> status=<http> len=<body bytes>`.
+ * Every broken invariant is `CHECK FAILED: ...` on stderr and exit status 1; exit 2: usage.
+ */
+#include <curl/curl.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "host_common.h"
+
+static size_t count_body(char* data, size_t size, size_t nmemb, void* userdata) {
+  (void)data;
+  *(size_t*)userdata += size * nmemb;
+  return size * nmemb;
+}
+
+static size_t g_len;
+
+static CURL* make_easy(void) {
+  CURL* easy = curl_easy_init();
+  if (easy == NULL) {
+    fprintf(stderr, "curl_easy_init failed\n");
+    exit(2);
+  }
+  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, count_body);
+  curl_easy_setopt(easy, CURLOPT_WRITEDATA, (void*)&g_len);
+  curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, 20000L);
+  return easy;
+}
+
+static void report(const char* url, CURL* easy, int result) {
+  long status = 0;
+  curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+  printf("%s result=%d status=%ld len=%zu\n", url, result, status, g_len);
+  fflush(stdout);
+}
+
+/* Runs `easy` (already set up for `url`) in `multi` until its one DONE; does not remove it. */
+static void run_in(CURLM* multi, CURL* easy, const char* url) {
+  g_len = 0;
+  curl_easy_setopt(easy, CURLOPT_URL, url);
+  CURLMcode mc = curl_multi_add_handle(multi, easy);
+  CHECK(mc == CURLM_OK, "curl_multi_add_handle(%s) = %d", url, (int)mc);
+  int done = 0, result = -1;
+  for (int turn = 0; turn < 100000 && !done; turn++) {
+    int running = 0;
+    mc = curl_multi_perform(multi, &running);
+    CHECK(mc == CURLM_OK, "curl_multi_perform = %d", (int)mc);
+    int left = 0;
+    CURLMsg* msg;
+    while ((msg = curl_multi_info_read(multi, &left)) != NULL) {
+      CHECK(msg->msg == CURLMSG_DONE && msg->easy_handle == easy, "a message for another handle");
+      result = (int)msg->data.result;
+      done++;
+    }
+    if (done || running == 0) break;
+    curl_multi_poll(multi, NULL, 0, 1000, NULL);
+  }
+  CHECK(done == 1, "%s: %d DONE messages", url, done);
+  report(url, easy, result);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 6) {
+    fprintf(stderr, "usage: multi_moves_host URL1 URL2 URL3 URL4 URL5\n");
+    return 2;
+  }
+  host_watchdog(60);
+  CURLM* a = curl_multi_init();
+  CURLM* b = curl_multi_init();
+  if (a == NULL || b == NULL) return 2;
+
+  CURL* h1 = make_easy();
+  run_in(a, h1, argv[1]);
+  CHECK(curl_multi_remove_handle(a, h1) == CURLM_OK, "remove H1 from A");
+  run_in(b, h1, argv[2]);
+
+  CHECK(curl_multi_cleanup(a) == CURLM_OK, "curl_multi_cleanup(A)");
+  CURLM* c = curl_multi_init();
+  CURL* h3 = make_easy();
+  run_in(c, h3, argv[3]);
+  CHECK(curl_multi_remove_handle(c, h3) == CURLM_OK, "remove H3 from C");
+  curl_easy_cleanup(h3);
+  curl_multi_cleanup(c);
+
+  curl_easy_cleanup(h1); /* still added to B */
+
+  CURL* h2 = make_easy();
+  run_in(b, h2, argv[4]);
+  CHECK(curl_multi_cleanup(b) == CURLM_OK, "curl_multi_cleanup(B) with H2 added");
+  g_len = 0;
+  curl_easy_setopt(h2, CURLOPT_URL, argv[5]);
+  int result = (int)curl_easy_perform(h2);
+  report(argv[5], h2, result);
+  curl_easy_cleanup(h2);
+  return g_failed ? 1 : 0;
+}
