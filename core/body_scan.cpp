@@ -1,6 +1,7 @@
 // Error bodies are untrusted, may be cut anywhere by the shim's prefix bound, and are scanned on
 // every failed attempt inside someone else's process: no recursion without a bound, no reads past
-// the end, nothing allocated beyond the answer and one reused key buffer.
+// the end, nothing allocated beyond the answer, one reused key buffer and, for the marker search,
+// one folded copy of the (bounded) body prefix.
 #include "core/body_scan.h"
 
 #include <algorithm>
@@ -13,12 +14,6 @@ unsigned char fold(char c) {
   const auto u = static_cast<unsigned char>(c);
   // ASCII only: UTF-8 bytes (>= 0x80) pass unchanged, so "风控" matches byte for byte.
   return u >= 'A' && u <= 'Z' ? static_cast<unsigned char>(u - 'A' + 'a') : u;
-}
-
-bool contains_folded(std::string_view haystack, std::string_view needle) {
-  const auto it = std::search(haystack.begin(), haystack.end(), needle.begin(), needle.end(),
-                              [](char a, char b) { return fold(a) == fold(b); });
-  return it != haystack.end();
 }
 
 // Deep enough for any real error envelope; shallow enough that a hostile "[[[[..." is cheap.
@@ -264,9 +259,17 @@ class JsonPath {
 }  // namespace
 
 std::optional<std::string_view> find_marker(std::string_view body, const std::vector<std::string>& markers) {
+  // Folded once, then each marker is a plain substring search (memchr-driven) instead of a
+  // byte-by-byte folding comparison per marker.
+  std::string folded(body.size(), '\0');
+  std::transform(body.begin(), body.end(), folded.begin(), [](char c) { return static_cast<char>(fold(c)); });
+  std::string needle;
   for (const std::string& marker : markers) {
     // An empty marker (a stray "" in a config list) would match every body.
-    if (!marker.empty() && contains_folded(body, marker)) return std::string_view{marker};
+    if (marker.empty() || marker.size() > folded.size()) continue;
+    needle.resize(marker.size());
+    std::transform(marker.begin(), marker.end(), needle.begin(), [](char c) { return static_cast<char>(fold(c)); });
+    if (folded.find(needle) != std::string::npos) return std::string_view{marker};
   }
   return std::nullopt;
 }

@@ -2,6 +2,8 @@
 
 #include "shim/fork_guard.h"
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -12,6 +14,8 @@ namespace {
 struct Table {
   std::mutex mutex;
   std::unordered_map<CURL*, std::unique_ptr<Transfer>> transfers;
+  // Bumped on every add and remove: a thread's remembered lookup is good while it is unchanged.
+  std::atomic<std::uint64_t> epoch{1};
 };
 
 // Leaked on purpose: hosts clean up handles from atexit handlers and other libraries' destructors.
@@ -27,10 +31,23 @@ Table& table() {
 }  // namespace
 
 Transfer* find(CURL* easy) {
+  // A host's calls on one handle come in runs (setopt, then add or perform): the last answer
+  // per thread saves the lock. A handle is used by one thread at a time, and cleaning it up
+  // while another thread uses it is already undefined.
+  struct Last {
+    CURL* easy;
+    Transfer* transfer;
+    std::uint64_t epoch;
+  };
+  __attribute__((tls_model("initial-exec"))) static thread_local Last last{nullptr, nullptr, 0};
   Table& t = table();
+  std::uint64_t epoch = t.epoch.load(std::memory_order_acquire);
+  if (last.easy == easy && last.epoch == epoch) return last.transfer;
   std::lock_guard lock(t.mutex);
   auto it = t.transfers.find(easy);
-  return it == t.transfers.end() ? nullptr : it->second.get();
+  Transfer* transfer = it == t.transfers.end() ? nullptr : it->second.get();
+  last = Last{easy, transfer, epoch};
+  return transfer;
 }
 
 Transfer* add(CURL* easy, const real::Api* api) {
@@ -39,6 +56,7 @@ Transfer* add(CURL* easy, const real::Api* api) {
   Table& t = table();
   std::lock_guard lock(t.mutex);
   t.transfers[easy] = std::move(transfer);
+  t.epoch.fetch_add(1, std::memory_order_acq_rel);
   return raw;
 }
 
@@ -50,6 +68,7 @@ void remove(CURL* easy) {
   if (it == t.transfers.end()) return;
   doomed = std::move(it->second);
   t.transfers.erase(it);
+  t.epoch.fetch_add(1, std::memory_order_acq_rel);
 }
 
 }  // namespace curlretry::shim::registry
