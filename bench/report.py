@@ -29,7 +29,7 @@ def main(meta_path, results_path):
         for line in f:
             line = line.rstrip("\n")
             if "=" in line:
-                for part in [line] if line.startswith(("date=", "cpu=", "shim_needed=", "shim_built=")) else line.split():
+                for part in [line] if line.startswith(("date=", "cpu=", "shim_needed=", "shim_built=", "pinning=")) else line.split():
                     k, v = part.split("=", 1)
                     meta[k] = v
 
@@ -88,6 +88,7 @@ def main(meta_path, results_path):
     p("libcurl %s, nginx %s, HAProxy %s" % (meta.get("libcurl", "?"), meta.get("nginx", "?"), meta.get("haproxy", "?")))
     p("shim %s, built %s, work tree at %s" % (meta.get("shim", "?"), meta.get("shim_built", "?"), meta.get("commit", "?")))
     p("shim NEEDED: %s" % meta.get("shim_needed", "?"))
+    p("CPU placement: %s" % meta.get("pinning", "?"))
     p("medians of %s interleaved runs%s; a ratio is the median of the per-run ratios (brackets: their middle half)"
       % (meta.get("runs", "?"), " (--quick)" if meta.get("quick") == "1" else ""))
     p("")

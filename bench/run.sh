@@ -4,13 +4,14 @@
 # (HAProxy with retry-on, nginx with proxy_next_upstream). Everything runs interleaved in one
 # go and ends with a table of medians and ratios and a verdict per target (bench/README.md).
 #
-#   bench/run.sh [--quick] [--runs N] [--only ROWS] [--lib PATH] [--upstream PATH] [--keep]
+#   bench/run.sh [--quick] [--runs N] [--only ROWS] [--lib PATH] [--upstream PATH] [--no-pin] [--keep]
 #
 #   --quick          smaller request counts and 5 runs (under 2 minutes)
 #   --runs N         runs per row (default 11, --quick 5); the table shows medians
 #   --only ROWS      a comma list of rows: easy,multi,bulk,retry-easy,retry-multi,rss,start,instr
 #   --lib PATH       the shim (default $CURLRETRY_LIB, else build/shim/libcurlretry.so)
 #   --upstream PATH  flaky-upstream (default $FLAKY_UPSTREAM, else build/tests/upstream/flaky-upstream)
+#   --no-pin         do not pin the load generator to CPU 0 and the servers to the other CPUs
 #   --keep           keep the work directory (configs, logs, raw results) and say where it is
 #
 # Servers bind 127.0.0.1 only, on ports free at start; every process started here is stopped
@@ -25,6 +26,7 @@ quick=0
 runs=""
 only=""
 keep=0
+pin=1
 lib=${CURLRETRY_LIB:-$root/build/shim/libcurlretry.so}
 flaky=${FLAKY_UPSTREAM:-$root/build/tests/upstream/flaky-upstream}
 while [ $# -gt 0 ]; do
@@ -35,7 +37,8 @@ while [ $# -gt 0 ]; do
     --lib) lib=$2; shift ;;
     --upstream) flaky=$2; shift ;;
     --keep) keep=1 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --no-pin) pin=0 ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench/run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -66,6 +69,17 @@ for r in $rows; do
   case " $all_rows " in *" $r "*) ;; *) echo "bench/run.sh: unknown row '$r' (rows: $all_rows)" >&2; exit 2 ;; esac
 done
 wants() { case " $rows " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+
+# CPU placement: the load generator alone on CPU 0, every server on the others. Otherwise the
+# scheduler moves the client and the servers across the cores from run to run, and the same
+# row swings by ±20 % (measured on the 2-core machine of bench/README.md).
+pin_client=()
+pin_server=()
+cpus=$(nproc)
+if [ "$pin" = 1 ] && [ "$cpus" -ge 2 ] && command -v taskset >/dev/null; then
+  pin_client=(taskset -c 0)
+  pin_server=(taskset -c "1-$((cpus - 1))")
+fi
 
 # ----------------------------------------------------------------------------------------------
 # Dependencies and binaries
@@ -122,7 +136,7 @@ read -r p_nginx p_nginx_proxy p_nginx_proxy_flaky p_haproxy p_haproxy_flaky < <(
 # flaky-upstream exits when its stdin (this fifo, held open by us on fd 9) reaches EOF: it
 # cannot outlive the script even if the script is killed.
 mkfifo "$work/lifeline"
-"$flaky" --port-file "$work/flaky.port" <"$work/lifeline" >"$work/logs/flaky.out" 2>"$work/logs/flaky.err" &
+"${pin_server[@]}" "$flaky" --port-file "$work/flaky.port" <"$work/lifeline" >"$work/logs/flaky.out" 2>"$work/logs/flaky.err" &
 pids+=($!)
 exec 9>"$work/lifeline"
 
@@ -230,11 +244,11 @@ nginx -t -q -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/logs/nginx.er
 nginx -t -q -p "$work/nginx-proxy" -c "$work/nginx-proxy/nginx.conf" -e "$work/logs/nginx-proxy.err"
 haproxy -c -q -f "$work/haproxy/haproxy.cfg"
 # (9>&-: the long-lived servers must not hold the flaky upstream's lifeline open.)
-nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/logs/nginx.err" </dev/null 9>&- &
+"${pin_server[@]}" nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/logs/nginx.err" </dev/null 9>&- &
 pids+=($!)
-nginx -p "$work/nginx-proxy" -c "$work/nginx-proxy/nginx.conf" -e "$work/logs/nginx-proxy.err" </dev/null 9>&- &
+"${pin_server[@]}" nginx -p "$work/nginx-proxy" -c "$work/nginx-proxy/nginx.conf" -e "$work/logs/nginx-proxy.err" </dev/null 9>&- &
 pids+=($!)
-haproxy -db -f "$work/haproxy/haproxy.cfg" </dev/null >"$work/logs/haproxy.out" 2>"$work/logs/haproxy.err" 9>&- &
+"${pin_server[@]}" haproxy -db -f "$work/haproxy/haproxy.cfg" </dev/null >"$work/logs/haproxy.out" 2>"$work/logs/haproxy.err" 9>&- &
 pids+=($!)
 
 wait_port() {
@@ -277,7 +291,7 @@ run_one() {
   while [ "$1" != "--" ]; do extra+=("$1"); shift; done
   shift
   local err="$work/logs/$row-$variant-$run.err" line
-  if ! line=$(timeout 300 "${clean_env[@]}" "${extra[@]}" "$loadgen" "$@" 2>"$err"); then
+  if ! line=$(timeout 300 "${pin_client[@]}" "${clean_env[@]}" "${extra[@]}" "$loadgen" "$@" 2>"$err"); then
     echo "bench/run.sh: $row/$variant run $run failed: $line" >&2
     tail -5 "$err" >&2
   fi
@@ -350,6 +364,7 @@ libcurl_version=$(curl-config --version 2>/dev/null | sed 's/^libcurl //')
   echo "shim_needed=$(objdump -p "$lib" 2>/dev/null | awk '/NEEDED/ {printf "%s%s", sep, $2; sep=" "}')"
   echo "commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet HEAD -- shim core config 2>/dev/null || echo '+dirty')"
   echo "runs=$runs quick=$quick"
+  if [ ${#pin_client[@]} -gt 0 ]; then echo "pinning=client on CPU 0, servers on CPUs 1-$((cpus - 1))"; else echo "pinning=none"; fi
   echo "n_easy=$n_easy n_multi=$n_multi n_bulk=$n_bulk n_retry_easy=$n_retry_easy n_retry_multi=$n_retry_multi n_rss=$n_rss concurrency=$concurrency"
   echo "n_start_true=$n_start_true n_start_curl=$n_start_curl"
 } >"$work/meta.txt"

@@ -24,7 +24,7 @@ __attribute__((visibility("default"))) CURL* curl_easy_init(void) {
   if (init == nullptr) return nullptr;
   CURL* easy;
   {
-    LibcurlScope scope;
+    LibcurlScope scope(api);
     easy = init();
   }
   if (easy == nullptr || inside_libcurl()) return easy;
@@ -41,7 +41,8 @@ __attribute__((visibility("default"))) CURLcode curl_easy_setopt(CURL* easy, CUR
   va_start(args, option);
   OptionValue value = read_option_value(option, args);
   va_end(args);
-  auto setopt = CURLRETRY_CALLER_API().easy_setopt;
+  const real::Api& api = CURLRETRY_CALLER_API();
+  auto setopt = api.easy_setopt;
   if (setopt == nullptr) return CURLE_FAILED_INIT;
   if (!inside_libcurl() && is_recorded_option(option)) {
     if (Transfer* transfer = registry::find(easy)) {
@@ -51,23 +52,24 @@ __attribute__((visibility("default"))) CURLcode curl_easy_setopt(CURL* easy, CUR
       if (transfer->installed() && HostOptions::is_trampolined(option)) return CURLE_OK;
     }
   }
-  LibcurlScope scope;
+  LibcurlScope scope(api);
   return forward_option(setopt, easy, option, value);
 }
 
 __attribute__((visibility("default"))) CURLcode curl_easy_perform(CURL* easy) {
-  auto perform = CURLRETRY_CALLER_API().easy_perform;
+  const real::Api& api = CURLRETRY_CALLER_API();
+  auto perform = api.easy_perform;
   if (perform == nullptr) return CURLE_FAILED_INIT;
   Transfer* transfer = inside_libcurl() ? nullptr : registry::find(easy);
   if (transfer == nullptr || !transfer->begin(runtime())) {
-    LibcurlScope scope;
+    LibcurlScope scope(api);
     return perform(easy);
   }
   CURLcode code = CURLE_OK;
   try {
     for (;;) {
       {
-        LibcurlScope scope;
+        LibcurlScope scope(api);
         code = perform(easy);
       }
       Transfer::Step step = transfer->finish_attempt(code);
@@ -89,7 +91,8 @@ __attribute__((visibility("default"))) CURLcode curl_easy_perform(CURL* easy) {
 }
 
 __attribute__((visibility("default"))) void curl_easy_cleanup(CURL* easy) {
-  auto cleanup = CURLRETRY_CALLER_API().easy_cleanup;
+  const real::Api& api = CURLRETRY_CALLER_API();
+  auto cleanup = api.easy_cleanup;
   if (!inside_libcurl()) {
     try {
       if (Transfer* transfer = registry::find(easy); transfer != nullptr && transfer->multi() != nullptr)
@@ -99,15 +102,16 @@ __attribute__((visibility("default"))) void curl_easy_cleanup(CURL* easy) {
     registry::remove(easy);
   }
   if (cleanup == nullptr) return;
-  LibcurlScope scope;
+  LibcurlScope scope(api);
   cleanup(easy);
 }
 
 __attribute__((visibility("default"))) void curl_easy_reset(CURL* easy) {
-  auto reset = CURLRETRY_CALLER_API().easy_reset;
+  const real::Api& api = CURLRETRY_CALLER_API();
+  auto reset = api.easy_reset;
   if (reset == nullptr) return;
   {
-    LibcurlScope scope;
+    LibcurlScope scope(api);
     reset(easy);
   }
   if (inside_libcurl()) return;
@@ -123,7 +127,7 @@ __attribute__((visibility("default"))) CURL* curl_easy_duphandle(CURL* easy) {
   if (duphandle == nullptr) return nullptr;
   CURL* copy;
   {
-    LibcurlScope scope;
+    LibcurlScope scope(api);
     copy = duphandle(easy);
   }
   if (copy == nullptr || inside_libcurl()) return copy;
@@ -149,9 +153,10 @@ __attribute__((visibility("default"))) CURLcode curl_easy_pause(CURL* easy, int 
       return CURLE_OK;
     }
   }
-  auto pause = CURLRETRY_CALLER_API().easy_pause;
+  const real::Api& api = CURLRETRY_CALLER_API();
+  auto pause = api.easy_pause;
   if (pause == nullptr) return CURLE_FAILED_INIT;
-  LibcurlScope scope;
+  LibcurlScope scope(api);
   return pause(easy, bitmask);
 }
 

@@ -88,7 +88,7 @@ __attribute__((visibility("default"))) CURLM* curl_multi_init(void) {
   if (init == nullptr) return nullptr;
   CURLM* multi;
   {
-    LibcurlScope scope;
+    LibcurlScope scope(api);
     multi = init();
   }
   if (multi == nullptr || inside_libcurl()) return multi;
@@ -105,7 +105,8 @@ __attribute__((visibility("default"))) CURLM* curl_multi_init(void) {
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_cleanup(CURLM* multi) {
-  auto cleanup = CURLRETRY_CALLER_API().multi_cleanup;
+  const real::Api& api = CURLRETRY_CALLER_API();
+  auto cleanup = api.multi_cleanup;
   if (!inside_libcurl()) {
     std::unique_ptr<MultiState> doomed;
     {
@@ -123,12 +124,13 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_cleanup(CURLM* multi
     }
   }
   if (cleanup == nullptr) return CURLM_BAD_HANDLE;
-  LibcurlScope scope;
+  LibcurlScope scope(api);
   return cleanup(multi);
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_add_handle(CURLM* multi, CURL* easy) {
-  auto add = CURLRETRY_CALLER_API().multi_add_handle;
+  const real::Api& api = CURLRETRY_CALLER_API();
+  auto add = api.multi_add_handle;
   if (add == nullptr) return CURLM_BAD_HANDLE;
   MultiState* state = find_multi(multi);
   Transfer* transfer = state ? registry::find(easy) : nullptr;
@@ -140,7 +142,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_add_handle(CURLM* mu
   }
   CURLMcode code;
   {
-    LibcurlScope scope;
+    LibcurlScope scope(api);
     code = add(multi, easy);
   }
   // The handle moved from another multi handle: that one lets go of it.
@@ -162,7 +164,8 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_add_handle(CURLM* mu
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_remove_handle(CURLM* multi, CURL* easy) {
-  auto remove = CURLRETRY_CALLER_API().multi_remove_handle;
+  const real::Api& api = CURLRETRY_CALLER_API();
+  auto remove = api.multi_remove_handle;
   if (remove == nullptr) return CURLM_BAD_HANDLE;
   MultiState* state = find_multi(multi);
   if (state != nullptr) {
@@ -173,18 +176,19 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_remove_handle(CURLM*
     }
     if (was_parked) return CURLM_OK;
   }
-  LibcurlScope scope;
+  LibcurlScope scope(api);
   return remove(multi, easy);
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_perform(CURLM* multi, int* running) {
-  auto perform = CURLRETRY_CALLER_API().multi_perform;
+  const real::Api& api = CURLRETRY_CALLER_API();
+  auto perform = api.multi_perform;
   if (perform == nullptr) return CURLM_BAD_HANDLE;
   MultiState* state = find_multi(multi);
   if (state != nullptr) state->readd_due();
   CURLMcode code;
   {
-    LibcurlScope scope;
+    LibcurlScope scope(api);
     code = perform(multi, running);
   }
   return state ? after_drive(state, code, running) : code;
@@ -192,7 +196,8 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_perform(CURLM* multi
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_socket_action(CURLM* multi, curl_socket_t s, int ev_bitmask,
                                                                          int* running) {
-  auto socket_action = CURLRETRY_CALLER_API().multi_socket_action;
+  const real::Api& api = CURLRETRY_CALLER_API();
+  auto socket_action = api.multi_socket_action;
   if (socket_action == nullptr) return CURLM_BAD_HANDLE;
   MultiState* state = find_multi(multi);
   if (state != nullptr) {
@@ -201,7 +206,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_socket_action(CURLM*
   }
   CURLMcode code;
   {
-    LibcurlScope scope;
+    LibcurlScope scope(api);
     code = socket_action(multi, s, ev_bitmask, running);
   }
   return state ? after_drive(state, code, running) : code;
@@ -210,37 +215,40 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_socket_action(CURLM*
 // Old binaries still call the pre-7.15.4 entry point; multi.h maps the name to socket_action.
 #undef curl_multi_socket
 __attribute__((visibility("default"))) CURLMcode curl_multi_socket(CURLM* multi, curl_socket_t s, int* running) {
-  auto socket = CURLRETRY_CALLER_API().multi_socket;
+  const real::Api& api = CURLRETRY_CALLER_API();
+  auto socket = api.multi_socket;
   if (socket == nullptr) return CURLM_BAD_HANDLE;
   MultiState* state = find_multi(multi);
   if (state != nullptr) state->readd_due();
   CURLMcode code;
   {
-    LibcurlScope scope;
+    LibcurlScope scope(api);
     code = socket(multi, s, running);
   }
   return state ? after_drive(state, code, running) : code;
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_socket_all(CURLM* multi, int* running) {
-  auto socket_all = CURLRETRY_CALLER_API().multi_socket_all;
+  const real::Api& api = CURLRETRY_CALLER_API();
+  auto socket_all = api.multi_socket_all;
   if (socket_all == nullptr) return CURLM_BAD_HANDLE;
   MultiState* state = find_multi(multi);
   if (state != nullptr) state->readd_due();
   CURLMcode code;
   {
-    LibcurlScope scope;
+    LibcurlScope scope(api);
     code = socket_all(multi, running);
   }
   return state ? after_drive(state, code, running) : code;
 }
 
 __attribute__((visibility("default"))) CURLMsg* curl_multi_info_read(CURLM* multi, int* msgs_in_queue) {
-  auto info_read = CURLRETRY_CALLER_API().multi_info_read;
+  const real::Api& api = CURLRETRY_CALLER_API();
+  auto info_read = api.multi_info_read;
   MultiState* state = find_multi(multi);
   if (state == nullptr) {
     if (info_read == nullptr) return nullptr;
-    LibcurlScope scope;
+    LibcurlScope scope(api);
     return info_read(multi, msgs_in_queue);
   }
   try {
@@ -252,41 +260,44 @@ __attribute__((visibility("default"))) CURLMsg* curl_multi_info_read(CURLM* mult
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_poll(CURLM* multi, struct curl_waitfd extra_fds[],
                                                                 unsigned int extra_nfds, int timeout_ms, int* numfds) {
-  auto poll = CURLRETRY_CALLER_API().multi_poll;
+  const real::Api& api = CURLRETRY_CALLER_API();
+  auto poll = api.multi_poll;
   if (poll == nullptr) return CURLM_BAD_HANDLE;
   MultiState* state = find_multi(multi);
   if (state != nullptr) timeout_ms = static_cast<int>(state->clamp_timeout(timeout_ms));
-  LibcurlScope scope;
+  LibcurlScope scope(api);
   return poll(multi, extra_fds, extra_nfds, timeout_ms, numfds);
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_wait(CURLM* multi, struct curl_waitfd extra_fds[],
                                                                 unsigned int extra_nfds, int timeout_ms, int* numfds) {
-  auto wait = CURLRETRY_CALLER_API().multi_wait;
+  const real::Api& api = CURLRETRY_CALLER_API();
+  auto wait = api.multi_wait;
   if (wait == nullptr) return CURLM_BAD_HANDLE;
   MultiState* state = find_multi(multi);
   if (state != nullptr && state->parked() > 0) {
     // curl_multi_wait returns at once when libcurl has no socket to wait on, which is exactly
     // the case while every transfer is parked; curl_multi_poll sleeps instead.
-    auto poll = CURLRETRY_CALLER_API().multi_poll;
+    auto poll = api.multi_poll;
     int clamped = static_cast<int>(state->clamp_timeout(timeout_ms));
     if (poll != nullptr) {
-      LibcurlScope scope;
+      LibcurlScope scope(api);
       return poll(multi, extra_fds, extra_nfds, clamped, numfds);
     }
     timeout_ms = clamped;
   }
-  LibcurlScope scope;
+  LibcurlScope scope(api);
   return wait(multi, extra_fds, extra_nfds, timeout_ms, numfds);
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_fdset(CURLM* multi, fd_set* read_fds, fd_set* write_fds,
                                                                  fd_set* exc_fds, int* max_fd) {
-  auto fdset = CURLRETRY_CALLER_API().multi_fdset;
+  const real::Api& api = CURLRETRY_CALLER_API();
+  auto fdset = api.multi_fdset;
   if (fdset == nullptr) return CURLM_BAD_HANDLE;
   CURLMcode code;
   {
-    LibcurlScope scope;
+    LibcurlScope scope(api);
     code = fdset(multi, read_fds, write_fds, exc_fds, max_fd);
   }
   MultiState* state = find_multi(multi);
@@ -295,11 +306,12 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_fdset(CURLM* multi, 
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_timeout(CURLM* multi, long* timeout_ms) {
-  auto timeout = CURLRETRY_CALLER_API().multi_timeout;
+  const real::Api& api = CURLRETRY_CALLER_API();
+  auto timeout = api.multi_timeout;
   if (timeout == nullptr) return CURLM_BAD_HANDLE;
   CURLMcode code;
   {
-    LibcurlScope scope;
+    LibcurlScope scope(api);
     code = timeout(multi, timeout_ms);
   }
   MultiState* state = find_multi(multi);
@@ -319,10 +331,11 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_setopt(CURLM* multi,
   else if (option < CURLOPTTYPE_OFF_T) function = va_arg(args, void (*)());
   else offset = va_arg(args, curl_off_t);
   va_end(args);
-  auto setopt = CURLRETRY_CALLER_API().multi_setopt;
+  const real::Api& api = CURLRETRY_CALLER_API();
+  auto setopt = api.multi_setopt;
   if (setopt == nullptr) return CURLM_BAD_HANDLE;
   MultiState* state = find_multi(multi);
-  LibcurlScope scope;
+  LibcurlScope scope(api);
   if (state != nullptr && option == CURLMOPT_TIMERFUNCTION) {
     state->host_timer = reinterpret_cast<curl_multi_timer_callback>(function);
     if (state->host_timer == nullptr) return setopt(multi, option, function);

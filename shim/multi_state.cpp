@@ -93,7 +93,7 @@ void MultiState::readd_due() {
     transfer->prepare_next_attempt();
     CURLMcode added = CURLM_BAD_FUNCTION_ARGUMENT;
     if (add) {
-      LibcurlScope scope;
+      LibcurlScope scope(*api_);
       added = add(multi_, next.easy);
     }
     if (added != CURLM_OK) {
@@ -117,7 +117,7 @@ void MultiState::drain() {
     CURLMsg* msg;
     int left = 0;
     {
-      LibcurlScope scope;
+      LibcurlScope scope(*api_);
       msg = info_read(multi_, &left);
     }
     if (msg == nullptr) break;
@@ -130,7 +130,7 @@ void MultiState::drain() {
     Transfer::Step step = m->transfer->finish_attempt(copy.data.result);
     if (step.retry && remove != nullptr) {
       {
-        LibcurlScope scope;
+        LibcurlScope scope(*api_);
         remove(multi_, copy.easy_handle);
       }
       park(copy.easy_handle, step.delay, copy.data.result);

@@ -23,7 +23,7 @@ constexpr size_t kChunk = CURL_MAX_WRITE_SIZE;
 template <typename V>
 void set_real(const real::Api& api, CURL* easy, CURLoption option, V value) {
   if (auto setopt = api.easy_setopt) {
-    LibcurlScope scope;
+    LibcurlScope scope(api);
     setopt(easy, option, value);
   }
 }
@@ -341,7 +341,7 @@ void Transfer::learn_status() {
   status_learned_ = true;
   long code = 0;
   if (auto getinfo = api_->easy_getinfo) {
-    LibcurlScope scope;
+    LibcurlScope scope(*api_);
     getinfo(easy_, CURLINFO_RESPONSE_CODE, &code);
   }
   response_.status = static_cast<int>(code);
@@ -368,7 +368,7 @@ std::optional<std::string> Transfer::libcurl_header(const char* name) const {
   struct curl_header* h = nullptr;
   CURLHcode found;
   {
-    LibcurlScope scope;
+    LibcurlScope scope(*api_);
     // The last request of this transfer (after redirects), its own headers (no 1xx, no trailers).
     found = header(easy_, name, 0, CURLH_HEADER, -1, &h);
   }
@@ -497,7 +497,7 @@ void Transfer::resolve_request() {
   const char* url = nullptr;
   const char* method = nullptr;
   if (auto getinfo = api_->easy_getinfo) {
-    LibcurlScope scope;
+    LibcurlScope scope(*api_);
     getinfo(easy_, CURLINFO_EFFECTIVE_URL, &url);
     if (getinfo(easy_, CURLINFO_EFFECTIVE_METHOD, &method) != CURLE_OK) method = nullptr;
   }
@@ -516,7 +516,7 @@ core::Outcome Transfer::outcome(CURLcode code) const {
   long os_errno = 0;
   long response_code = 0;
   if (auto getinfo = api_->easy_getinfo) {
-    LibcurlScope scope;
+    LibcurlScope scope(*api_);
     getinfo(easy_, CURLINFO_OS_ERRNO, &os_errno);
     getinfo(easy_, CURLINFO_RESPONSE_CODE, &response_code);
   }
@@ -619,7 +619,7 @@ void Transfer::record_event(const core::Verdict& verdict, CURLcode code) const {
   curl_off_t bytes = 0;
   long response_code = 0;
   if (auto getinfo = api_->easy_getinfo) {
-    LibcurlScope scope;
+    LibcurlScope scope(*api_);
     getinfo(easy_, CURLINFO_SIZE_DOWNLOAD_T, &bytes);
     getinfo(easy_, CURLINFO_RESPONSE_CODE, &response_code);
   }
