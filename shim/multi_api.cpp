@@ -18,6 +18,14 @@
 
 using namespace curlretry::shim;
 
+// A call from inside libcurl (curl_easy_perform drives its own multi handle through these very
+// entry points): straight back to that libcurl, before any of our bookkeeping.
+#define CURLRETRY_INSIDE_LIBCURL_PASS(field, fail, ...)             \
+  if (const real::Api* inner = running_libcurl()) {                 \
+    auto real_fn = inner->field;                                    \
+    return real_fn != nullptr ? real_fn(__VA_ARGS__) : (fail);      \
+  }
+
 namespace {
 
 struct MultiTable {
@@ -129,6 +137,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_cleanup(CURLM* multi
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_add_handle(CURLM* multi, CURL* easy) {
+  CURLRETRY_INSIDE_LIBCURL_PASS(multi_add_handle, CURLM_BAD_HANDLE, multi, easy)
   const real::Api& api = CURLRETRY_CALLER_API();
   auto add = api.multi_add_handle;
   if (add == nullptr) return CURLM_BAD_HANDLE;
@@ -164,6 +173,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_add_handle(CURLM* mu
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_remove_handle(CURLM* multi, CURL* easy) {
+  CURLRETRY_INSIDE_LIBCURL_PASS(multi_remove_handle, CURLM_BAD_HANDLE, multi, easy)
   const real::Api& api = CURLRETRY_CALLER_API();
   auto remove = api.multi_remove_handle;
   if (remove == nullptr) return CURLM_BAD_HANDLE;
@@ -181,6 +191,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_remove_handle(CURLM*
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_perform(CURLM* multi, int* running) {
+  CURLRETRY_INSIDE_LIBCURL_PASS(multi_perform, CURLM_BAD_HANDLE, multi, running)
   const real::Api& api = CURLRETRY_CALLER_API();
   auto perform = api.multi_perform;
   if (perform == nullptr) return CURLM_BAD_HANDLE;
@@ -196,6 +207,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_perform(CURLM* multi
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_socket_action(CURLM* multi, curl_socket_t s, int ev_bitmask,
                                                                          int* running) {
+  CURLRETRY_INSIDE_LIBCURL_PASS(multi_socket_action, CURLM_BAD_HANDLE, multi, s, ev_bitmask, running)
   const real::Api& api = CURLRETRY_CALLER_API();
   auto socket_action = api.multi_socket_action;
   if (socket_action == nullptr) return CURLM_BAD_HANDLE;
@@ -243,6 +255,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_socket_all(CURLM* mu
 }
 
 __attribute__((visibility("default"))) CURLMsg* curl_multi_info_read(CURLM* multi, int* msgs_in_queue) {
+  CURLRETRY_INSIDE_LIBCURL_PASS(multi_info_read, nullptr, multi, msgs_in_queue)
   const real::Api& api = CURLRETRY_CALLER_API();
   auto info_read = api.multi_info_read;
   MultiState* state = find_multi(multi);
@@ -260,6 +273,7 @@ __attribute__((visibility("default"))) CURLMsg* curl_multi_info_read(CURLM* mult
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_poll(CURLM* multi, struct curl_waitfd extra_fds[],
                                                                 unsigned int extra_nfds, int timeout_ms, int* numfds) {
+  CURLRETRY_INSIDE_LIBCURL_PASS(multi_poll, CURLM_BAD_HANDLE, multi, extra_fds, extra_nfds, timeout_ms, numfds)
   const real::Api& api = CURLRETRY_CALLER_API();
   auto poll = api.multi_poll;
   if (poll == nullptr) return CURLM_BAD_HANDLE;
@@ -271,6 +285,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_poll(CURLM* multi, s
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_wait(CURLM* multi, struct curl_waitfd extra_fds[],
                                                                 unsigned int extra_nfds, int timeout_ms, int* numfds) {
+  CURLRETRY_INSIDE_LIBCURL_PASS(multi_wait, CURLM_BAD_HANDLE, multi, extra_fds, extra_nfds, timeout_ms, numfds)
   const real::Api& api = CURLRETRY_CALLER_API();
   auto wait = api.multi_wait;
   if (wait == nullptr) return CURLM_BAD_HANDLE;
@@ -292,6 +307,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_wait(CURLM* multi, s
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_fdset(CURLM* multi, fd_set* read_fds, fd_set* write_fds,
                                                                  fd_set* exc_fds, int* max_fd) {
+  CURLRETRY_INSIDE_LIBCURL_PASS(multi_fdset, CURLM_BAD_HANDLE, multi, read_fds, write_fds, exc_fds, max_fd)
   const real::Api& api = CURLRETRY_CALLER_API();
   auto fdset = api.multi_fdset;
   if (fdset == nullptr) return CURLM_BAD_HANDLE;
@@ -306,6 +322,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_fdset(CURLM* multi, 
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_timeout(CURLM* multi, long* timeout_ms) {
+  CURLRETRY_INSIDE_LIBCURL_PASS(multi_timeout, CURLM_BAD_HANDLE, multi, timeout_ms)
   const real::Api& api = CURLRETRY_CALLER_API();
   auto timeout = api.multi_timeout;
   if (timeout == nullptr) return CURLM_BAD_HANDLE;
