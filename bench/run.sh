@@ -4,13 +4,15 @@
 # (HAProxy with retry-on, nginx with proxy_next_upstream). Everything runs interleaved in one
 # go and ends with a table of medians and ratios and a verdict per target (bench/README.md).
 #
-#   bench/run.sh [--quick] [--runs N] [--only ROWS] [--lib PATH] [--upstream PATH] [--no-pin] [--keep]
+#   bench/run.sh [--quick] [--runs N] [--only ROWS] [--lib PATH] [--upstream PATH]
+#                [--client-cpu N | --no-pin] [--keep]
 #
 #   --quick          smaller request counts and 5 runs (under 2 minutes)
 #   --runs N         runs per row (default 11, --quick 5); the table shows medians
 #   --only ROWS      a comma list of rows: easy,multi,bulk,retry-easy,retry-multi,rss,start,instr
 #   --lib PATH       the shim (default $CURLRETRY_LIB, else build/shim/libcurlretry.so)
 #   --upstream PATH  flaky-upstream (default $FLAKY_UPSTREAM, else build/tests/upstream/flaky-upstream)
+#   --client-cpu N   pin the load generator to CPU N (default 0; the servers always get CPUs 1..)
 #   --no-pin         do not pin the load generator to CPU 0 and the servers to the other CPUs
 #   --keep           keep the work directory (configs, logs, raw results) and say where it is
 #
@@ -27,6 +29,7 @@ runs=""
 only=""
 keep=0
 pin=1
+client_cpu=0
 lib=${CURLRETRY_LIB:-$root/build/shim/libcurlretry.so}
 flaky=${FLAKY_UPSTREAM:-$root/build/tests/upstream/flaky-upstream}
 while [ $# -gt 0 ]; do
@@ -38,7 +41,8 @@ while [ $# -gt 0 ]; do
     --upstream) flaky=$2; shift ;;
     --keep) keep=1 ;;
     --no-pin) pin=0 ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --client-cpu) client_cpu=$2; shift ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench/run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -72,12 +76,15 @@ wants() { case " $rows " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 # CPU placement: the load generator alone on CPU 0, every server on the others. Otherwise the
 # scheduler moves the client and the servers across the cores from run to run, and the same
-# row swings by ±20 % (measured on the 2-core machine of bench/README.md).
+# row swings by ±20 % (measured on the 2-core machine of bench/README.md). --client-cpu 1 puts
+# the client on the servers' core instead (see bench/README.md on the retry path).
 pin_client=()
 pin_server=()
 cpus=$(nproc)
+case "$client_cpu" in ''|*[!0-9]*) echo "bench/run.sh: --client-cpu wants a CPU number" >&2; exit 2 ;; esac
+[ "$client_cpu" -lt "$cpus" ] || { echo "bench/run.sh: --client-cpu $client_cpu: this machine has CPUs 0-$((cpus - 1))" >&2; exit 2; }
 if [ "$pin" = 1 ] && [ "$cpus" -ge 2 ] && command -v taskset >/dev/null; then
-  pin_client=(taskset -c 0)
+  pin_client=(taskset -c "$client_cpu")
   pin_server=(taskset -c "1-$((cpus - 1))")
 fi
 
@@ -364,7 +371,7 @@ libcurl_version=$(curl-config --version 2>/dev/null | sed 's/^libcurl //')
   echo "shim_needed=$(objdump -p "$lib" 2>/dev/null | awk '/NEEDED/ {printf "%s%s", sep, $2; sep=" "}')"
   echo "commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet HEAD -- shim core config 2>/dev/null || echo '+dirty')"
   echo "runs=$runs quick=$quick"
-  if [ ${#pin_client[@]} -gt 0 ]; then echo "pinning=client on CPU 0, servers on CPUs 1-$((cpus - 1))"; else echo "pinning=none"; fi
+  if [ ${#pin_client[@]} -gt 0 ]; then echo "pinning=client on CPU $client_cpu, servers on CPUs 1-$((cpus - 1))"; else echo "pinning=none"; fi
   echo "n_easy=$n_easy n_multi=$n_multi n_bulk=$n_bulk n_retry_easy=$n_retry_easy n_retry_multi=$n_retry_multi n_rss=$n_rss concurrency=$concurrency"
   echo "n_start_true=$n_start_true n_start_curl=$n_start_curl"
 } >"$work/meta.txt"
