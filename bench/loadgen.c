@@ -19,6 +19,9 @@
  *   loadgen freeport [COUNT]
  *       prints COUNT distinct free TCP ports on 127.0.0.1 (bound, then released)
  *
+ * easy, multi and bulk report, over the measured part, wall seconds, the process's CPU seconds
+ * (cpu_s, user + system) and its user CPU seconds alone (user_s).
+ *
  * In URLs, "{i}" is replaced by the request's index (warm-up requests get "w<index>"), so each
  * request can name its own flaky-upstream key. A request succeeds when curl says CURLE_OK and
  * the status is 200. Every loop is bounded by the request count and by -t seconds (default
@@ -77,6 +80,14 @@ static double cpu_seconds(void) {
          (double)(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
 
+/* User CPU time alone: its share of the total says how much of a request's cost is user space,
+ * where the shim's instructions are (bench/report.py's estimate). */
+static double user_seconds(void) {
+  struct rusage usage;
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  return (double)usage.ru_utime.tv_sec + (double)usage.ru_utime.tv_usec / 1e6;
+}
+
 static int compare_doubles(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
@@ -133,13 +144,13 @@ static int succeeded(CURL *easy, CURLcode code) {
 
 /* `cpu` is the client's own CPU time over the measured part: unlike wall time it hardly moves
  * when other processes compete for the cores, so per-request CPU shows the shim's own cost. */
-static void print_common(const struct options *o, long done, long ok, double seconds, double cpu, int timeout,
-                         const struct sink *sink) {
-  printf("mode=%s requests=%ld ok=%ld fail=%ld success_pct=%.2f seconds=%.6f rps=%.1f cpu_s=%.6f "
+static void print_common(const struct options *o, long done, long ok, double seconds, double cpu, double user,
+                         int timeout, const struct sink *sink) {
+  printf("mode=%s requests=%ld ok=%ld fail=%ld success_pct=%.2f seconds=%.6f rps=%.1f cpu_s=%.6f user_s=%.6f "
          "cpu_us_per_req=%.3f bytes=%llu maxrss_kib=%ld timeout=%d",
          o->mode, done, ok, done - ok, done > 0 ? 100.0 * (double)ok / (double)done : 0.0, seconds,
-         seconds > 0 ? (double)done / seconds : 0.0, cpu, done > 0 ? cpu * 1e6 / (double)done : 0.0, sink->bytes,
-         max_rss_kib(), timeout);
+         seconds > 0 ? (double)done / seconds : 0.0, cpu, user, done > 0 ? cpu * 1e6 / (double)done : 0.0,
+         sink->bytes, max_rss_kib(), timeout);
 }
 
 static int run_easy(const struct options *o, int bulk) {
@@ -164,7 +175,7 @@ static int run_easy(const struct options *o, int bulk) {
 
   long done = 0, ok = 0;
   int timeout = 0;
-  double start = now_seconds(), cpu_start = cpu_seconds();
+  double start = now_seconds(), cpu_start = cpu_seconds(), user_start = user_seconds();
   for (long i = 0; i < o->requests; ++i) {
     make_url(url, sizeof url, o->url, i, 0);
     curl_easy_setopt(easy, CURLOPT_URL, url);
@@ -178,10 +189,10 @@ static int run_easy(const struct options *o, int bulk) {
       break;
     }
   }
-  double seconds = now_seconds() - start, cpu = cpu_seconds() - cpu_start;
+  double seconds = now_seconds() - start, cpu = cpu_seconds() - cpu_start, user = user_seconds() - user_start;
 
   qsort(latency, (size_t)done, sizeof *latency, compare_doubles);
-  print_common(o, done, ok, seconds, cpu, timeout, &sink);
+  print_common(o, done, ok, seconds, cpu, user, timeout, &sink);
   if (bulk)
     printf(" mibps=%.1f mib_per_cpu_s=%.1f", seconds > 0 ? (double)sink.bytes / (1024.0 * 1024.0) / seconds : 0.0,
            cpu > 0 ? (double)sink.bytes / (1024.0 * 1024.0) / cpu : 0.0);
@@ -210,7 +221,7 @@ static int run_multi(const struct options *o) {
   long started = 0, finished = 0, done = 0, ok = 0;
   int timeout = 0;
   double limit = now_seconds() + o->time_limit;
-  double start = now_seconds(), cpu_start = cpu_seconds();
+  double start = now_seconds(), cpu_start = cpu_seconds(), user_start = user_seconds();
   for (long s = 0; s < slots; ++s) {
     make_url(url, sizeof url, o->url, started < o->warmup ? started : started - o->warmup, started < o->warmup);
     curl_easy_setopt(handles[s], CURLOPT_URL, url);
@@ -236,6 +247,7 @@ static int run_multi(const struct options *o) {
         if (finished + 1 == o->warmup) { /* the measured part starts now */
           start = now_seconds();
           cpu_start = cpu_seconds();
+          user_start = user_seconds();
           sink.bytes = 0;
         }
       } else {
@@ -269,8 +281,8 @@ static int run_multi(const struct options *o) {
       return 1;
     }
   }
-  double seconds = now_seconds() - start, cpu = cpu_seconds() - cpu_start;
-  print_common(o, done, ok, seconds, cpu, timeout, &sink);
+  double seconds = now_seconds() - start, cpu = cpu_seconds() - cpu_start, user = user_seconds() - user_start;
+  print_common(o, done, ok, seconds, cpu, user, timeout, &sink);
   printf(" concurrency=%ld fresh=%d\n", o->concurrency, o->fresh);
   /* Handles still in flight after a timeout are left to process exit. */
   if (!timeout) curl_multi_cleanup(multi);

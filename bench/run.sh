@@ -56,7 +56,7 @@ if [ "$quick" = 1 ]; then
   instr_easy="100 600"; instr_multi=""  # --quick counts easy and start only
 else
   runs=${runs:-11}
-  n_easy=6000; n_multi=20000; n_bulk=1; n_retry_easy=2500; n_retry_multi=6000
+  n_easy=15000; n_multi=20000; n_bulk=1; n_retry_easy=2500; n_retry_multi=6000
   n_start_true=300; n_start_curl=60
   instr_easy="200 2200"; instr_multi="500 4500"
 fi
