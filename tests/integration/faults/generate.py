@@ -55,7 +55,7 @@ class Case:
     upload_mode: str
     upload: model.Upload
     timeout_ms: int | None = None  # the host's CURLOPT_TIMEOUT_MS, when the script outlasts it
-    headers: bool = True  # the multi hosts: False runs the transfer without a header callback
+    headers: bool = True  # False: the easy and multi hosts run it without a header callback
 
     def describe(self) -> str:
         size = "-" if self.upload.data is None else f"{len(self.upload.data)} bytes"
@@ -165,9 +165,9 @@ def cases(seed: int, count: int, run_id: str) -> list[Case]:
         else:
             script = random_script(rng, key, policy)
         mode, upload = random_upload(rng, host)
-        # Every other round of the multi hosts reads no headers: the shim then learns the status
-        # and hints from libcurl instead of its own header callback. Chosen by index, so that
-        # a seed's scripts stay what they were.
-        headers = host not in ("perform", "socket") or (i // len(HOSTS)) % 2 == 0
+        # Every other round of the C hosts reads no headers: the shim then learns the status and
+        # hints from libcurl instead of its own header callback. Chosen by index, so that a
+        # seed's scripts stay what they were.
+        headers = host == "curl" or (i // len(HOSTS)) % 2 == 0
         out.append(Case(i, host, script, mode, upload, timeout, headers))
     return out

@@ -11,6 +11,7 @@
  *
  * usage: easy_host MODE ARGS...
  *   get URL                       write -> stdout, header callback -> buffer, printed after result
+ *   body URL                      write -> stdout, no header callback at all
  *   short-write URL               first write call returns a short count (expect 23, one call)
  *   pause URL                     first write call returns CURL_WRITEFUNC_PAUSE, xferinfo unpauses
  *   dup-reset URL1 URL2           perform, duphandle + perform, reset + perform; three bodies
@@ -102,6 +103,18 @@ static int mode_get(const char* url) {
   print_headers(&headers);
   curl_easy_cleanup(easy);
   buffer_free(&headers);
+  return 0;
+}
+
+/* body: a host that reads the body only (no header callback, no CURLOPT_HEADER). */
+
+static int mode_body(const char* url) {
+  CURL* easy = new_handle(url);
+  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, write_stdout);
+  CURLcode code = curl_easy_perform(easy);
+  fflush(stdout);
+  print_result(code, status_of(easy));
+  curl_easy_cleanup(easy);
   return 0;
 }
 
@@ -650,6 +663,8 @@ int main(int argc, char** argv) {
   int rc;
   if (strcmp(mode, "get") == 0) {
     rc = mode_get(argv[2]);
+  } else if (strcmp(mode, "body") == 0) {
+    rc = mode_body(argv[2]);
   } else if (strcmp(mode, "short-write") == 0) {
     rc = mode_short_write(argv[2]);
   } else if (strcmp(mode, "pause") == 0) {
