@@ -144,6 +144,9 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_add_handle(CURLM* mu
   MultiState* state = find_multi(multi);
   Transfer* transfer = state ? registry::find(easy) : nullptr;
   CURLM* previous = transfer != nullptr ? transfer->multi() : nullptr;
+  // Parked between attempts or replaying its held response, the handle is out of libcurl's
+  // multi but still added as far as the host knows: libcurl would refuse it, so do we.
+  if (transfer != nullptr && transfer->running() && previous != nullptr) return CURLM_ADDED_ALREADY;
   bool ours = false;
   try {
     ours = transfer != nullptr && transfer->begin(runtime());

@@ -352,10 +352,13 @@ class MultiTestCase(UpstreamTestCase):
     def test_handles_moving_between_multis_and_outliving_them(self):
         # multi_moves_host: a handle removed from one multi and run in another, a multi cleaned
         # up after its handle moved on, a handle cleaned up while still added, a multi cleaned
-        # up with its handle added and that handle then run by curl_easy_perform. Each transfer
-        # fails once and is retried wherever it runs; the host checks one DONE per run.
-        keys = [self.key(f"move{i}") for i in range(1, 6)]
-        urls = [self.plain.script_url(k, "503,200") for k in keys]
+        # up with its handle added and that handle then run by curl_easy_perform, and a handle
+        # added again (to its multi or another) while it waits between attempts, which must fail
+        # with CURLM_ADDED_ALREADY. Each transfer fails once and is retried wherever it runs;
+        # the host checks one DONE per run.
+        keys = [self.key(f"move{i}") for i in range(1, 7)]
+        # The last one waits 1 s between its attempts; the host tries to add it again meanwhile.
+        urls = [self.plain.script_url(k, "503,200") for k in keys[:5]] + [self.plain.script_url(keys[5], "429+ra=1,200")]
         result = harness.run([os.path.join(MULTI_HOSTS_DIR, "multi_moves_host"), *urls], preload=True, env=dict(FAST),
                              timeout=60)
         out = result.stdout.decode()

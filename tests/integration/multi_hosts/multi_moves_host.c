@@ -6,9 +6,12 @@
  *   3. multi A is cleaned up (H1 now belongs to B); H3 runs URL3 in a fresh multi C;
  *   4. H1 is cleaned up while still added to B;
  *   5. H2 runs URL4 in B and stays added; B is cleaned up; H2 then runs URL5 with
- *      curl_easy_perform.
+ *      curl_easy_perform;
+ *   6. H4 runs URL6 (whose first answer asks for a wait) in multi D; 300 ms in, while its
+ *      transfer waits outside libcurl, adding it again to D or to multi E must fail with
+ *      CURLM_ADDED_ALREADY, as it would without curlretry; it then finishes in D.
  *
- * usage: multi_moves_host URL1 URL2 URL3 URL4 URL5
+ * usage: multi_moves_host URL1 URL2 URL3 URL4 URL5 URL6
  * Prints one line per transfer, `<url> result=<CURLcode> status=<http> len=<body bytes>`.
  * Every broken invariant is `CHECK FAILED: ...` on stderr and exit status 1; exit 2: usage.
  */
@@ -71,9 +74,48 @@ static void run_in(CURLM* multi, CURL* easy, const char* url) {
   report(url, easy, result);
 }
 
+/* Step 6: the handle is added once, however long its transfer waits between attempts. */
+static void readd_while_waiting(const char* url) {
+  CURLM* d = curl_multi_init();
+  CURLM* e = curl_multi_init();
+  if (d == NULL || e == NULL) exit(2);
+  CURL* h = make_easy();
+  g_len = 0;
+  curl_easy_setopt(h, CURLOPT_URL, url);
+  CHECK(curl_multi_add_handle(d, h) == CURLM_OK, "add H4 to D");
+  double start = now_ms();
+  int done = 0, result = -1, checked = 0;
+  for (int turn = 0; turn < 100000 && !done; turn++) {
+    int running = 0;
+    CHECK(curl_multi_perform(d, &running) == CURLM_OK, "perform D");
+    int left = 0;
+    CURLMsg* msg;
+    while ((msg = curl_multi_info_read(d, &left)) != NULL) {
+      result = (int)msg->data.result;
+      done++;
+    }
+    if (!checked && now_ms() - start >= 300) {
+      checked = 1;
+      CURLMcode again = curl_multi_add_handle(d, h);
+      CHECK(again == CURLM_ADDED_ALREADY, "adding H4 to D again while it waits = %d", (int)again);
+      CURLMcode other = curl_multi_add_handle(e, h);
+      CHECK(other == CURLM_ADDED_ALREADY, "adding H4 to E while it waits in D = %d", (int)other);
+    }
+    if (done || running == 0) break;
+    curl_multi_poll(d, NULL, 0, 100, NULL);
+  }
+  CHECK(checked, "H4 finished before the 300 ms check");
+  CHECK(done == 1, "%s: %d DONE messages", url, done);
+  report(url, h, result);
+  curl_multi_remove_handle(d, h);
+  curl_easy_cleanup(h);
+  curl_multi_cleanup(e);
+  curl_multi_cleanup(d);
+}
+
 int main(int argc, char** argv) {
-  if (argc != 6) {
-    fprintf(stderr, "usage: multi_moves_host URL1 URL2 URL3 URL4 URL5\n");
+  if (argc != 7) {
+    fprintf(stderr, "usage: multi_moves_host URL1 URL2 URL3 URL4 URL5 URL6\n");
     return 2;
   }
   host_watchdog(60);
@@ -104,5 +146,7 @@ int main(int argc, char** argv) {
   int result = (int)curl_easy_perform(h2);
   report(argv[5], h2, result);
   curl_easy_cleanup(h2);
+
+  readd_while_waiting(argv[6]);
   return g_failed ? 1 : 0;
 }
