@@ -244,18 +244,28 @@ const Table* rebuild(Libraries& libs) {
 
 }  // namespace
 
+namespace {
+// Published as immutable snapshots: readers never see a table being filled in. Once complete,
+// the snapshot is final.
+std::atomic<const Api*> g_current{nullptr};
+std::atomic<bool> g_complete{false};
+
+// The global scope's final Api, or nullptr while it may still change.
+const Api* global_if_final() {
+  return g_complete.load(std::memory_order_acquire) ? g_current.load(std::memory_order_acquire) : nullptr;
+}
+}  // namespace
+
 const Api& global() {
-  // Published as immutable snapshots: readers never see a table being filled in.
-  static std::atomic<const Api*> current{nullptr};
-  static std::atomic<bool> complete{false};
-  const Api* api = current.load(std::memory_order_acquire);
-  if (api == nullptr || !complete.load(std::memory_order_acquire)) {
+  const Api* api = g_current.load(std::memory_order_acquire);
+  if (api == nullptr || !g_complete.load(std::memory_order_acquire)) {
     std::lock_guard lock(global_mutex());
-    api = current.load(std::memory_order_acquire);
+    api = g_current.load(std::memory_order_acquire);
+    if (api != nullptr && g_complete.load(std::memory_order_acquire)) return *api;  // another thread finished it
     auto* next = api ? new Api(*api) : new Api();  // the old one is leaked: others may hold it
     fill(*next, global_lookup);
-    current.store(next, std::memory_order_release);
-    if (next->easy_init != nullptr && next->multi_init != nullptr) complete.store(true, std::memory_order_release);
+    g_current.store(next, std::memory_order_release);
+    if (next->easy_init != nullptr && next->multi_init != nullptr) g_complete.store(true, std::memory_order_release);
     api = next;
   }
   return *api;
@@ -285,7 +295,8 @@ const Api& for_caller(const void* caller) {
   }
   const Range* r = table->find(address);
   if (r == nullptr) return global();
-  last[next_slot++ & 1] = Last{table, r->begin, r->end, r->api};
+  // The global scope's Api is remembered too once it is final: a hit then costs no call.
+  last[next_slot++ & 1] = Last{table, r->begin, r->end, r->api ? r->api : global_if_final()};
   return r->api ? *r->api : global();
 }
 
