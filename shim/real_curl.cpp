@@ -272,21 +272,26 @@ const Api& global() {
 }
 
 const Api& for_caller(const void* caller) {
-  // Calls alternate between the host's code and libcurl's own (its internal curl_multi_* calls):
-  // two remembered code ranges per thread answer nearly all of them without a search.
+  // Calls come from one or two code ranges at a time (the host's, a plugin's; libcurl's own calls
+  // never get here): two remembered ranges per thread answer nearly all of them without a search.
   struct Last {
     const Table* table;
     ElfW(Addr) begin;
     ElfW(Addr) end;
-    const Api* api;  // nullptr: the global scope's
+    const Api* api;  // nullptr: the global scope's, not final yet (looked up on each call)
   };
   __attribute__((tls_model("initial-exec"))) static thread_local Last last[2]{};
   __attribute__((tls_model("initial-exec"))) static thread_local unsigned next_slot = 0;
   Libraries& libs = libraries();
   auto address = reinterpret_cast<ElfW(Addr)>(caller);
   const Table* table = libs.table.load(std::memory_order_acquire);
-  for (const Last& l : last)
-    if (table != nullptr && l.table == table && address >= l.begin && address < l.end) return l.api ? *l.api : global();
+  for (Last& l : last) {
+    if (table == nullptr || l.table != table || address < l.begin || address >= l.end) continue;
+    if (l.api != nullptr) return *l.api;
+    const Api& api = global();
+    l.api = global_if_final();  // remembered from now on if it will not change any more
+    return api;
+  }
   if (table == nullptr || table->find(address) == nullptr) {
     // Unknown code (JIT, or an object loaded since): look again only if the set of objects changed.
     std::pair<unsigned long long, unsigned long long> counters{0, 0};
