@@ -9,9 +9,11 @@
  *      curl_easy_perform;
  *   6. H4 runs URL6 (whose first answer asks for a wait) in multi D; 300 ms in, while its
  *      transfer waits outside libcurl, adding it again to D or to multi E must fail with
- *      CURLM_ADDED_ALREADY, as it would without curlretry; it then finishes in D.
+ *      CURLM_ADDED_ALREADY, as it would without curlretry; it then finishes in D;
+ *   7. H5 starts URL7 (an answer that takes seconds) in multi F; 300 ms in, still in flight, F is
+ *      cleaned up; H5 then runs URL8 with curl_easy_perform (retried like any other transfer).
  *
- * usage: multi_moves_host URL1 URL2 URL3 URL4 URL5 URL6
+ * usage: multi_moves_host URL1 URL2 URL3 URL4 URL5 URL6 URL7 URL8
  * Prints one line per transfer, `<url> result=<CURLcode> status=<http> len=<body bytes>`.
  * Every broken invariant is `CHECK FAILED: ...` on stderr and exit status 1; exit 2: usage.
  */
@@ -113,9 +115,31 @@ static void readd_while_waiting(const char* url) {
   curl_multi_cleanup(d);
 }
 
+/* Step 7: a multi cleaned up under a transfer in flight gives the handle back whole. */
+static void cleanup_in_flight(const char* slow_url, const char* url) {
+  CURLM* f = curl_multi_init();
+  if (f == NULL) exit(2);
+  CURL* h = make_easy();
+  curl_easy_setopt(h, CURLOPT_URL, slow_url);
+  CHECK(curl_multi_add_handle(f, h) == CURLM_OK, "add H5 to F");
+  double start = now_ms();
+  int running = 1;
+  while (running > 0 && now_ms() - start < 300) {
+    CHECK(curl_multi_perform(f, &running) == CURLM_OK, "perform F");
+    curl_multi_poll(f, NULL, 0, 50, NULL);
+  }
+  CHECK(running == 1, "H5 was not in flight after 300 ms (running=%d)", running);
+  CHECK(curl_multi_cleanup(f) == CURLM_OK, "curl_multi_cleanup(F) with H5 in flight");
+  g_len = 0;
+  curl_easy_setopt(h, CURLOPT_URL, url);
+  int result = (int)curl_easy_perform(h);
+  report(url, h, result);
+  curl_easy_cleanup(h);
+}
+
 int main(int argc, char** argv) {
-  if (argc != 7) {
-    fprintf(stderr, "usage: multi_moves_host URL1 URL2 URL3 URL4 URL5 URL6\n");
+  if (argc != 9) {
+    fprintf(stderr, "usage: multi_moves_host URL1 URL2 URL3 URL4 URL5 URL6 URL7 URL8\n");
     return 2;
   }
   host_watchdog(60);
@@ -148,5 +172,6 @@ int main(int argc, char** argv) {
   curl_easy_cleanup(h2);
 
   readd_while_waiting(argv[6]);
+  cleanup_in_flight(argv[7], argv[8]);
   return g_failed ? 1 : 0;
 }
