@@ -7,6 +7,8 @@ knows about curlretry:
   only once still_running reached 0 (late-read), never (never-read), or keeping N transfers in
   flight and adding new ones as others finish (rolling:N);
 - multi_hosts/multi_wait_host: perform + curl_multi_wait (what PHP's curl_multi_exec does);
+- multi_hosts/multi_moves_host: handles moving between multi handles, outliving them, and
+  added again while they wait between attempts;
 - multi_hosts/fdset_host: curl_multi_fdset + select + curl_multi_timeout (git's loop);
 - multi_hosts/uv_host and epoll_host: socket-action hosts (libuv; epoll + timerfd);
 - the real `curl --parallel`, pycurl's CurlMulti (libcurl-gnutls, dlopen'ed RTLD_LOCAL), and
