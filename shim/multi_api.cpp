@@ -14,6 +14,7 @@
 #include "shim/real_curl.h"
 #include "shim/reentry_guard.h"
 #include "shim/registry.h"
+#include "shim/remembered_lookup.h"
 #include "shim/runtime.h"
 
 using namespace curlretry::shim;
@@ -47,23 +48,14 @@ MultiTable& multis() {
 
 MultiState* find_multi(CURLM* multi) {
   if (inside_libcurl()) return nullptr;
-  // A host drives one multi handle through several calls per transfer: remember the last answer
-  // per thread instead of taking the table's lock each time. (A multi handle is used by one
-  // thread at a time, and cleaning it up while another thread uses it is already undefined.)
-  struct Last {
-    CURLM* multi;
-    MultiState* state;
-    std::uint64_t epoch;
-  };
-  __attribute__((tls_model("initial-exec"))) static thread_local Last last{nullptr, nullptr, 0};
+  // A host drives one multi handle through several calls per transfer. (A multi handle is used
+  // by one thread at a time, and cleaning it up while another thread uses it is undefined.)
+  __attribute__((tls_model("initial-exec"))) static thread_local RememberedLookup<CURLM*, MultiState*> last;
   MultiTable& t = multis();
-  std::uint64_t epoch = t.epoch.load(std::memory_order_acquire);
-  if (last.multi == multi && last.epoch == epoch) return last.state;
-  std::lock_guard lock(t.mutex);
-  auto it = t.states.find(multi);
-  MultiState* state = it == t.states.end() ? nullptr : it->second.get();
-  last = Last{multi, state, epoch};
-  return state;
+  return remembered_find(last, t.epoch, t.mutex, multi, [&t](CURLM* key) -> MultiState* {
+    auto it = t.states.find(key);
+    return it == t.states.end() ? nullptr : it->second.get();
+  });
 }
 
 // After the real call: libcurl's messages become retries or host messages; the count includes

@@ -1,6 +1,7 @@
 #include "shim/registry.h"
 
 #include "shim/fork_guard.h"
+#include "shim/remembered_lookup.h"
 
 #include <atomic>
 #include <cstdint>
@@ -31,23 +32,14 @@ Table& table() {
 }  // namespace
 
 Transfer* find(CURL* easy) {
-  // A host's calls on one handle come in runs (setopt, then add or perform): the last answer
-  // per thread saves the lock. A handle is used by one thread at a time, and cleaning it up
-  // while another thread uses it is already undefined.
-  struct Last {
-    CURL* easy;
-    Transfer* transfer;
-    std::uint64_t epoch;
-  };
-  __attribute__((tls_model("initial-exec"))) static thread_local Last last{nullptr, nullptr, 0};
+  // A host's calls on one handle come in runs (setopt, then add or perform). A handle is used by
+  // one thread at a time, and cleaning it up while another thread uses it is undefined.
+  __attribute__((tls_model("initial-exec"))) static thread_local RememberedLookup<CURL*, Transfer*> last;
   Table& t = table();
-  std::uint64_t epoch = t.epoch.load(std::memory_order_acquire);
-  if (last.easy == easy && last.epoch == epoch) return last.transfer;
-  std::lock_guard lock(t.mutex);
-  auto it = t.transfers.find(easy);
-  Transfer* transfer = it == t.transfers.end() ? nullptr : it->second.get();
-  last = Last{easy, transfer, epoch};
-  return transfer;
+  return remembered_find(last, t.epoch, t.mutex, easy, [&t](CURL* key) -> Transfer* {
+    auto it = t.transfers.find(key);
+    return it == t.transfers.end() ? nullptr : it->second.get();
+  });
 }
 
 Transfer* add(CURL* easy, const real::Api* api) {
