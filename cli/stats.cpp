@@ -10,6 +10,8 @@
 #include <map>
 #include <set>
 
+#include "core/civil_date.h"
+
 namespace curlretry::cli {
 namespace {
 
@@ -184,15 +186,6 @@ class JsonObjectReader {
 
 // --- calendar -----------------------------------------------------------------------------------
 
-long long days_from_civil(long long y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const long long era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<long long>(doe) - 719468;
-}
-
 struct Civil {
   long long year;
   int month, day, hour, minute, second;
@@ -202,15 +195,8 @@ Civil civil_from_ms(long long ms) {
   long long secs = ms >= 0 ? ms / 1000 : (ms - 999) / 1000;
   long long days = secs >= 0 ? secs / 86400 : (secs - 86399) / 86400;
   const long long sod = secs - days * 86400;
-  const long long z = days + 719468;
-  const long long era = (z >= 0 ? z : z - 146096) / 146097;
-  const long long doe = z - era * 146097;
-  const long long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const long long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const long long mp = (5 * doy + 2) / 153;
-  const int d = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
-  const int m = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
-  return Civil{yoe + era * 400 + (m <= 2 ? 1 : 0), m, d, static_cast<int>(sod / 3600),
+  const core::CivilDate date = core::civil_from_days(days);
+  return Civil{date.year, static_cast<int>(date.month), static_cast<int>(date.day), static_cast<int>(sod / 3600),
                static_cast<int>(sod / 60 % 60), static_cast<int>(sod % 60)};
 }
 
@@ -488,7 +474,7 @@ std::optional<long long> parse_utc_time(std::string_view t) {
     for (; n < 3; ++n) ms *= 10;
   }
   if (i + 1 != t.size() || (t[i] != 'Z' && t[i] != 'z')) return std::nullopt;
-  const long long days = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
+  const long long days = core::days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
   return ((days * 24 + h) * 60 + mi) * 60000 + s * 1000 + ms;
 }
 

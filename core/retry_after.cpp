@@ -2,6 +2,8 @@
 // the host's locale and TZ, and the shim runs inside processes whose settings we do not own.
 #include "core/retry_after.h"
 
+#include "core/civil_date.h"
+
 #include <array>
 #include <charconv>
 #include <cstdint>
@@ -45,26 +47,8 @@ std::optional<Rep> parse_digits(std::string_view s) {
   return value;
 }
 
-// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
-std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2 ? 1 : 0;
-  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const auto yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
-}
-
-// The inverse, year only: all the two-digit-year rule needs.
-std::int64_t year_from_days(std::int64_t z) {
-  z += 719468;
-  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const auto doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  return static_cast<std::int64_t>(yoe) + era * 400 + (mp >= 10 ? 1 : 0);
-}
+// The year only: all the two-digit-year rule needs.
+std::int64_t year_from_days(std::int64_t days) { return civil_from_days(days).year; }
 
 bool is_leap(std::int64_t y) { return y % 4 == 0 && (y % 100 != 0 || y % 400 == 0); }
 

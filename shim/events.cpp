@@ -11,6 +11,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "core/civil_date.h"
 #include "shim/fork_guard.h"
 #include "shim/log.h"
 
@@ -126,16 +127,8 @@ void put_time(Line& line, long long unix_ms) {
     sod += 86400;
     days -= 1;
   }
-  // civil_from_days (H. Hinnant).
-  const long long z = days + 719468;
-  const long long era = (z >= 0 ? z : z - 146096) / 146097;
-  const long long doe = z - era * 146097;
-  const long long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const long long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const long long mp = (5 * doy + 2) / 153;
-  const long long d = doy - (153 * mp + 2) / 5 + 1;
-  const long long m = mp < 10 ? mp + 3 : mp - 9;
-  const long long y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  const core::CivilDate date = core::civil_from_days(days);
+  const long long y = date.year, m = date.month, d = date.day;
   auto two = [&](long long v) {
     char s[2] = {static_cast<char>('0' + v / 10), static_cast<char>('0' + v % 10)};
     line.raw(std::string_view(s, 2));
