@@ -34,6 +34,8 @@ LIB = os.environ.get("CURLRETRY_LIB", "")
 PRELOAD_PREFIX = os.environ.get("CURLRETRY_PRELOAD_PREFIX", "")
 CURLRETRY_BIN = os.environ.get("CURLRETRY_BIN", "")
 CURL = shutil.which("curl") or "/usr/bin/curl"
+PYTHON = "/usr/bin/python3"  # Debian's interpreter, the one python3-pycurl is built for
+PHP = shutil.which("php") or "/usr/bin/php"
 
 # Fast retries unless a test is about timing: the built-in 1500 ms base would make the module slow.
 FAST_BASE_MS = "50"
@@ -208,6 +210,23 @@ class Upstream:
 
 class LibraryMissing(AssertionError):
     """The preload library is not there: every preloaded run fails with this, clearly."""
+
+
+def succeeds(cmd: list[str]) -> bool:
+    """Whether `cmd` runs and exits 0 (a probe for an optional tool; never raises)."""
+    try:
+        return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def have_pycurl() -> bool:
+    return succeeds([PYTHON, "-c", "import pycurl"])
+
+
+def have_php_function(name: str) -> bool:
+    """php-cli is installed and defines `name` (curl_exec, curl_multi_exec: php-curl is loaded)."""
+    return os.access(PHP, os.X_OK) and succeeds([PHP, "-r", f"exit(function_exists('{name}') ? 0 : 1);"])
 
 
 def library_problem() -> str | None:

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import harness
 
-PYTHON = "/usr/bin/python3"
-PHP = shutil.which("php") or "/usr/bin/php"
+PYTHON = harness.PYTHON
+PHP = harness.PHP
 GIT_REMOTE_HTTP = "/usr/lib/git-core/git-remote-http"
 GCC = shutil.which("gcc") or shutil.which("cc")
 MULTIARCH = subprocess.run(["gcc", "-print-multiarch"], capture_output=True, text=True).stdout.strip() if GCC else ""
@@ -29,15 +29,8 @@ MULTIARCH = subprocess.run(["gcc", "-print-multiarch"], capture_output=True, tex
 EXIT = {"works": 0, "works-through": 0, "not-reachable": 3, "preload-ignored": 3, "nothing-to-do": 4, "maybe": 5}
 
 
-def _probe(cmd: list[str]) -> bool:
-    try:
-        return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=30).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
-HAVE_PYCURL = _probe([PYTHON, "-c", "import pycurl"])
-HAVE_PHP_CURL = os.access(PHP, os.X_OK) and _probe([PHP, "-r", "exit(function_exists('curl_exec') ? 0 : 1);"])
+HAVE_PYCURL = harness.have_pycurl()
+HAVE_PHP_CURL = harness.have_php_function("curl_exec")
 
 
 def doctor(*command: str, json_output: bool = True, cwd: str | None = None) -> tuple[int, dict | str, str]:

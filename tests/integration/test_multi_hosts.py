@@ -35,8 +35,6 @@ import http.client
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 import unittest
 from typing import Callable
@@ -54,8 +52,8 @@ RESET_RESULTS = (CURLE_SEND_ERROR, CURLE_RECV_ERROR)
 MAX_ATTEMPTS = 4
 FAST = {"CURLRETRY_BASE_MS": "20", "CURLRETRY_MAX_ATTEMPTS": str(MAX_ATTEMPTS)}
 
-PYTHON = "/usr/bin/python3"  # Debian's interpreter, the one python3-pycurl is built for
-PHP = shutil.which("php") or "/usr/bin/php"
+PYTHON = harness.PYTHON
+PHP = harness.PHP
 
 
 def _multi_hosts_dir() -> str:
@@ -72,15 +70,8 @@ MULTI_HOSTS_DIR = _multi_hosts_dir()
 C_HOSTS = ("multi_poll_host", "multi_wait_host", "fdset_host", "uv_host", "epoll_host")
 
 
-def _probe(cmd: list[str]) -> bool:
-    try:
-        return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=30).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
-HAVE_PYCURL = _probe([PYTHON, "-c", "import pycurl"])
-HAVE_PHP_CURL = os.access(PHP, os.X_OK) and _probe([PHP, "-r", "exit(function_exists('curl_multi_exec') ? 0 : 1);"])
+HAVE_PYCURL = harness.have_pycurl()
+HAVE_PHP_CURL = harness.have_php_function("curl_multi_exec")
 
 
 def figure(text: str) -> None:

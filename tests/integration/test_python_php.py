@@ -18,26 +18,18 @@ from __future__ import annotations
 import base64
 import json
 import os
-import shutil
 import subprocess
 import unittest
 
 import harness
 from harness import UpstreamTestCase, error_body, ok_body, overloaded_body
 
-PYTHON = "/usr/bin/python3"  # Debian's interpreter, the one python3-pycurl is built for
-PHP = shutil.which("php") or "/usr/bin/php"
+PYTHON = harness.PYTHON
+PHP = harness.PHP
 
 
-def _probe(cmd: list[str]) -> bool:
-    try:
-        return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=30).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
-HAVE_PYCURL = _probe([PYTHON, "-c", "import pycurl"])
-HAVE_PHP_CURL = os.access(PHP, os.X_OK) and _probe([PHP, "-r", "exit(function_exists('curl_exec') ? 0 : 1);"])
+HAVE_PYCURL = harness.have_pycurl()
+HAVE_PHP_CURL = harness.have_php_function("curl_exec")
 PYCURL_MISSING = "python3-pycurl is not installed (scripts/ install it; apt-get install python3-pycurl)"
 PHP_CURL_MISSING = "php-cli with php-curl is not installed (scripts/ install them; apt-get install php-cli php-curl)"
 
