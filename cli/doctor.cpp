@@ -809,6 +809,23 @@ struct Examined {
   Language language = Language::none;
 };
 
+// An interpreter extension was found but its libcurl could not be: the user can still try it.
+void extension_unresolved(Diagnosis& d, const Examined& x, const std::string& script, const std::string& summary) {
+  d.verdict = DoctorVerdict::maybe;
+  d.summary = summary;
+  d.advice = "try it: curlretry -v -- " + (script.empty() ? basename_of(x.interpreter) + " SCRIPT" : x.invocation) +
+             " and look for curlretry: lines on stderr";
+}
+
+// An interpreter extension links `link`: what the diagnosis records about it.
+void extension_libcurl(Diagnosis& d, const CurlLink& link, const std::string& via, const std::string& how) {
+  d.libcurl = link.object->name;
+  d.flavour = link.flavour;
+  d.via = via;
+  detail(d, "libcurl", describe_link(link));
+  detail(d, "how", how);
+}
+
 // Python: is pycurl importable, and which libcurl does it load?
 void diagnose_python(Diagnosis& d, const Examined& x, const std::string& script) {
   const auto out = run_probe({x.interpreter, "-c",
@@ -841,17 +858,11 @@ void diagnose_python(Diagnosis& d, const Examined& x, const std::string& script)
     link = find_libcurl(closure);
   }
   if (!link) {
-    d.verdict = DoctorVerdict::maybe;
-    d.summary = "pycurl is installed but curlretry could not tell which libcurl it loads";
-    d.advice = "try it: curlretry -v -- " + (script.empty() ? base + " SCRIPT" : x.invocation) +
-               " and look for curlretry: lines on stderr";
+    extension_unresolved(d, x, script, "pycurl is installed but curlretry could not tell which libcurl it loads");
     return;
   }
-  d.libcurl = link->object->name;
-  d.flavour = link->flavour;
-  d.via = "pycurl";
-  detail(d, "libcurl", describe_link(*link));
-  detail(d, "how", "Python loads pycurl with RTLD_LOCAL; libcurlretry.so finds that libcurl among the loaded objects");
+  extension_libcurl(d, *link, "pycurl",
+                    "Python loads pycurl with RTLD_LOCAL; libcurlretry.so finds that libcurl among the loaded objects");
   if (!script.empty() && !uses) {
     d.verdict = DoctorVerdict::nothing_to_do;
     d.summary = script + " does not import pycurl: its HTTP does not go through libcurl (pycurl would: " +
@@ -891,18 +902,12 @@ void diagnose_php(Diagnosis& d, const Examined& x, const std::string& script) {
   }
   detail(d, "php-curl", extension + (link ? "" : " (not readable: " + error + ")"));
   if (!link) {
-    d.verdict = DoctorVerdict::maybe;
-    d.summary = base + " has the curl extension, but curlretry could not tell which libcurl it links";
-    d.advice = "try it: curlretry -v -- " + (script.empty() ? base + " SCRIPT" : x.invocation) +
-               " and look for curlretry: lines on stderr";
+    extension_unresolved(d, x, script, base + " has the curl extension, but curlretry could not tell which libcurl it links");
     return;
   }
-  d.libcurl = link->object->name;
-  d.flavour = link->flavour;
-  d.via = "php-curl";
-  detail(d, "libcurl", describe_link(*link));
-  detail(d, "how", "PHP loads extensions with RTLD_DEEPBIND; libcurlretry.so's dlopen wrapper drops that flag for "
-                   "libraries that link libcurl, so curl_exec() reaches the retry logic");
+  extension_libcurl(d, *link, "php-curl",
+                    "PHP loads extensions with RTLD_DEEPBIND; libcurlretry.so's dlopen wrapper drops that flag for "
+                    "libraries that link libcurl, so curl_exec() reaches the retry logic");
   const bool uses = script.empty() || contains_word(read_text(script), "curl_exec") ||
                     contains_word(read_text(script), "curl_multi_exec") || contains_word(read_text(script), "curl_init");
   if (!uses) {
