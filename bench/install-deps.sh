@@ -11,20 +11,14 @@ set -euo pipefail
 
 packages=(nginx haproxy gcc libc6-dev libcurl4-openssl-dev curl valgrind python3)
 
-missing=()
-for p in "${packages[@]}"; do
-  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
-  [ "$status" = "installed" ] || missing+=("$p")
-done
+# shellcheck source=scripts/apt-missing.sh
+. "$(dirname "$0")/../scripts/apt-missing.sh"
+find_missing "${packages[@]}"
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 
-as_root=()
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "bench/install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
-  as_root=(sudo)
-fi
+need_root bench/install-deps
 
 policy=/usr/sbin/policy-rc.d
 placed_policy=0

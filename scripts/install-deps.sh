@@ -13,22 +13,15 @@ packages=(
   libuv1-dev libevent-dev libcurl4-doc
 )
 
-missing=()
-for p in "${packages[@]}"; do
-  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
-  [ "$status" = "installed" ] || missing+=("$p")
-done
-
+# shellcheck source=scripts/apt-missing.sh
+. "$(dirname "$0")/apt-missing.sh"
+find_missing "${packages[@]}"
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
   exit 0
 fi
 
-as_root=()
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
-  as_root=(sudo)
-fi
+need_root install-deps
 
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
