@@ -5,12 +5,22 @@
 # Any crash, leak, UB, timeout (10 s per input) or OOM fails the run; the input is kept as
 # build-fuzz/artifacts/<target>-<kind>-<hash> (reproduce: build-fuzz/tests/fuzz/fuzz_<target> FILE).
 #
+# `--seeds` is the regression pass CI runs: every committed seed once, no mutation (seconds).
+#
 #   scripts/fuzz.sh [SECONDS] [TARGET...]      (needs clang and libclang-rt-14-dev, Debian)
+#   scripts/fuzz.sh --seeds
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+usage="usage: $0 [SECONDS] [TARGET...] | $0 --seeds"
+seeds_only=0
+if [ "${1:-}" = --seeds ]; then
+  seeds_only=1
+  shift
+  [ $# -eq 0 ] || { echo "$usage" >&2; exit 2; }
+fi
 seconds=${1:-60}
 shift || true
-case $seconds in '' | *[!0-9]*) echo "usage: $0 [SECONDS] [TARGET...]" >&2; exit 2 ;; esac
+case $seconds in '' | *[!0-9]*) echo "$usage" >&2; exit 2 ;; esac
 cd "$root"
 
 if ! command -v clang++ >/dev/null; then
@@ -21,6 +31,11 @@ fi
 echo "=== fuzz: configure and build (build-fuzz/, -j${JOBS:-$(nproc)})"
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j"${JOBS:-$(nproc)}" >/dev/null
+
+if [ $seeds_only = 1 ]; then
+  echo "=== fuzz: every committed seed once"
+  exec ctest --test-dir build-fuzz -L fuzz --output-on-failure -j"${JOBS:-$(nproc)}"
+fi
 
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then

@@ -7,6 +7,8 @@ build=${BUILD_DIR:-$root/build}
 "$root/scripts/install-deps.sh"
 "$root/scripts/build.sh"
 (cd "$build" && ctest --output-on-failure -j"$(nproc)" --timeout 900)
+# The fuzz targets over their committed seed corpus: a regression pass of seconds (clang build).
+"$root/scripts/fuzz.sh" --seeds
 # The same suite under ASan+UBSan, and the threaded and multi tests under TSan (issue 5).
 # CURLRETRY_SKIP_SANITIZERS=1 skips them for a quick local run; CI never sets it.
 if [ "${CURLRETRY_SKIP_SANITIZERS:-0}" != 1 ]; then
