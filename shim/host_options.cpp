@@ -53,6 +53,10 @@ bool is_recorded_option(CURLoption option) {
     case CURLOPT_UPLOAD:
     case CURLOPT_PUT:
     case CURLOPT_NOBODY:
+    case CURLOPT_COOKIEFILE:
+    case CURLOPT_COOKIEJAR:
+    case CURLOPT_COOKIELIST:
+    case CURLOPT_SHARE:
       return true;
     default:
       return false;
@@ -81,6 +85,12 @@ bool record_option(HostOptions& o, CURLoption option, OptionValue v) {
     case CURLOPT_URL: o.url = v.pointer ? static_cast<const char*>(v.pointer) : ""; return true;
     case CURLOPT_IOCTLFUNCTION: o.ioctl_fn = reinterpret_cast<curl_ioctl_callback>(v.function); return true;
     case CURLOPT_IOCTLDATA: o.ioctl_data = v.pointer; return true;
+    case CURLOPT_COOKIEFILE:
+    case CURLOPT_COOKIEJAR:
+    case CURLOPT_COOKIELIST:
+      if (v.pointer != nullptr) o.cookie_engine = true;
+      return true;
+    case CURLOPT_SHARE: o.shared = v.pointer != nullptr; return true;
     case CURLOPT_HTTPPOST:
       o.form = static_cast<const curl_httppost*>(v.pointer);
       o.form_is_body = o.form != nullptr;

@@ -25,6 +25,10 @@ struct HostOptions {
   // CURLOPT_HTTPPOST, and whether it is the request's body (a later POST, PUT, GET... is not).
   const curl_httppost* form = nullptr;
   bool form_is_body = false;
+  // The handle's own cookie engine is on (COOKIEFILE, COOKIEJAR or COOKIELIST was set), and
+  // whether a share handle may hold its cookies instead.
+  bool cookie_engine = false;
+  bool shared = false;
   curl_xferinfo_callback xferinfo_fn = nullptr;
   curl_progress_callback progress_fn = nullptr;
   void* progress_data = nullptr;

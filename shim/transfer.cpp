@@ -120,6 +120,8 @@ bool Transfer::begin(const Runtime& runtime) {
   timeout_changed_ = false;
   last_transport_error_ = false;
   upload_.start();
+  cookies_.clear();
+  if (host.cookie_engine || host.shared) cookies_.take(*api_, easy_);
   // Installed once and left in place between transfers (the host's later setopts are recorded
   // and honoured through them): a handle reused for thousands of requests pays this once.
   if (!installed_) install();
@@ -138,6 +140,7 @@ void Transfer::end() {
   fresh_connect_forced_ = timeout_changed_ = false;
   if (held_body_.capacity() > kChunk) std::string().swap(held_body_);
   upload_.release();
+  cookies_.clear();
 }
 
 void Transfer::abandon() {
@@ -231,6 +234,7 @@ void Transfer::reset_attempt() {
 void Transfer::prepare_next_attempt() {
   ++attempt_;
   reset_attempt();
+  cookies_.restore(*api_, easy_);
   // A transport error may have left a poisoned connection in the pool: use a new one, once.
   if (last_transport_error_ && !host.fresh_connect) {
     set_real(*api_, easy_, CURLOPT_FRESH_CONNECT, 1L);

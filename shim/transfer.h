@@ -14,6 +14,7 @@
 
 #include "core/decide.h"
 #include "core/random.h"
+#include "shim/cookie_snapshot.h"
 #include "shim/host_options.h"
 #include "shim/real_curl.h"
 #include "shim/upload_replay.h"
@@ -181,6 +182,7 @@ class Transfer {
   CURLcode replay_code_ = CURLE_OK;
 
   UploadReplay upload_;
+  CookieSnapshot cookies_;  // the cookie engine's state before the first attempt
 };
 
 }  // namespace curlretry::shim
