@@ -22,7 +22,9 @@ INITIAL = "127.0.0.1\tFALSE\t/\tFALSE\t0\tkeep\toriginal\n"
 
 
 def raw(status_line: str, body: bytes, *headers: str) -> str:
-    head = "\r\n".join([status_line, *headers, f"Content-Length: {len(body)}"]) + "\r\n\r\n"
+    # `raw` answers and closes: say so, or libcurl may send the next request on the dying
+    # connection and silently send it again (one more Cookie line in the trace).
+    head = "\r\n".join([status_line, *headers, f"Content-Length: {len(body)}", "Connection: close"]) + "\r\n\r\n"
     return "raw+data=" + urllib.parse.quote(head + body.decode(), safe="")
 
 
