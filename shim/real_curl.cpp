@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "shim/fork_guard.h"
+
 namespace curlretry::shim::real {
 namespace {
 
@@ -99,7 +101,11 @@ void* global_lookup(const char* name) {
 }
 
 std::mutex& global_mutex() {
-  static std::mutex m;
+  static std::mutex& m = []() -> std::mutex& {
+    static std::mutex mutex;
+    guard_across_fork(mutex);
+    return mutex;
+  }();
   return m;
 }
 
@@ -189,7 +195,11 @@ struct Libraries {
 };
 
 Libraries& libraries() {
-  static Libraries* l = new Libraries();
+  static Libraries* l = [] {
+    auto* made = new Libraries();
+    guard_across_fork(made->mutex);
+    return made;
+  }();
   return *l;
 }
 
