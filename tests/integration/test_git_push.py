@@ -88,7 +88,7 @@ def pack_posts(server: SmartHttpServer) -> list[int]:
     return [n for r, n in server.requests if r.endswith("/git-receive-pack") and n > 4]
 
 
-@unittest.skipUnless(HAVE_GIT, "git or git-http-backend is not installed")
+@unittest.skipUnless(HAVE_GIT, harness.needs("git", "git or git-http-backend"))
 class GitPushStreamedPack(unittest.TestCase):
     def setUp(self) -> None:
         self.repo = SmartHttpRepo(self, "push")

@@ -93,7 +93,7 @@ class CurlCliCookies(UpstreamTestCase):
         self.assertIn("127.0.0.1\tFALSE\t/\tFALSE\t0\tbad\tfrom503", jar)
 
 
-@unittest.skipUnless(harness.have_pycurl(), "python3-pycurl is not installed (scripts/install-deps.sh installs it)")
+@unittest.skipUnless(harness.have_pycurl(), harness.needs("python3-pycurl", "pycurl"))
 class PycurlOwnCookieEngine(UpstreamTestCase):
     """An easy handle with its own cookie engine (no share): the same, and a cookie the 503
     deleted comes back."""

@@ -74,7 +74,7 @@ class ParityTestCase(UpstreamTestCase):
         return key, self.plain.script_url(key, script)
 
 
-@unittest.skipUnless(HAVE_PYCURL, "python3-pycurl is not installed (scripts/install-deps.sh installs it)")
+@unittest.skipUnless(HAVE_PYCURL, harness.needs("python3-pycurl", "pycurl"))
 class PycurlReadCallbackUpload(ParityTestCase):
     SIZE = 300_000
 
