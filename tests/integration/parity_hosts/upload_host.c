@@ -6,6 +6,8 @@
  *   upload_host formstream URL SIZE   multipart POST with one curl_formadd(CURLFORM_STREAM) part
  *                                     of SIZE bytes read by the read callback (curl tests 554,
  *                                     672, 673): libcurl passes the part's own pointer as userdata
+ *   upload_host mimecb URL SIZE       CURLOPT_MIMEPOST with one curl_mime_data_cb part of SIZE
+ *                                     bytes, a read callback and no seek callback
  *
  * stdout: the response body. stderr, one per line: result=<CURLcode> status=<code>, then
  * reads=<calls> read_bytes=<n> after_eof=<reads after returning 0> ioctls=<n> wrong_userdata=<n>.
@@ -109,9 +111,25 @@ static int mode_formstream(const char* url) {
   return g_failed;
 }
 
+static int mode_mimecb(const char* url) {
+  CURL* easy = curl_easy_init();
+  curl_mime* mime = curl_mime_init(easy);
+  curl_mimepart* part = curl_mime_addpart(mime);
+  curl_mime_name(part, "stream");
+  curl_mime_data_cb(part, (curl_off_t)g_source.size, read_source, NULL, NULL, &g_source);
+  curl_easy_setopt(easy, CURLOPT_URL, url);
+  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, write_stdout);
+  curl_easy_setopt(easy, CURLOPT_MIMEPOST, mime);
+  CURLcode code = curl_easy_perform(easy);
+  report(easy, code);
+  curl_easy_cleanup(easy);
+  curl_mime_free(mime);
+  return g_failed;
+}
+
 int main(int argc, char** argv) {
   if (argc != 4) {
-    fprintf(stderr, "usage: upload_host ioctl|formstream URL SIZE\n");
+    fprintf(stderr, "usage: upload_host ioctl|formstream|mimecb URL SIZE\n");
     return 2;
   }
   g_source.size = atoll(argv[3]);
@@ -119,6 +137,7 @@ int main(int argc, char** argv) {
   int rc = 2;
   if (strcmp(argv[1], "ioctl") == 0) rc = mode_ioctl(argv[2]);
   else if (strcmp(argv[1], "formstream") == 0) rc = mode_formstream(argv[2]);
+  else if (strcmp(argv[1], "mimecb") == 0) rc = mode_mimecb(argv[2]);
   else fprintf(stderr, "unknown mode %s\n", argv[1]);
   curl_global_cleanup();
   return rc;
