@@ -11,6 +11,8 @@ packages=(
   # tests: real hosts of both libcurl flavours
   curl git libcurl3-gnutls python3 python3-pycurl php-cli php-curl
   libuv1-dev libevent-dev libcurl4-doc
+  # tests: nghttpx, the HTTP/2 TLS front of the parity sweep
+  nghttp2-proxy
   # the fuzz targets' regression pass (libFuzzer)
   clang libclang-rt-14-dev
 )

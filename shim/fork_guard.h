@@ -7,6 +7,9 @@
 
 namespace curlretry::shim {
 
+// Registers `mutex` (before its first use). Safe from any number of threads at once.
 void guard_across_fork(std::mutex& mutex);
+// How many locks are registered (for tests and `curlretry doctor`-style checks).
+int fork_guarded_locks();
 
 }  // namespace curlretry::shim

@@ -19,6 +19,16 @@ bool HostOptions::is_trampolined(CURLoption option) {
   }
 }
 
+bool HostOptions::form_streams() const {
+  if (!form_is_body) return false;
+  for (const curl_httppost* field = form; field != nullptr; field = field->next) {
+    for (const curl_httppost* part = field; part != nullptr; part = part->more) {
+      if (part->flags & CURL_HTTPPOST_CALLBACK) return true;
+    }
+  }
+  return false;
+}
+
 bool is_recorded_option(CURLoption option) {
   if (HostOptions::is_trampolined(option)) return true;
   switch (option) {
@@ -31,6 +41,22 @@ bool is_recorded_option(CURLoption option) {
     case CURLOPT_TIMEOUT_MS:
     case CURLOPT_ERRORBUFFER:
     case CURLOPT_URL:
+    case CURLOPT_IOCTLFUNCTION:
+    case CURLOPT_IOCTLDATA:
+    // What the request's body is: libcurl's last word among these wins.
+    case CURLOPT_HTTPPOST:
+    case CURLOPT_MIMEPOST:
+    case CURLOPT_POST:
+    case CURLOPT_POSTFIELDS:
+    case CURLOPT_COPYPOSTFIELDS:
+    case CURLOPT_HTTPGET:
+    case CURLOPT_UPLOAD:
+    case CURLOPT_PUT:
+    case CURLOPT_NOBODY:
+    case CURLOPT_COOKIEFILE:
+    case CURLOPT_COOKIEJAR:
+    case CURLOPT_COOKIELIST:
+    case CURLOPT_SHARE:
       return true;
     default:
       return false;
@@ -57,6 +83,29 @@ bool record_option(HostOptions& o, CURLoption option, OptionValue v) {
     case CURLOPT_TIMEOUT_MS: o.timeout_ms = v.number > 0 ? v.number : 0; return true;
     case CURLOPT_ERRORBUFFER: o.error_buffer = static_cast<char*>(v.pointer); return true;
     case CURLOPT_URL: o.url = v.pointer ? static_cast<const char*>(v.pointer) : ""; return true;
+    case CURLOPT_IOCTLFUNCTION: o.ioctl_fn = reinterpret_cast<curl_ioctl_callback>(v.function); return true;
+    case CURLOPT_IOCTLDATA: o.ioctl_data = v.pointer; return true;
+    case CURLOPT_COOKIEFILE:
+    case CURLOPT_COOKIEJAR:
+    case CURLOPT_COOKIELIST:
+      if (v.pointer != nullptr) o.cookie_engine = true;
+      return true;
+    case CURLOPT_SHARE: o.shared = v.pointer != nullptr; return true;
+    case CURLOPT_HTTPPOST:
+      o.form = static_cast<const curl_httppost*>(v.pointer);
+      o.form_is_body = o.form != nullptr;
+      return true;
+    case CURLOPT_HTTPGET:
+    case CURLOPT_NOBODY:
+      // Off, these leave the request as it was.
+      if (v.number != 0) o.form_is_body = false;
+      return true;
+    case CURLOPT_UPLOAD:  // off means GET
+    case CURLOPT_PUT:
+    case CURLOPT_MIMEPOST:
+    case CURLOPT_POST:
+    case CURLOPT_POSTFIELDS:
+    case CURLOPT_COPYPOSTFIELDS: o.form_is_body = false; return true;
     default: return false;
   }
 }

@@ -19,6 +19,16 @@ struct HostOptions {
   void* read_data = stdin;
   curl_seek_callback seek_fn = nullptr;
   void* seek_data = nullptr;
+  // Not replaced: libcurl asks it to rewind only when there is no seek callback (ours is).
+  curl_ioctl_callback ioctl_fn = nullptr;
+  void* ioctl_data = nullptr;
+  // CURLOPT_HTTPPOST, and whether it is the request's body (a later POST, PUT, GET... is not).
+  const curl_httppost* form = nullptr;
+  bool form_is_body = false;
+  // The handle's own cookie engine is on (COOKIEFILE, COOKIEJAR or COOKIELIST was set), and
+  // whether a share handle may hold its cookies instead.
+  bool cookie_engine = false;
+  bool shared = false;
   curl_xferinfo_callback xferinfo_fn = nullptr;
   curl_progress_callback progress_fn = nullptr;
   void* progress_data = nullptr;
@@ -31,6 +41,10 @@ struct HostOptions {
 
   // Which options the shim replaces with its trampolines during a transfer.
   static bool is_trampolined(CURLoption option);
+  // A curl_formadd(CURLFORM_STREAM) part is the body: libcurl calls the read callback with that
+  // part's own pointer, not CURLOPT_READDATA, so the program's read callback must be the one
+  // on the handle.
+  bool form_streams() const;
 };
 
 // The value of one curl_easy_setopt call, decoded by option type range.

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -104,11 +105,18 @@ int open_destination(const std::string& file) {
 
 spdlog::logger* make_logger(const std::string& file) {
   int fd = open_destination(file);
-  if (fd < 0 && !file.empty()) fd = open_stderr();
+  int open_errno = errno;
+  bool fell_back = fd < 0 && !file.empty();
+  if (fell_back) fd = open_stderr();
   auto sink = std::make_shared<CheckedFdSink>(fd);
   auto* logger = new spdlog::logger("curlretry", sink);
   logger->set_pattern("curlretry: %v");
   logger->set_level(spdlog::level::trace);
+  // Once (the logger is made once): the lines the user looks for in the file are here instead.
+  if (fell_back) {
+    logger->log(spdlog::level::warn, "cannot open the log file {} ({}); logging to stderr instead", file,
+                std::strerror(open_errno));
+  }
   return logger;
 }
 

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "shim/fork_guard.h"
+
 namespace curlretry::shim::real {
 namespace {
 
@@ -46,6 +48,7 @@ void fill(Api& api, Lookup lookup) {
   take(api.easy_getinfo, lookup("curl_easy_getinfo"));
   take(api.easy_pause, lookup("curl_easy_pause"));
   take(api.easy_header, lookup("curl_easy_header"));
+  take(api.slist_free_all, lookup("curl_slist_free_all"));
   take(api.multi_init, lookup("curl_multi_init"));
   take(api.multi_cleanup, lookup("curl_multi_cleanup"));
   take(api.multi_add_handle, lookup("curl_multi_add_handle"));
@@ -98,7 +101,11 @@ void* global_lookup(const char* name) {
 }
 
 std::mutex& global_mutex() {
-  static std::mutex m;
+  static std::mutex& m = []() -> std::mutex& {
+    static std::mutex mutex;
+    guard_across_fork(mutex);
+    return mutex;
+  }();
   return m;
 }
 
@@ -188,7 +195,11 @@ struct Libraries {
 };
 
 Libraries& libraries() {
-  static Libraries* l = new Libraries();
+  static Libraries* l = [] {
+    auto* made = new Libraries();
+    guard_across_fork(made->mutex);
+    return made;
+  }();
   return *l;
 }
 

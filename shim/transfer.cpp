@@ -119,15 +119,14 @@ bool Transfer::begin(const Runtime& runtime) {
   fresh_connect_forced_ = false;
   timeout_changed_ = false;
   last_transport_error_ = false;
-  read_called_ = false;
-  tee_.clear();
-  tee_overflow_ = false;
-  read_pos_ = 0;
-  fread_start_ = -1;
+  upload_.start();
+  cookies_.clear();
+  if (host.cookie_engine || host.shared) cookies_.take(*api_, easy_);
   // Installed once and left in place between transfers (the host's later setopts are recorded
   // and honoured through them): a handle reused for thousands of requests pays this once.
   if (!installed_) install();
   sync_header_callback();
+  sync_read_callback();
   reset_attempt();
   attempt_ = 1;
   return true;
@@ -140,7 +139,8 @@ void Transfer::end() {
   if (timeout_changed_) set_real(*api_, easy_, CURLOPT_TIMEOUT_MS, host.timeout_ms);
   fresh_connect_forced_ = timeout_changed_ = false;
   if (held_body_.capacity() > kChunk) std::string().swap(held_body_);
-  if (!tee_.empty()) std::string().swap(tee_);
+  upload_.release();
+  cookies_.clear();
 }
 
 void Transfer::abandon() {
@@ -151,6 +151,7 @@ void Transfer::abandon() {
 void Transfer::forget_install() {
   installed_ = false;
   header_cb_ = false;
+  read_cb_ = false;
   running_ = false;
 }
 
@@ -164,6 +165,7 @@ void Transfer::install() {
   // Headers reach the host through us, so CURLOPT_HEADER is emulated rather than left on.
   set_real(*api_, easy_, CURLOPT_HEADER, 0L);
   installed_ = true;
+  read_cb_ = true;
 }
 
 void apply_host_callbacks(const real::Api& api, CURL* easy, const HostOptions& host) {
@@ -182,6 +184,21 @@ void Transfer::uninstall() {
   apply_host_callbacks(*api_, easy_, host);
   installed_ = false;
   header_cb_ = false;
+  read_cb_ = false;
+}
+
+void Transfer::sync_read_callback() {
+  bool want = !host.form_streams();
+  if (want && read_cb_) return;
+  if (want) {
+    set_real(*api_, easy_, CURLOPT_READFUNCTION, &Transfer::on_read);
+    set_real(*api_, easy_, CURLOPT_READDATA, static_cast<void*>(this));
+  } else {
+    // Set every time: the program may have changed its callback since the last form.
+    set_real(*api_, easy_, CURLOPT_READFUNCTION, host.read_fn);
+    set_real(*api_, easy_, CURLOPT_READDATA, host.read_data);
+  }
+  read_cb_ = want;
 }
 
 void Transfer::sync_header_callback() {
@@ -217,6 +234,7 @@ void Transfer::reset_attempt() {
 void Transfer::prepare_next_attempt() {
   ++attempt_;
   reset_attempt();
+  cookies_.restore(*api_, easy_);
   // A transport error may have left a poisoned connection in the pool: use a new one, once.
   if (last_transport_error_ && !host.fresh_connect) {
     set_real(*api_, easy_, CURLOPT_FRESH_CONNECT, 1L);
@@ -406,87 +424,22 @@ void Transfer::note_header_line(const char* data, size_t n) {
 }
 
 size_t Transfer::read(char* buffer, size_t size, size_t nitems) {
-  size_t want = size * nitems;
-  if (read_pos_ < tee_.size()) {
-    // Replaying an upload the host cannot rewind: serve what it gave us the first time.
-    size_t n = std::min(want, tee_.size() - read_pos_);
-    std::memcpy(buffer, tee_.data() + read_pos_, n);
-    read_pos_ += n;
-    return n;
-  }
-  if (!read_called_) {
-    read_called_ = true;
-    if (!host.read_fn) {
-      HostScope scope;
-      fread_start_ = ftello(static_cast<FILE*>(host.read_data));
-    }
-  }
-  size_t r;
-  {
-    HostScope scope;
-    r = host.read_fn ? host.read_fn(buffer, size, nitems, host.read_data)
-                     : std::fread(buffer, size, nitems, static_cast<FILE*>(host.read_data));
-  }
-  if (r == CURL_READFUNC_ABORT || r == CURL_READFUNC_PAUSE || r > want) return r;
-  if (!tee_overflow_) {
-    if (tee_.size() + r <= runtime_->config.settings.max_upload_replay) {
-      tee_.append(buffer, r);
-    } else {
-      tee_overflow_ = true;
-      std::string().swap(tee_);
-    }
-  }
-  read_pos_ = tee_overflow_ ? 0 : tee_.size();
-  return r;
+  return upload_.read(host, buffer, size, nitems, runtime_->config.settings.max_upload_replay);
 }
 
 int Transfer::seek(curl_off_t offset, int origin) {
   // libcurl's own rewinds (redirects, auth): behave as libcurl would without us.
-  int r = CURL_SEEKFUNC_CANTSEEK;
-  {
-    HostScope scope;
-    if (host.seek_fn) {
-      r = host.seek_fn(host.seek_data, offset, origin);
-    } else if (!host.read_fn) {
-      r = fseeko(static_cast<FILE*>(host.read_data), static_cast<off_t>(offset), origin) == 0 ? CURL_SEEKFUNC_OK
-                                                                                              : CURL_SEEKFUNC_CANTSEEK;
-    }
-  }
-  if (r == CURL_SEEKFUNC_OK) {
-    std::string().swap(tee_);
-    read_pos_ = 0;
-    // Only a rewind to the start keeps the tee meaningful.
-    tee_overflow_ = !(offset == 0 && origin == SEEK_SET);
-  }
-  return r;
+  return upload_.seek(host, easy_, offset, origin);
 }
 
 bool Transfer::upload_replayable() const {
-  return !read_called_ || host.seek_fn != nullptr || (!host.read_fn && fread_start_ >= 0) || !tee_overflow_;
+  // A form's stream parts were read by the program's own callback: nothing was kept.
+  return !host.form_streams() && upload_.replayable(host);
 }
 
 bool Transfer::rewind_upload() {
-  if (!read_called_) return true;
-  if (host.seek_fn) {
-    HostScope scope;
-    if (host.seek_fn(host.seek_data, 0, SEEK_SET) == CURL_SEEKFUNC_OK) {
-      tee_.clear();
-      tee_overflow_ = false;
-      read_pos_ = 0;
-      return true;
-    }
-  } else if (!host.read_fn && fread_start_ >= 0) {
-    HostScope scope;
-    if (fseeko(static_cast<FILE*>(host.read_data), static_cast<off_t>(fread_start_), SEEK_SET) == 0) {
-      tee_.clear();
-      tee_overflow_ = false;
-      read_pos_ = 0;
-      return true;
-    }
-  }
-  if (tee_overflow_) return false;
-  read_pos_ = 0;
-  return true;
+  if (!upload_replayable()) return false;
+  return upload_.rewind(host, easy_);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -14,8 +14,10 @@
 
 #include "core/decide.h"
 #include "core/random.h"
+#include "shim/cookie_snapshot.h"
 #include "shim/host_options.h"
 #include "shim/real_curl.h"
+#include "shim/upload_replay.h"
 #include "shim/url_parts.h"
 
 namespace curlretry::shim {
@@ -109,6 +111,8 @@ class Transfer {
   // Our header callback is installed only when headers must be held for the host (or libcurl
   // predates curl_easy_header): a success path nobody reads headers on pays for no callback.
   void sync_header_callback();
+  // Our read callback is on the handle unless a form streams through the program's own.
+  void sync_read_callback();
   void reset_attempt();
   void note_header_line(const char* data, size_t n);
   // Without our header callback: the status from CURLINFO_RESPONSE_CODE, and the decision's
@@ -147,6 +151,7 @@ class Transfer {
   std::string path_;
   bool installed_ = false;
   bool header_cb_ = false;  // our on_header is on the handle
+  bool read_cb_ = false;    // our on_read is on the handle
   bool running_ = false;
   CURLM* multi_ = nullptr;
 
@@ -176,12 +181,8 @@ class Transfer {
   std::atomic<bool> unpause_requested_{false};  // set from any thread by curl_easy_pause
   CURLcode replay_code_ = CURLE_OK;
 
-  // Upload replay.
-  bool read_called_ = false;
-  std::string tee_;
-  bool tee_overflow_ = false;
-  size_t read_pos_ = 0;
-  long long fread_start_ = -1;  // ftello of the default fread stream at its first read
+  UploadReplay upload_;
+  CookieSnapshot cookies_;  // the cookie engine's state before the first attempt
 };
 
 }  // namespace curlretry::shim

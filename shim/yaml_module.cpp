@@ -8,6 +8,7 @@
 
 #include "config/yaml_tree.h"
 #include "config/yaml_wire.h"
+#include "shim/fork_guard.h"
 
 namespace curlretry::config {
 namespace {
@@ -23,7 +24,11 @@ std::string module_path() {
 }
 
 ParseFn load_parser(std::string* error) {
-  static std::mutex mutex;
+  static std::mutex& mutex = []() -> std::mutex& {
+    static std::mutex m;
+    shim::guard_across_fork(m);
+    return m;
+  }();
   static ParseFn parse = nullptr;
   static std::string load_error;
   std::lock_guard lock(mutex);

@@ -220,6 +220,13 @@ def succeeds(cmd: list[str]) -> bool:
         return False
 
 
+def needs(package: str, what: str) -> str:
+    """The reason for a skip because `what` is missing, naming the Debian package that provides
+    it. run_module.py turns such a skip into a failure under CURLRETRY_STRICT_DEPS=1 (as
+    scripts/test.sh runs) when scripts/install-deps.sh installs that package."""
+    return f"needs {package}: {what} is not installed (scripts/install-deps.sh installs {package})"
+
+
 def have_pycurl() -> bool:
     return succeeds([PYTHON, "-c", "import pycurl"])
 

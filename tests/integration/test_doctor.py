@@ -78,12 +78,12 @@ class Doctor(unittest.TestCase):
 
     def test_git_remote_http_links_libcurl_gnutls(self):
         if not os.access(GIT_REMOTE_HTTP, os.X_OK):
-            self.skipTest("git is not installed")
+            self.skipTest(harness.needs("git", "git"))
         self.assertVerdict(doctor(GIT_REMOTE_HTTP), "works", libcurl="libcurl-gnutls.so.4", flavour="GnuTLS")
 
     def test_git_works_through_its_https_helper(self):
         if not shutil.which("git"):
-            self.skipTest("git is not installed")
+            self.skipTest(harness.needs("git", "git"))
         d = self.assertVerdict(doctor("git"), "works-through", via="git-remote-http", flavour="GnuTLS")
         self.assertIn("git clone", d["advice"])
 
@@ -100,7 +100,7 @@ class Doctor(unittest.TestCase):
 
     def test_python_script_importing_pycurl_works_through_pycurl(self):
         if not HAVE_PYCURL:
-            self.skipTest("python3-pycurl is not installed")
+            self.skipTest(harness.needs("python3-pycurl", "pycurl"))
         script = self.dir / "fetch.py"
         script.write_text("#!/usr/bin/python3\nimport pycurl\nc = pycurl.Curl()\n")
         script.chmod(0o755)
@@ -111,7 +111,7 @@ class Doctor(unittest.TestCase):
 
     def test_python_given_the_script_as_an_argument(self):
         if not HAVE_PYCURL:
-            self.skipTest("python3-pycurl is not installed")
+            self.skipTest(harness.needs("python3-pycurl", "pycurl"))
         script = self.dir / "fetch_arg.py"
         script.write_text("import pycurl\n")
         d = self.assertVerdict(doctor(PYTHON, str(script)), "works-through", via="pycurl")
@@ -125,12 +125,12 @@ class Doctor(unittest.TestCase):
 
     def test_python3_itself_reports_its_pycurl(self):
         if not HAVE_PYCURL:
-            self.skipTest("python3-pycurl is not installed")
+            self.skipTest(harness.needs("python3-pycurl", "pycurl"))
         self.assertVerdict(doctor(PYTHON), "works-through", via="pycurl")
 
     def test_php_works_through_php_curl(self):
         if not HAVE_PHP_CURL:
-            self.skipTest("php-cli with php-curl is not installed")
+            self.skipTest(harness.needs("php-curl", "php-cli with php-curl"))
         d = self.assertVerdict(doctor(PHP), "works-through", via="php-curl", flavour="OpenSSL")
         self.assertTrue(any("RTLD_DEEPBIND" in line for line in d["details"]), d["details"])
         script = self.dir / "fetch.php"

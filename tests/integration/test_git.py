@@ -95,7 +95,7 @@ def git(args: list[str], *, cwd: Path | str | None = None, env: dict[str, str], 
     return harness.run([GIT, *args], preload=preload, env=env, cwd=str(cwd) if cwd else None, timeout=timeout)
 
 
-@unittest.skipUnless(HAVE_GIT, "git is not installed")
+@unittest.skipUnless(HAVE_GIT, harness.needs("git", "git"))
 class GitDumbHttpClone(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:

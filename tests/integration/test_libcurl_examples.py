@@ -33,7 +33,8 @@ def example_source(name: str) -> str | None:
     return None
 
 
-@unittest.skipUnless(EXAMPLES.is_dir() and shutil.which("cc"), "libcurl4-doc examples or a C compiler missing")
+@unittest.skipUnless(EXAMPLES.is_dir(), harness.needs("libcurl4-doc", "libcurl's examples"))
+@unittest.skipUnless(shutil.which("cc"), harness.needs("g++", "a C compiler (cc)"))
 class LibcurlExamplesTest(harness.UpstreamTestCase):
 
     @classmethod

@@ -492,7 +492,7 @@ class MultiTestCase(UpstreamTestCase):
         self.assertIn("GnuTLS", report["version"], "pycurl should run on libcurl-gnutls")
         return report, r
 
-    @unittest.skipUnless(HAVE_PYCURL, "python3-pycurl is not installed (apt-get install python3-pycurl)")
+    @unittest.skipUnless(HAVE_PYCURL, harness.needs("python3-pycurl", "pycurl"))
     def test_pycurl_curlmulti_with_10_handles(self):
         cases = self.mix_urls()  # 9 scripts
         k = self.key("extra")
@@ -511,7 +511,7 @@ class MultiTestCase(UpstreamTestCase):
         figure(f"pycurl CurlMulti, 10 handles: {report['wall']:.2f} s wall, {report['cpu']:.3f} s CPU, "
                f"{report['loops']} select turns")
 
-    @unittest.skipUnless(HAVE_PYCURL, "python3-pycurl is not installed (apt-get install python3-pycurl)")
+    @unittest.skipUnless(HAVE_PYCURL, harness.needs("python3-pycurl", "pycurl"))
     def test_pycurl_loop_idles_while_its_only_transfer_is_parked(self):
         # pycurl's CurlMulti.select() is curl_multi_fdset + select(), and it returns 0 at once
         # when fdset offers no descriptor, without looking at curl_multi_timeout. While the only
@@ -535,7 +535,7 @@ class MultiTestCase(UpstreamTestCase):
         self.assertLess(report["cpu"], 0.5, f"pycurl's select loop spun while the transfer was parked: "
                         f"{report['loops']} turns, {report['cpu']:.2f} s CPU in {report['wall']:.2f} s\n{r}")
 
-    @unittest.skipUnless(HAVE_PHP_CURL, "php-cli with php-curl is not installed (apt-get install php-cli php-curl)")
+    @unittest.skipUnless(HAVE_PHP_CURL, harness.needs("php-curl", "php-cli with php-curl"))
     def test_php_curl_multi_exec_with_several_handles(self):
         cases = self.mix_urls()
         script = self.temp_dir() / "multi.php"

@@ -30,8 +30,8 @@ PHP = harness.PHP
 
 HAVE_PYCURL = harness.have_pycurl()
 HAVE_PHP_CURL = harness.have_php_function("curl_exec")
-PYCURL_MISSING = "python3-pycurl is not installed (scripts/ install it; apt-get install python3-pycurl)"
-PHP_CURL_MISSING = "php-cli with php-curl is not installed (scripts/ install them; apt-get install php-cli php-curl)"
+PYCURL_MISSING = harness.needs("python3-pycurl", "pycurl")
+PHP_CURL_MISSING = harness.needs("php-curl", "php-cli with php-curl")
 
 
 def shim_has_multi() -> bool:

@@ -1,0 +1,51 @@
+// A read-callback upload, seen through the shim's read and seek trampolines: what the program's
+// read callback (or libcurl's default fread) gave within one transfer, kept up to a bound so
+// that a retry can re-send it without the program noticing.
+//
+// The rules, each what libcurl itself does within one transfer:
+// - the program's read callback is never called again after it returned 0 (end of upload);
+// - a retry re-sends from the kept copy when it holds everything read so far, and then never
+//   asks the program to seek (a program whose seek refuses, like git's, never learns of it);
+// - only when the copy overflowed is the program asked to rewind, the way libcurl rewinds
+//   (seek callback, else ioctl callback, else fseek of the default FILE*);
+// - libcurl's own rewinds (redirect, auth) reach the program as they would without the shim.
+#pragma once
+
+#include <curl/curl.h>
+
+#include <cstddef>
+#include <string>
+
+#include "shim/host_options.h"
+
+namespace curlretry::shim {
+
+class UploadReplay {
+ public:
+  // A new transfer: nothing read yet.
+  void start();
+  // Frees the copy's memory between transfers.
+  void release();
+
+  // CURLOPT_READFUNCTION on the program's behalf; `limit`: max_upload_replay.
+  size_t read(const HostOptions& host, char* buffer, size_t size, size_t nitems, size_t limit);
+  // CURLOPT_SEEKFUNCTION on the program's behalf, for libcurl's own rewinds and resumes.
+  int seek(const HostOptions& host, CURL* easy, curl_off_t offset, int origin);
+
+  // Whether a retry could re-send the upload (asks nobody).
+  bool replayable(const HostOptions& host) const;
+  // Before a retry: the next attempt's reads start over. False: the upload cannot be re-sent.
+  bool rewind(const HostOptions& host, CURL* easy);
+
+ private:
+  void restart_copy(bool meaningful);
+
+  bool read_called_ = false;
+  bool source_eof_ = false;     // the program's callback returned 0: never call it again
+  std::string copy_;
+  bool overflow_ = false;       // the copy lost data (too large, or a seek away from the start)
+  size_t pos_ = 0;              // the next read serves copy_[pos_] while pos_ < copy_.size()
+  long long fread_start_ = -1;  // ftello of the default fread stream at its first read
+};
+
+}  // namespace curlretry::shim
