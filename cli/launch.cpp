@@ -26,26 +26,61 @@ std::string prepend_preload(const std::string& library, const char* current) {
   return library + ":" + list;
 }
 
+std::vector<FlagVariable> flag_variables(const LaunchOptions& options) {
+  std::vector<FlagVariable> out;
+  const auto add = [&out](const char* flag, const char* variable, const std::optional<std::string>& value) {
+    if (value) out.push_back({flag, variable, *value});
+  };
+  add("--max-attempts", "CURLRETRY_MAX_ATTEMPTS", options.max_attempts);
+  add("--base-ms", "CURLRETRY_BASE_MS", options.base_ms);
+  add("--max-delay-ms", "CURLRETRY_MAX_DELAY_MS", options.max_delay_ms);
+  add("--jitter", "CURLRETRY_JITTER", options.jitter);
+  if (options.verbose) out.push_back({"-v", "CURLRETRY_LOG", "debug"});
+  if (options.quiet) out.push_back({"-q", "CURLRETRY_LOG", "warn"});
+  add("--log-file", "CURLRETRY_LOG_FILE", options.log_file);
+  add("--events", "CURLRETRY_EVENTS", options.events);
+  return out;
+}
+
+std::string name_the_flag(const std::string& error, const std::vector<FlagVariable>& flags) {
+  for (const FlagVariable& f : flags) {
+    const std::string prefix = f.variable + "=";
+    if (error.rfind(prefix, 0) == 0) return f.flag + " " + error.substr(prefix.size());
+  }
+  return error;
+}
+
 int run_launch(const LaunchOptions& options) {
   if (options.command.empty()) {
-    std::cerr << "curlretry: no command to run (usage: curlretry [--config F] [-v] -- COMMAND [ARGS...])\n";
-    return 2;
+    std::cerr << "curlretry: no command to run\nUsage: curlretry [OPTIONS] [--] COMMAND [ARGS...]\n"
+                 "Run 'curlretry --help' for more.\n";
+    return kLaunchError;
   }
-  const config::LoadResult loaded = config::load(config::Environment::process(), options.config);
+  if (options.configs.size() > 1) {
+    std::cerr << "curlretry: --config may be given once\n";
+    return kLaunchError;
+  }
+  // The flags become the variables of the same settings before anything reads the environment,
+  // so the config is validated with them and the child inherits them.
+  const std::vector<FlagVariable> flags = flag_variables(options);
+  for (const FlagVariable& f : flags) ::setenv(f.variable.c_str(), f.value.c_str(), 1);
+  std::optional<std::string> config;
+  if (!options.configs.empty()) config = options.configs.front();
+  const config::LoadResult loaded = config::load(config::Environment::process(), config);
   for (const auto& warning : loaded.warnings) std::cerr << "curlretry: warning: " << warning << '\n';
   if (!loaded.ok()) {
-    std::cerr << "curlretry: " << loaded.error << '\n';
-    return 1;
+    std::cerr << "curlretry: " << name_the_flag(loaded.error, flags) << '\n';
+    return kLaunchError;
   }
 
   const LibraryLookup library = find_library();
   if (!library.path) {
     std::cerr << "curlretry: " << library.error << '\n';
-    return 1;
+    return kLaunchError;
   }
   if (library.path->find_first_of(": ") != std::string::npos) {
     std::cerr << "curlretry: " << *library.path << ": LD_PRELOAD cannot carry a path with ':' or ' '\n";
-    return 1;
+    return kLaunchError;
   }
 
   // Children may chdir or change HOME; an absolute path keeps them on the file validated here.
@@ -55,7 +90,6 @@ int run_launch(const LaunchOptions& options) {
     const std::string path = ec ? loaded.config->file : absolute.lexically_normal().string();
     ::setenv("CURLRETRY_CONFIG", path.c_str(), 1);
   }
-  if (options.verbose) ::setenv("CURLRETRY_LOG", "debug", 1);
   const std::string preload = prepend_preload(*library.path, std::getenv("LD_PRELOAD"));
   ::setenv("LD_PRELOAD", preload.c_str(), 1);
 
@@ -70,11 +104,11 @@ int run_launch(const LaunchOptions& options) {
   const int e = errno;
   if (e == ENOENT || e == ENOTDIR) {
     std::cerr << "curlretry: " << options.command[0] << ": command not found\n";
-    return 127;
+    return kCommandNotFound;
   }
   std::cerr << "curlretry: " << options.command[0] << ": " << std::error_code(e, std::generic_category()).message()
             << '\n';
-  return 126;
+  return kCannotExecute;
 }
 
 }  // namespace curlretry::cli

@@ -228,24 +228,24 @@ def launch_missing_command_exits_127(r):
     expect_equal((res.returncode, res.stderr.strip()), (127, "curlretry: curlretry-no-such-command-xyz: command not found"))
 
 
-def launch_invalid_config_exits_1_without_running(r):
+def launch_invalid_config_exits_125_without_running(r):
     cfg = r.write("bad.yaml", "version: 1\ndefaults:\n  max_attemps: 3\n")
     marker = os.path.join(r.tmp, "ran")
     res = r.run("--config", cfg, "--", "touch", marker, env={"CURLRETRY_LIBRARY": r.fake_library()})
-    expect_equal(res.returncode, 1)
+    expect_equal(res.returncode, 125)
     expect(f"{cfg}:3:3" in res.stderr, res.stderr)
     expect(not os.path.exists(marker), "the command ran despite the invalid config")
 
 
-def launch_missing_library_exits_1(r):
+def launch_missing_library_exits_125(r):
     res = r.run("--", "true", env={"CURLRETRY_LIBRARY": os.path.join(r.tmp, "nope.so")})
-    expect_equal(res.returncode, 1)
+    expect_equal(res.returncode, 125)
     expect("CURLRETRY_LIBRARY=" in res.stderr, res.stderr)
 
 
 def launch_without_command_is_a_usage_error(r):
-    expect_equal(r.run().returncode, 2)
-    expect_equal(r.run("run", env={"CURLRETRY_LIBRARY": r.fake_library()}).returncode, 2)
+    expect_equal(r.run().returncode, 125)
+    expect_equal(r.run("run", env={"CURLRETRY_LIBRARY": r.fake_library()}).returncode, 125)
 
 
 CASES = {name: fn for name, fn in globals().items() if callable(fn) and name.split("_")[0] in
