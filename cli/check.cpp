@@ -44,13 +44,22 @@ int run_check(const CheckOptions& options) {
     return 1;
   }
   const config::Config& c = *result.config;
-  std::cout << "config: " << (c.file.empty() ? "none found, built-in defaults" : c.file) << "\n\n";
+  if (c.files.empty()) {
+    std::cout << "config: none found, built-in defaults\n\n";
+  } else if (c.files.size() == 1) {
+    std::cout << "config: " << c.files.front() << "\n\n";
+  } else {
+    std::cout << "config: " << c.files.size() << " files, applied in this order (a later value wins):\n";
+    for (const auto& file : c.files) std::cout << "  " << file << '\n';
+    std::cout << '\n';
+  }
   std::cout << "settings:\n";
   print_values(describe_settings(c.settings), c.settings_sources);
   std::cout << "\ndefaults:\n";
   print_values(describe_policy(c.defaults), c.default_sources);
   for (const auto& rule : c.rules) {
-    std::cout << "\nrule \"" << rule.name << "\" (" << describe_match(rule.match) << "):\n";
+    std::cout << "\nrule \"" << rule.name << "\" (" << describe_match(rule.match) << ")"
+              << (rule.where.empty() ? "" : " from " + rule.where) << ":\n";
     print_values(describe_policy(rule.policy), rule.sources);
   }
   if (!result.warnings.empty()) {

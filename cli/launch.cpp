@@ -10,6 +10,7 @@
 
 #include "cli/library_path.h"
 #include "config/config.h"
+#include "config/include_merge.h"
 
 namespace curlretry::cli {
 
@@ -56,16 +57,21 @@ int run_launch(const LaunchOptions& options) {
                  "Run 'curlretry --help' for more.\n";
     return kLaunchError;
   }
-  if (options.configs.size() > 1) {
-    std::cerr << "curlretry: --config may be given once\n";
-    return kLaunchError;
+  // Several files reach the library as CURLRETRY_CONFIG=A:B (config/include_merge.h), so a
+  // name with ':' cannot be one of them; `include:` from a file can name it.
+  for (const std::string& file : options.configs) {
+    if (file.find(':') != std::string::npos) {
+      std::cerr << "curlretry: --config " << file << ": a file name with ':' cannot be passed on; name it in "
+                   "another file's `include:`\n";
+      return kLaunchError;
+    }
   }
   // The flags become the variables of the same settings before anything reads the environment,
   // so the config is validated with them and the child inherits them.
   const std::vector<FlagVariable> flags = flag_variables(options);
   for (const FlagVariable& f : flags) ::setenv(f.variable.c_str(), f.value.c_str(), 1);
   std::optional<std::string> config;
-  if (!options.configs.empty()) config = options.configs.front();
+  for (const std::string& file : options.configs) config = config ? *config + ":" + file : file;
   const config::LoadResult loaded = config::load(config::Environment::process(), config);
   for (const auto& warning : loaded.warnings) std::cerr << "curlretry: warning: " << warning << '\n';
   if (!loaded.ok()) {
@@ -85,10 +91,13 @@ int run_launch(const LaunchOptions& options) {
 
   // Children may chdir or change HOME; an absolute path keeps them on the file validated here.
   if (!loaded.config->file.empty()) {
-    std::error_code ec;
-    const auto absolute = std::filesystem::absolute(loaded.config->file, ec);
-    const std::string path = ec ? loaded.config->file : absolute.lexically_normal().string();
-    ::setenv("CURLRETRY_CONFIG", path.c_str(), 1);
+    std::string list;
+    for (const std::string& file : config::split_config_list(loaded.config->file)) {
+      std::error_code ec;
+      const auto absolute = std::filesystem::absolute(file, ec);
+      list += (list.empty() ? "" : ":") + (ec ? file : absolute.lexically_normal().string());
+    }
+    ::setenv("CURLRETRY_CONFIG", list.c_str(), 1);
   }
   const std::string preload = prepend_preload(*library.path, std::getenv("LD_PRELOAD"));
   ::setenv("LD_PRELOAD", preload.c_str(), 1);

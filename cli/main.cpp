@@ -101,12 +101,13 @@ int main(int argc, char** argv) {
   run->prefix_command();
 
   std::vector<std::string> check_files;
+  std::vector<std::string> check_positional;  // CLI11 assigns per option: one vector each
   CLI::App* check = app.add_subcommand("check", "Validate the config and print the effective policy with sources");
   add_common(*check);
   set_usage(*check, "curlretry check [--config FILE]... [FILE...]");
   check->add_option("--config", check_files, "Config file (default: the usual search)")
       ->type_name("FILE")->allow_extra_args(false);
-  check->add_option("FILE", check_files, "Config file, the same as --config FILE")->type_name("FILE");
+  check->add_option("FILE", check_positional, "Config file, as --config FILE (after the --config ones)")->type_name("FILE");
 
   ExplainOptions ex;
   std::string explain_config;
@@ -229,8 +230,15 @@ int main(int argc, char** argv) {
 
   try {
     if (check->parsed()) {
-      if (check_files.size() > 1) return usage_failure(*check, "one config file at a time");
-      return run_check({check_files.empty() ? std::nullopt : std::optional(check_files.front())});
+      std::optional<std::string> files;
+      check_files.insert(check_files.end(), check_positional.begin(), check_positional.end());
+      for (const auto& file : check_files) {
+        if (file.find(':') != std::string::npos) {
+          return usage_failure(*check, file + ": a file name with ':' cannot be listed; name it in `include:`");
+        }
+        files = files ? *files + ":" + file : file;
+      }
+      return run_check({files});
     }
     if (explain->parsed()) {
       if (explain->count("--config") > 0) ex.config = explain_config;

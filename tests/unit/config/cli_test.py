@@ -159,7 +159,7 @@ def check_prints_every_value_with_its_source(r):
     expect("backoff.max_ms 900 env CURLRETRY_MAX_DELAY_MS" in lines, out)
     expect("backoff.base_ms 10 env CURLRETRY_BASE_MS" in lines, out)
     expect("max_elapsed_ms 1800000 built-in" in lines, out)
-    expect('rule "glm" (host open.bigmodel.cn):' in lines, out)
+    expect(f'rule "glm" (host open.bigmodel.cn) from {cfg}:5:5:' in lines, out)
     expect("BILI_REPLAY_RETRY_BASE_MS=5 is ignored: CURLRETRY_BASE_MS=10 is also set and wins" in lines, out)
     expect(lines[-1] == "OK: 1 rule", out)
 
