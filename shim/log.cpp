@@ -104,10 +104,17 @@ int open_destination(const std::string& file) {
 
 spdlog::logger* make_logger(const std::string& file) {
   int fd = open_destination(file);
+  const bool to_file = fd >= 0 && !file.empty();
   if (fd < 0 && !file.empty()) fd = open_stderr();
   auto sink = std::make_shared<CheckedFdSink>(fd);
   auto* logger = new spdlog::logger("curlretry", sink);
-  logger->set_pattern("curlretry: %v");
+  // A log file collects lines of many processes over days: each says when (ISO 8601, UTC) and
+  // which process. On stderr the line sits among the program's own output, which says that.
+  if (to_file) {
+    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ curlretry[%P]: %v", spdlog::pattern_time_type::utc);
+  } else {
+    logger->set_pattern("curlretry: %v");
+  }
   logger->set_level(spdlog::level::trace);
   return logger;
 }

@@ -160,7 +160,10 @@ class LauncherFlags(harness.UpstreamTestCase):
         self.assertRun(result, 0)
         self.assertEqual(result.stdout, harness.overloaded_body(key, 2))
         self.assertCount(self.plain, key, 2, result)
-        self.assertEqual(result.stderr, b"", str(result))  # -q: a give-up after retries logs at warn
+        # -q (CURLRETRY_LOG=warn): no retry lines, only the give-up after retries.
+        path = url.split("://", 1)[1]
+        self.assertEqual(result.stderr.decode(),
+                         f"curlretry: GET {path} -> HTTP 503: giving up after 2 attempts (exhausted)\n", str(result))
 
     def test_flags_are_the_variables_check_shows(self) -> None:
         script = 'printf "%s|%s|%s|%s|%s|%s|%s\\n" "$CURLRETRY_MAX_ATTEMPTS" "$CURLRETRY_BASE_MS" ' \
