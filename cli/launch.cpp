@@ -51,6 +51,33 @@ std::string name_the_flag(const std::string& error, const std::vector<FlagVariab
   return error;
 }
 
+std::optional<std::string> stacking_warning(const std::vector<std::string>& command, int max_attempts) {
+  if (command.empty() || std::filesystem::path(command[0]).filename() != "curl") return std::nullopt;
+  long long retries = 0;  // 0: no --retry, or one curl refuses anyway
+  bool all_errors = false;
+  for (std::size_t i = 1; i < command.size(); ++i) {
+    if (command[i] == "--") break;
+    if (command[i] == "--retry-all-errors") all_errors = true;
+    if (command[i] == "--retry" && i + 1 < command.size()) {
+      try {
+        retries = std::stoll(command[i + 1]);
+      } catch (const std::exception&) {
+        retries = 0;
+      }
+    }
+  }
+  if (retries <= 0 && !all_errors) return std::nullopt;
+  std::string line = "curl " + (retries > 0 ? "--retry " + std::to_string(retries) : "--retry-all-errors") +
+                     " retries on top of curlretry: ";
+  if (retries > 0 && retries < 1000000 && max_attempts > 0) {
+    line += "one failing request can be sent up to " + std::to_string(retries + 1) + " x " +
+            std::to_string(max_attempts) + " = " + std::to_string((retries + 1) * max_attempts) + " times";
+  } else {
+    line += "the attempts of the two layers multiply";
+  }
+  return line + "; drop curl's --retry or run curlretry -n 1";
+}
+
 int run_launch(const LaunchOptions& options) {
   if (options.command.empty()) {
     std::cerr << "curlretry: no command to run\nUsage: curlretry [OPTIONS] [--] COMMAND [ARGS...]\n"
@@ -77,6 +104,12 @@ int run_launch(const LaunchOptions& options) {
   if (!loaded.ok()) {
     std::cerr << "curlretry: " << name_the_flag(loaded.error, flags) << '\n';
     return kLaunchError;
+  }
+
+  if (!options.quiet) {
+    if (auto warning = stacking_warning(options.command, loaded.config->defaults.max_attempts)) {
+      std::cerr << "curlretry: warning: " << *warning << '\n';
+    }
   }
 
   const LibraryLookup library = find_library();

@@ -47,6 +47,10 @@ std::string name_the_flag(const std::string& error, const std::vector<FlagVariab
 // 127 (not found).
 int run_launch(const LaunchOptions& options);
 
+// When COMMAND is curl with --retry N or --retry-all-errors, one line saying that the two retry
+// layers multiply (`max_attempts` is curlretry's, -1 = unlimited); nullopt otherwise.
+std::optional<std::string> stacking_warning(const std::vector<std::string>& command, int max_attempts);
+
 // `library` in front of `current` (an LD_PRELOAD value), unless it is already in the list.
 std::string prepend_preload(const std::string& library, const char* current);
 

@@ -185,6 +185,18 @@ class LauncherFlags(harness.UpstreamTestCase):
         self.assertEqual(result.stderr,
                          b"curlretry: --jitter wobbly: unknown jitter (expected none, full, equal or decorrelated)\n")
 
+    def test_curl_retry_stacking_is_said_once(self) -> None:
+        key = self.key()
+        url = self.plain.script_url(key, "200")
+        result = self.launch(["-n", "4", "--", harness.CURL, "-sS", "--retry", "2", url])
+        self.assertRun(result, 0, harness.ok_body(key, 1))
+        self.assertEqual(result.stderr.decode(),
+                         "curlretry: warning: curl --retry 2 retries on top of curlretry: one failing request can be "
+                         "sent up to 3 x 4 = 12 times; drop curl's --retry or run curlretry -n 1\n")
+        quiet = self.launch(["-q", "--", harness.CURL, "-sS", "--retry", "2", url])
+        self.assertRun(quiet, 0)
+        self.assertEqual(quiet.stderr, b"")
+
     def test_exit_codes_125_126_127_and_the_commands_own(self) -> None:
         self.assertUsageError = CliTestCase.assertUsageError.__get__(self)
         self.assertUsageError(self.launch(["--bogus", "--", "true"]), "", "unknown option --bogus", code=125)
