@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "cli/library_path.h"
+#include "cli/reach_watch.h"
 #include "config/config.h"
 #include "config/include_merge.h"
 
@@ -140,10 +141,13 @@ int run_launch(const LaunchOptions& options) {
   for (const auto& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
   std::cout.flush();
+  std::optional<ReachWatch> watch;
+  if (!options.quiet) watch = start_reach_watch(options.command[0]);
   ::execvp(argv[0], argv.data());
 
   // Same exit codes as a shell: 127 not found, 126 found but not runnable.
   const int e = errno;
+  if (watch) cancel_reach_watch(*watch);
   if (e == ENOENT || e == ENOTDIR) {
     std::cerr << "curlretry: " << options.command[0] << ": command not found\n";
     return kCommandNotFound;
