@@ -104,7 +104,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> check_positional;  // CLI11 assigns per option: one vector each
   CLI::App* check = app.add_subcommand("check", "Validate the config and print the effective policy with sources");
   add_common(*check);
-  set_usage(*check, "curlretry check [--config FILE]... [FILE...]");
+  set_usage(*check, "curlretry check [--json] [--config FILE]... [FILE...]");
+  bool check_json = false;
+  check->add_flag("--json", check_json, "Print one JSON object: ok, files, settings, defaults, rules, warnings");
   check->add_option("--config", check_files, "Config file (default: the usual search)")
       ->type_name("FILE")->allow_extra_args(false);
   check->add_option("FILE", check_positional, "Config file, as --config FILE (after the --config ones)")->type_name("FILE");
@@ -238,7 +240,7 @@ int main(int argc, char** argv) {
         }
         files = files ? *files + ":" + file : file;
       }
-      return run_check({files});
+      return run_check({files, check_json});
     }
     if (explain->parsed()) {
       if (explain->count("--config") > 0) ex.config = explain_config;

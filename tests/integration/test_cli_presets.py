@@ -5,6 +5,7 @@ relative to the including file, and `check` says which file every rule and value
 
 from __future__ import annotations
 
+import json
 import unittest
 
 import harness
@@ -63,6 +64,26 @@ class CombinedPresets(harness.UpstreamTestCase):
                          "max_attempts 5 presets/base.yaml:8:19",
                          'rule "other" (host example.com) from fewer.yaml:3:5:', "OK: 2 rules"):
             self.assertIn(expected, lines, result.stdout.decode())
+
+    def test_check_json_has_the_same_sources(self) -> None:
+        d = self.write_presets()
+        result = harness.run([harness.CURLRETRY_BIN, "check", "--json", "mine.yaml"], preload=False, cwd=str(d))
+        self.assertRun(result, 0)
+        got = json.loads(result.stdout)
+        self.assertEqual(sorted(got), ["defaults", "files", "ok", "rules", "settings", "warnings"])
+        self.assertEqual((got["ok"], got["files"], got["warnings"]), (True, ["presets/base.yaml", "mine.yaml"], []))
+        self.assertEqual(got["defaults"]["backoff.base_ms"], {"value": "10", "source": "mine.yaml:4:22"})
+        self.assertEqual(got["settings"]["log"], {"value": "info", "source": "built-in"})
+        [rule] = got["rules"]
+        self.assertEqual((rule["name"], rule["match"], rule["from"]),
+                         ("loopback", {"host": "127.0.0.1", "path": "", "method": ""}, "presets/base.yaml:6:5"))
+        self.assertEqual(rule["values"]["max_attempts"], {"value": "5", "source": "presets/base.yaml:8:19"})
+        (d / "bad.yaml").write_text("version: 1\ninclude: [nope.yaml]\n")
+        bad = harness.run([harness.CURLRETRY_BIN, "check", "--json", "bad.yaml"], preload=False, cwd=str(d))
+        self.assertRun(bad, 1)
+        self.assertEqual(json.loads(bad.stdout), {
+            "ok": False, "warnings": [],
+            "error": "bad.yaml:2:11: include: cannot read nope.yaml: No such file or directory"})
 
     def test_a_cycle_stops_the_launcher_with_125(self) -> None:
         d = self.temp_dir()

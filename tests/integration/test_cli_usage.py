@@ -23,7 +23,7 @@ VALID = {
     "demo": [],
 }
 USAGE = {
-    "check": "Usage: curlretry check [--config FILE]... [FILE...]",
+    "check": "Usage: curlretry check [--json] [--config FILE]... [FILE...]",
     "explain": "Usage: curlretry explain [--json] [--config FILE] [--status N] [--header 'K: V']... "
                "[--body TEXT|@FILE] [--transport KIND] [--attempt N] [OPTIONS] METHOD URL",
     "stats": "Usage: curlretry stats [--bucket DURATION] [--width N] FILE...",

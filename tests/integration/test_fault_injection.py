@@ -305,9 +305,12 @@ def explain(config: str, policy: model.Policy, o: model.Outcome) -> dict:
         args.append("--not-replayable")
     env = harness.environment(preload=False, env={"CURLRETRY_CONFIG": None})
     proc = subprocess.run(args, capture_output=True, timeout=30, env=env, stdin=subprocess.DEVNULL)
-    if proc.returncode != 0:
+    if proc.returncode not in (0, 1):
         return {"error": f"exit {proc.returncode}: {proc.stderr.decode()} {args}"}
-    return json.loads(proc.stdout)
+    got = json.loads(proc.stdout)
+    if proc.returncode != (0 if got.get("verdict") == "retry" else 1):  # explain's documented exit status
+        return {"error": f"exit {proc.returncode} with verdict {got.get('verdict')}: {args}"}
+    return got
 
 
 # --- the test --------------------------------------------------------------------------------

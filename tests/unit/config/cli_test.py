@@ -46,10 +46,13 @@ class Runner:
         if os.path.exists("/etc/curlretry/config.yaml"):
             raise SystemExit(SKIP)  # the system config would change the built-in answers
         r = self.run("explain", "--json", *args, env=env)
-        expect(r.returncode == 0, f"exit {r.returncode}, stderr: {r.stderr}")
+        expect(r.returncode in (0, 1), f"exit {r.returncode}, stderr: {r.stderr}")
         lines = r.stdout.splitlines()
         expect(len(lines) == 1, f"expected one line of JSON, got: {r.stdout!r}")
-        return json.loads(lines[0])
+        got = json.loads(lines[0])
+        # 0: curlretry would retry; 1: it would not.
+        expect_equal(r.returncode, 0 if got["verdict"] == "retry" else 1)
+        return got
 
     def write(self, name, text):
         path = os.path.join(self.tmp, name)
@@ -121,10 +124,20 @@ def explain_text_output_names_rule_verdict_and_reason(r):
 
 def explain_bad_env_fails_naming_the_variable(r):
     res = r.run("explain", "--json", "POST", GLM, "--status", "503", env={"CURLRETRY_MAX_ATTEMPTS": "abc"})
-    expect_equal(res.returncode, 1)
+    expect_equal(res.returncode, 2)
     expect_equal(res.stderr.strip(),
                  "curlretry: CURLRETRY_MAX_ATTEMPTS=abc: not an integer (expected -1 or a number >= 1)")
     expect_equal(res.stdout, "")
+
+
+def explain_exit_status_says_whether_it_would_retry(r):
+    if os.path.exists("/etc/curlretry/config.yaml"):
+        raise SystemExit(SKIP)
+    expect_equal(r.run("explain", "POST", GLM, "--status", "503").returncode, 0)
+    done = r.run("explain", "POST", GLM, "--status", "200")
+    expect_equal(done.returncode, 1)
+    expect("verdict:  done (success)" in done.stdout.splitlines(), done.stdout)
+    expect_equal(r.run("explain", "POST", GLM, "--status", "404").returncode, 1)
 
 
 def explain_usage_errors_exit_2(r):
