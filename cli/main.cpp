@@ -109,7 +109,8 @@ int main(int argc, char** argv) {
   check->add_flag("--json", check_json, "Print one JSON object: ok, files, settings, defaults, rules, warnings");
   check->add_option("--config", check_files, "Config file (default: the usual search)")
       ->type_name("FILE")->allow_extra_args(false);
-  check->add_option("FILE", check_positional, "Config file, as --config FILE (after the --config ones)")->type_name("FILE");
+  check->add_option("FILE", check_positional, "Config file, as --config FILE (after the --config ones)")
+      ->type_name("FILE");
 
   ExplainOptions ex;
   std::string explain_config;

@@ -150,7 +150,8 @@ class Combiner {
       return;
     }
     if (includes.kind != YamlNode::Kind::sequence) {
-      throw ConfigError{where(includes) + ": include: expected a list of files, got " + std::string(describe(includes))};
+      throw ConfigError{where(includes) + ": include: expected a list of files, got " +
+                        std::string(describe(includes))};
     }
     for (const YamlNode& item : includes.items) read_one(item, including);
   }

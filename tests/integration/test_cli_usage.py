@@ -179,7 +179,8 @@ class LauncherFlags(harness.UpstreamTestCase):
     def test_bad_flag_value_names_the_flag_and_exits_125(self) -> None:
         result = self.launch(["-n", "abc", "--", "true"])
         self.assertRun(result, 125)
-        self.assertEqual(result.stderr, b"curlretry: --max-attempts abc: not an integer (expected -1 or a number >= 1)\n")
+        self.assertEqual(result.stderr,
+                         b"curlretry: --max-attempts abc: not an integer (expected -1 or a number >= 1)\n")
         result = self.launch(["--jitter", "wobbly", "--", "true"])
         self.assertRun(result, 125)
         self.assertEqual(result.stderr,

@@ -108,7 +108,8 @@ def brief(result: harness.Result) -> str:
 
 LOG_LINE = re.compile(r"^curlretry: (\S+) \S+?/s/([^/\s]+)/\S* -> (.*)$")
 # "retrying in 1500 ms (attempt 1/3)", "retrying in 25 s (Retry-After) (attempt 1/3)"
-RETRY_LINE = re.compile(r": retrying in \d+(\.\d)? (ms|s|h)( \d+ min)?( \((Retry-After|retry-after-ms)\))? \(attempt \d+/")
+RETRY_LINE = re.compile(r": retrying in \d+(\.\d)? (ms|s|h)( \d+ min)?( \((Retry-After|retry-after-ms)\))? "
+                        r"\(attempt \d+/")
 
 
 def parse_log(stderr: bytes) -> dict[str, list[tuple[str, str]]]:
