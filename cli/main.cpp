@@ -2,6 +2,8 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <tuple>
 #include <iostream>
 #include <string_view>
 
@@ -163,7 +165,14 @@ int main(int argc, char** argv) {
   std::string bucket;
   CLI::App* stats = app.add_subcommand("stats", "Summarise attempt logs written with CURLRETRY_EVENTS=FILE");
   add_common(*stats);
-  set_usage(*stats, "curlretry stats [--bucket DURATION] [--width N] FILE...");
+  set_usage(*stats, "curlretry stats [--json] [--since TIME] [--until TIME] [--processes] [--bucket DURATION] "
+                    "[--width N] FILE...");
+  std::string since, until;
+  stats->add_flag("--json", stats_options.json, "Print one JSON object: totals per host and process, reasons");
+  stats->add_option("--since", since, "Only attempts from TIME: 2025-06-01T12:00:00Z, 2025-06-01, or 2h (ago)")
+      ->type_name("TIME");
+  stats->add_option("--until", until, "Only attempts before TIME (same forms)")->type_name("TIME");
+  stats->add_flag("--processes", stats_options.processes, "Also a table per process (pid, program)");
   stats->add_option("FILE", stats_options.files, "Attempt logs (- = stdin)")->required()->type_name("FILE");
   stats->add_option("--bucket", bucket, "Time per row of the chart: 30s, 5m, 1h, 1d (default: fit 24 rows)")
       ->type_name("DURATION");
@@ -260,6 +269,17 @@ int main(int argc, char** argv) {
         const auto seconds = parse_bucket(bucket);
         if (!seconds) return usage_failure(*stats, "--bucket " + bucket + ": expected a duration such as 30s, 5m, 1h");
         stats_options.bucket_seconds = *seconds;
+      }
+      const long long now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch()).count();
+      for (auto [flag, text, bound] : {std::tuple{"--since", &since, &stats_options.since_ms},
+                                       std::tuple{"--until", &until, &stats_options.until_ms}}) {
+        if (text->empty()) continue;
+        *bound = parse_time_bound(*text, now_ms);
+        if (!*bound) {
+          return usage_failure(*stats, std::string(flag) + " " + *text +
+                                           ": expected a UTC time such as 2025-06-01T12:00:00Z, a date, or 2h");
+        }
       }
       return run_stats(stats_options);
     }

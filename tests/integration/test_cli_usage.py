@@ -26,7 +26,8 @@ USAGE = {
     "check": "Usage: curlretry check [--json] [--config FILE]... [FILE...]",
     "explain": "Usage: curlretry explain [--json] [--config FILE] [--status N] [--header 'K: V']... "
                "[--body TEXT|@FILE] [--transport KIND] [--attempt N] [OPTIONS] METHOD URL",
-    "stats": "Usage: curlretry stats [--bucket DURATION] [--width N] FILE...",
+    "stats": "Usage: curlretry stats [--json] [--since TIME] [--until TIME] [--processes] [--bucket DURATION] "
+             "[--width N] FILE...",
     "demo": "Usage: curlretry demo [--tls] [--curl PATH]",
     "doctor": "Usage: curlretry doctor [--json] [--] COMMAND|PATH [ARGS...]",
     "run": "Usage: curlretry run [-n N] [--base-ms MS] [--max-delay-ms MS] [--jitter KIND] [-q|-v] "

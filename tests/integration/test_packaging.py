@@ -260,7 +260,7 @@ printf '%s\n' "${COMPREPLY[@]}"
         self.assertEqual(self.complete("curlretry doctor --json py"), ["OFFSET:3"])
         self.assertEqual(self.complete("curlretry doctor --j"), ["--json"])
         self.assertEqual(self.complete("curlretry --config "), ["FILEDIR:@(yaml|yml)"])
-        self.assertEqual(self.complete("curlretry -n 3 --jitter full cu"), ["OFFSET:5"])
+        self.assertEqual(self.complete("curlretry -n 3 --jitter full curl -"), ["OFFSET:5"])
         self.assertEqual(self.complete("curlretry --jitter e"), ["equal"])
         self.assertEqual(self.complete("curlretry run -q --events e.jsonl cu"), ["OFFSET:5"])
 
