@@ -142,21 +142,23 @@ int run_explain(const ExplainOptions& options) {
   for (const auto& warning : loaded.warnings) std::cerr << "curlretry: warning: " << warning << '\n';
   if (!loaded.ok()) {
     std::cerr << "curlretry: " << loaded.error << '\n';
-    return 1;
+    return kExplainCannotDecide;
   }
   std::string error;
   const auto e = explain(*loaded.config, options, error);
   if (!e) {
     std::cerr << "curlretry explain: " << error << '\n';
-    return 2;
+    return kExplainCannotDecide;
   }
   const bool retry = e->verdict.action == core::Action::retry;
+  // Scripts can ask `if curlretry explain ...` whether curlretry would retry.
+  const int status = retry ? kExplainRetry : kExplainNoRetry;
   if (options.json) {
     std::cout << "{\"verdict\":" << (retry ? "\"retry\"" : "\"give_up\"");
     if (retry) std::cout << ",\"delay_ms\":" << e->verdict.delay.count();
     std::cout << ",\"reason\":" << json_quote(e->verdict.reason) << ",\"rule\":" << json_quote(e->rule)
               << ",\"what\":" << json_quote(e->verdict.what) << "}\n";
-    return std::cout.good() ? 0 : 1;
+    return std::cout.good() ? status : kExplainCannotDecide;
   }
   const auto url = config::split_url(options.url);
   std::cout << "request:  " << upper(options.method) << ' ' << config::display_url(*url) << '\n';
@@ -169,10 +171,12 @@ int run_explain(const ExplainOptions& options) {
   std::cout << "outcome:  " << e->verdict.what << '\n';
   if (retry) {
     std::cout << "verdict:  retry in " << e->verdict.delay.count() << " ms (" << e->verdict.reason << ")\n";
+  } else if (e->verdict.reason == "success") {
+    std::cout << "verdict:  done (success)\n";
   } else {
     std::cout << "verdict:  give up (" << e->verdict.reason << ")\n";
   }
-  return std::cout.good() ? 0 : 1;
+  return std::cout.good() ? status : kExplainCannotDecide;
 }
 
 }  // namespace curlretry::cli

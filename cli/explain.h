@@ -41,6 +41,12 @@ struct Explanation {
 // rule's body_window) and decides. `error` is set (and nullopt returned) for bad options.
 std::optional<Explanation> explain(const config::Config& config, const ExplainOptions& options, std::string& error);
 
+// Exit status: 0 curlretry would retry, 1 it would not (give up, or done on success), 2 it cannot
+// say (bad options, config or environment).
+constexpr int kExplainRetry = 0;
+constexpr int kExplainNoRetry = 1;
+constexpr int kExplainCannotDecide = 2;
+
 int run_explain(const ExplainOptions& options);
 
 }  // namespace curlretry::cli

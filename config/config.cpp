@@ -10,6 +10,7 @@
 #include "config/env.h"
 #include "config/file_search.h"
 #include "config/glob.h"
+#include "config/include_merge.h"
 #include "config/yaml_loader.h"
 
 namespace curlretry::config {
@@ -99,18 +100,18 @@ LoadResult load(const Environment& env, const std::optional<std::string>& explic
     if (!from_env.error.empty()) return failure(from_env.error, from_env.warnings);
 
     for (const Candidate& candidate : config_candidates(env, from_env.overrides, explicit_path)) {
+      // A named file (or ':'-separated list) must be there; a fallback location may not be.
+      if (!candidate.named_by.empty()) {
+        return finish(load_files(split_config_list(candidate.path), candidate.named_by), from_env);
+      }
       std::string content, why;
       switch (read_config_file(candidate.path, content, why)) {
         case ReadStatus::missing:
-          if (candidate.named_by.empty()) continue;
-          [[fallthrough]];
-        case ReadStatus::failed: {
-          std::string error = candidate.path + ": cannot read the config: " + why;
-          if (candidate.named_by == "CURLRETRY_CONFIG") error = "CURLRETRY_CONFIG=" + error;
-          return failure(std::move(error), from_env.warnings);
-        }
+          continue;
+        case ReadStatus::failed:
+          return failure(candidate.path + ": cannot read the config: " + why, from_env.warnings);
         case ReadStatus::ok:
-          return finish(parse_config(content, candidate.path), from_env);
+          return finish(load_files({candidate.path}, ""), from_env);
       }
     }
     LoadResult builtin;

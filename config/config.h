@@ -28,6 +28,7 @@ struct Match {
 
 struct Rule {
   std::string name;
+  std::string where;  // "FILE:LINE:COL" of the rule's item, for `curlretry check`
   Match match;
   core::Policy policy;  // defaults, overlaid by the rule's keys, overlaid by env
   Sources sources;
@@ -44,7 +45,8 @@ struct Settings {
 };
 
 struct Config {
-  std::string file;  // the file read, empty when built-in defaults only
+  std::string file;  // the file(s) named, ':'-separated as in CURLRETRY_CONFIG; empty = built-in only
+  std::vector<std::string> files;  // every file read, includes first, in the order they apply
   core::Policy defaults;
   Sources default_sources;
   std::vector<Rule> rules;

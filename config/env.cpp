@@ -139,6 +139,14 @@ EnvReadResult read_env(const Environment& env) {
       }
     }
 
+    if (auto value = reader.raw("CURLRETRY_JITTER")) {
+      if (auto jitter = core::jitter_from_string(lower(trim(*value)))) {
+        out.jitter = FromEnv<core::Jitter>{*jitter, "CURLRETRY_JITTER"};
+      } else {
+        reader.fail("CURLRETRY_JITTER", *value, "unknown jitter (expected none, full, equal or decorrelated)");
+      }
+    }
+
     if (auto value = reader.raw("CURLRETRY_LOG")) {
       if (auto level = log_level_from_string(trim(*value))) {
         out.log_level = FromEnv<LogLevel>{*level, "CURLRETRY_LOG"};
@@ -173,6 +181,10 @@ void apply_to_policy(const EnvOverrides& env, core::Policy& policy, Sources& sou
   if (env.max_delay_ms) {
     policy.backoff.max = core::Millis{env.max_delay_ms->value};
     sources["backoff.max_ms"] = "env " + env.max_delay_ms->variable;
+  }
+  if (env.jitter) {
+    policy.backoff.jitter = env.jitter->value;
+    sources["backoff.jitter"] = "env " + env.jitter->variable;
   }
 }
 

@@ -22,6 +22,7 @@ struct EnvOverrides {
   std::optional<FromEnv<int>> max_attempts;
   std::optional<FromEnv<long long>> base_ms;
   std::optional<FromEnv<long long>> max_delay_ms;
+  std::optional<FromEnv<core::Jitter>> jitter;
   std::optional<FromEnv<LogLevel>> log_level;
   std::optional<FromEnv<std::string>> log_file;
   std::optional<FromEnv<std::string>> events_file;

@@ -16,7 +16,8 @@
 namespace curlretry::config {
 namespace {
 
-constexpr std::string_view kTopKeys[] = {"version", "defaults", "settings", "rules"};
+// `include:` is read by include_merge.cpp before the loader sees the tree.
+constexpr std::string_view kTopKeys[] = {"version", "include", "defaults", "settings", "rules"};
 constexpr std::string_view kPolicyKeys[] = {"max_attempts", "max_elapsed_ms", "backoff",  "retry_after",
                                                    "retry_on",     "never_retry",    "codes",    "body_window"};
 constexpr std::string_view kRuleKeys[] = {"name",     "match",       "max_attempts", "max_elapsed_ms",
@@ -95,6 +96,12 @@ class Loader {
 
     Config config = builtin_config();
     config.file = v_.file();
+    config.files = {v_.file()};
+    // include_merge.cpp resolves and removes `include:`; text loaded without a file has no place
+    // to resolve it from.
+    if (const YamlNode* include = find(root, "include")) {
+      v_.fail(*include, "include", "only a config file can include others (load it from a file)");
+    }
 
     if (const YamlNode* defaults = find(root, "defaults")) {
       v_.expect_map(*defaults, "defaults", true);
@@ -375,6 +382,7 @@ class Loader {
       v_.check_keys(item, k, kRuleKeys);
       Rule rule;
       rule.name = k;
+      rule.where = v_.where(item);
       rule.policy = config.defaults;
       rule.sources = config.default_sources;
       if (const YamlNode* name = find(item, "name")) {
@@ -473,20 +481,14 @@ std::optional<std::string_view> closest_key(std::string_view word, std::span<con
   return std::nullopt;
 }
 
-LoadResult parse_config(std::string_view yaml, std::string_view name) {
+namespace {
+
+// Runs `load` and turns what it throws into the LoadResult's error.
+template <typename Load>
+LoadResult guarded(const std::string& file, Load load) {
   LoadResult result;
-  const std::string file(name);
   try {
-    auto parsed = parse_yaml(yaml);
-    if (auto* error = std::get_if<YamlError>(&parsed)) {
-      result.error = error->has_position ? file + ":" + std::to_string(error->at.line) + ":" +
-                                               std::to_string(error->at.column) + ": " + error->message
-                                         : file + ": " + error->message;
-      return result;
-    }
-    Loader loader(file);
-    result.config = loader.load(std::get<YamlNode>(parsed));
-    result.warnings = std::move(loader.warnings);
+    load(result);
   } catch (const ConfigError& e) {
     result.config.reset();
     result.error = e.message;
@@ -501,6 +503,33 @@ LoadResult parse_config(std::string_view yaml, std::string_view name) {
     result.error = file + ": cannot load the config";
   }
   return result;
+}
+
+}  // namespace
+
+LoadResult parse_config_tree(const YamlNode& root, std::string_view name) {
+  const std::string file(name);
+  return guarded(file, [&](LoadResult& result) {
+    Loader loader(file);
+    result.config = loader.load(root);
+    result.warnings = std::move(loader.warnings);
+  });
+}
+
+LoadResult parse_config(std::string_view yaml, std::string_view name) {
+  const std::string file(name);
+  return guarded(file, [&](LoadResult& result) {
+    auto parsed = parse_yaml(yaml);
+    if (auto* error = std::get_if<YamlError>(&parsed)) {
+      result.error = error->has_position ? file + ":" + std::to_string(error->at.line) + ":" +
+                                               std::to_string(error->at.column) + ": " + error->message
+                                         : file + ": " + error->message;
+      return;
+    }
+    Loader loader(file);
+    result.config = loader.load(std::get<YamlNode>(parsed));
+    result.warnings = std::move(loader.warnings);
+  });
 }
 
 }  // namespace curlretry::config

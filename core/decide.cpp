@@ -110,13 +110,16 @@ Finding classify(const Policy& policy, const Outcome& o) {
   return give_up("not-retryable");
 }
 
-// The wait the server asked for, if we honour it and can read it.
-std::optional<Millis> server_wait(const Policy& policy, const Outcome& o, std::chrono::system_clock::time_point now) {
+// The wait the server asked for, if we honour it and can read it, and the header that said so.
+std::optional<std::pair<Millis, const char*>> server_wait(const Policy& policy, const Outcome& o,
+                                                          std::chrono::system_clock::time_point now) {
   if (!policy.honor_retry_after) return std::nullopt;
   if (o.retry_after_ms) {
-    if (auto ms = parse_retry_after_ms(*o.retry_after_ms)) return ms;
+    if (auto ms = parse_retry_after_ms(*o.retry_after_ms)) return std::make_pair(*ms, "retry-after-ms");
   }
-  if (o.retry_after) return parse_retry_after(*o.retry_after, now);
+  if (o.retry_after) {
+    if (auto ms = parse_retry_after(*o.retry_after, now)) return std::make_pair(*ms, "Retry-After");
+  }
   return std::nullopt;
 }
 
@@ -134,7 +137,7 @@ Verdict decide(const Policy& policy, const Outcome& outcome, Random& random,
                std::chrono::system_clock::time_point now) {
   Finding finding = classify(policy, outcome);
   auto give_up = [&](std::string reason) {
-    return Verdict{Action::give_up, Millis{0}, std::move(reason), finding.what};
+    return Verdict{Action::give_up, Millis{0}, std::move(reason), finding.what, Millis{0}, {}};
   };
 
   if (outcome.committed) return give_up("committed");
@@ -145,15 +148,24 @@ Verdict decide(const Policy& policy, const Outcome& outcome, Random& random,
   if (policy.max_attempts != -1 && outcome.attempt >= policy.max_attempts) return give_up("exhausted");
   if (outcome.elapsed >= policy.max_elapsed) return give_up("max-elapsed");
   if (finding.action == Action::give_up) {
-    return Verdict{Action::give_up, Millis{0}, std::move(finding.reason), std::move(finding.what)};
+    return Verdict{Action::give_up, Millis{0}, std::move(finding.reason), std::move(finding.what), Millis{0}, {}};
   }
 
   Millis delay{0};
+  Millis asked{0};
+  std::string asked_by;
   if (const auto wait = server_wait(policy, outcome, now)) {
+    asked = wait->first;
+    asked_by = wait->second;
     // The server knows its own recovery time better than any strategy, so its wait is not capped
     // by backoff.max; a wait we will not sit through means: deliver this response now.
-    if (*wait > policy.max_retry_after) return give_up("retry-after-too-long");
-    delay = *wait;
+    if (asked > policy.max_retry_after) {
+      Verdict v = give_up("retry-after-too-long");
+      v.server_wait = asked;
+      v.server_wait_header = std::move(asked_by);
+      return v;
+    }
+    delay = asked;
   } else {
     delay = backoff_delay(policy.backoff, outcome.attempt, outcome.previous_delay, random);
   }
@@ -161,7 +173,8 @@ Verdict decide(const Policy& policy, const Outcome& outcome, Random& random,
   if (past_limit(outcome.elapsed, delay, policy.max_elapsed)) return give_up("max-elapsed");
   // Sleeping into the host's own timeout only turns a clear error into a timeout.
   if (outcome.remaining && delay >= *outcome.remaining) return give_up("deadline");
-  return Verdict{Action::retry, delay, std::move(finding.reason), std::move(finding.what)};
+  return Verdict{Action::retry, delay, std::move(finding.reason), std::move(finding.what), asked,
+                 std::move(asked_by)};
 }
 
 bool may_retry_response(const Policy& policy, int status, const std::optional<std::string>& should_retry) {

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "config/text.h"
+#include "core/duration_text.h"
 #include "shim/events.h"
 #include "shim/log.h"
 #include "shim/real_curl.h"
@@ -500,7 +501,10 @@ core::Verdict Transfer::decide_now(CURLcode code) {
 Transfer::Step Transfer::finish_attempt(CURLcode code) {
   // The common case: a first attempt whose body already reached the host. Nothing to decide
   // (unless the attempt log wants a line for it).
-  if (committed_ && attempt_ == 1 && !events::enabled()) return Step{false, core::Millis{0}, code};
+  // -v (debug) also logs a first-try success.
+  if (committed_ && attempt_ == 1 && !events::enabled() && !log::enabled(LogLevel::debug)) {
+    return Step{false, core::Millis{0}, code};
+  }
   core::Verdict verdict = early_verdict_ ? *early_verdict_ : decide_now(code);
   if (verdict.action == core::Action::retry && !rewind_upload()) {
     verdict.action = core::Action::give_up;
@@ -562,8 +566,10 @@ std::string Transfer::attempts_label() const {
 void Transfer::log_retry(const core::Verdict& verdict) const {
   if (!log::enabled(LogLevel::info)) return;
   std::string max = policy_->max_attempts < 0 ? "unlimited" : std::to_string(policy_->max_attempts);
+  // A wait the server asked for says so: it is not curlretry's backoff.
+  const std::string why = verdict.server_wait_header.empty() ? "" : " (" + verdict.server_wait_header + ")";
   log::write(LogLevel::info, method_ + " " + display_ + " -> " + verdict.what + ": retrying in " +
-                                 std::to_string(verdict.delay.count()) + " ms (attempt " + std::to_string(attempt_) +
+                                 core::human_duration(verdict.delay) + why + " (attempt " + std::to_string(attempt_) +
                                  "/" + max + ")");
 }
 
@@ -593,17 +599,27 @@ void Transfer::record_event(const core::Verdict& verdict, CURLcode code) const {
 }
 
 void Transfer::log_final(const core::Verdict& verdict, int) const {
-  // A first attempt that ends the transfer is what the host would have seen anyway; say so only
-  // when curlretry itself chose not to retry something it otherwise would have.
-  bool quiet = attempt_ == 1 && verdict.reason != "retry-after-too-long" && verdict.reason != "not-replayable" &&
-               verdict.reason != "deadline" && verdict.reason != "max-elapsed";
-  LogLevel level = quiet ? LogLevel::debug : LogLevel::info;
+  // A first attempt that ends the transfer is what the host would have seen anyway: debug (-v)
+  // only, unless curlretry itself chose not to retry something it otherwise would have. Any
+  // other give-up is a failure the host now sees: warn, so CURLRETRY_LOG=warn means "quiet
+  // unless it failed".
+  const bool success = verdict.reason == "success" || verdict.reason == "committed";
+  const bool quiet = attempt_ == 1 && verdict.reason != "retry-after-too-long" &&
+                     verdict.reason != "not-replayable" && verdict.reason != "deadline" &&
+                     verdict.reason != "max-elapsed";
+  const LogLevel level = quiet ? LogLevel::debug : success ? LogLevel::info : LogLevel::warn;
   if (!log::enabled(level)) return;
   std::string line = method_ + " " + display_ + " -> " + verdict.what;
-  if (verdict.reason == "success" || verdict.reason == "committed")
+  if (success) {
     line += " after " + attempts_label();
-  else
+  } else {
+    // The server's value, the cap and the key that sets it: what to change if the wait is fine.
+    if (verdict.reason == "retry-after-too-long") {
+      line += " (server asked for " + core::human_duration(verdict.server_wait) + " > retry_after.max_ms " +
+              core::human_duration(policy_->max_retry_after) + ")";
+    }
     line += ": giving up after " + attempts_label() + " (" + verdict.reason + ")";
+  }
   log::write(level, line);
 }
 

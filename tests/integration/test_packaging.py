@@ -260,6 +260,9 @@ printf '%s\n' "${COMPREPLY[@]}"
         self.assertEqual(self.complete("curlretry doctor --json py"), ["OFFSET:3"])
         self.assertEqual(self.complete("curlretry doctor --j"), ["--json"])
         self.assertEqual(self.complete("curlretry --config "), ["FILEDIR:@(yaml|yml)"])
+        self.assertEqual(self.complete("curlretry -n 3 --jitter full curl -"), ["OFFSET:5"])
+        self.assertEqual(self.complete("curlretry --jitter e"), ["equal"])
+        self.assertEqual(self.complete("curlretry run -q --events e.jsonl cu"), ["OFFSET:5"])
 
 
 if __name__ == "__main__":

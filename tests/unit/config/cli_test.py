@@ -46,10 +46,13 @@ class Runner:
         if os.path.exists("/etc/curlretry/config.yaml"):
             raise SystemExit(SKIP)  # the system config would change the built-in answers
         r = self.run("explain", "--json", *args, env=env)
-        expect(r.returncode == 0, f"exit {r.returncode}, stderr: {r.stderr}")
+        expect(r.returncode in (0, 1), f"exit {r.returncode}, stderr: {r.stderr}")
         lines = r.stdout.splitlines()
         expect(len(lines) == 1, f"expected one line of JSON, got: {r.stdout!r}")
-        return json.loads(lines[0])
+        got = json.loads(lines[0])
+        # 0: curlretry would retry; 1: it would not.
+        expect_equal(r.returncode, 0 if got["verdict"] == "retry" else 1)
+        return got
 
     def write(self, name, text):
         path = os.path.join(self.tmp, name)
@@ -121,10 +124,20 @@ def explain_text_output_names_rule_verdict_and_reason(r):
 
 def explain_bad_env_fails_naming_the_variable(r):
     res = r.run("explain", "--json", "POST", GLM, "--status", "503", env={"CURLRETRY_MAX_ATTEMPTS": "abc"})
-    expect_equal(res.returncode, 1)
+    expect_equal(res.returncode, 2)
     expect_equal(res.stderr.strip(),
                  "curlretry: CURLRETRY_MAX_ATTEMPTS=abc: not an integer (expected -1 or a number >= 1)")
     expect_equal(res.stdout, "")
+
+
+def explain_exit_status_says_whether_it_would_retry(r):
+    if os.path.exists("/etc/curlretry/config.yaml"):
+        raise SystemExit(SKIP)
+    expect_equal(r.run("explain", "POST", GLM, "--status", "503").returncode, 0)
+    done = r.run("explain", "POST", GLM, "--status", "200")
+    expect_equal(done.returncode, 1)
+    expect("verdict:  done (success)" in done.stdout.splitlines(), done.stdout)
+    expect_equal(r.run("explain", "POST", GLM, "--status", "404").returncode, 1)
 
 
 def explain_usage_errors_exit_2(r):
@@ -159,7 +172,7 @@ def check_prints_every_value_with_its_source(r):
     expect("backoff.max_ms 900 env CURLRETRY_MAX_DELAY_MS" in lines, out)
     expect("backoff.base_ms 10 env CURLRETRY_BASE_MS" in lines, out)
     expect("max_elapsed_ms 1800000 built-in" in lines, out)
-    expect('rule "glm" (host open.bigmodel.cn):' in lines, out)
+    expect(f'rule "glm" (host open.bigmodel.cn) from {cfg}:5:5:' in lines, out)
     expect("BILI_REPLAY_RETRY_BASE_MS=5 is ignored: CURLRETRY_BASE_MS=10 is also set and wins" in lines, out)
     expect(lines[-1] == "OK: 1 rule", out)
 
@@ -228,24 +241,24 @@ def launch_missing_command_exits_127(r):
     expect_equal((res.returncode, res.stderr.strip()), (127, "curlretry: curlretry-no-such-command-xyz: command not found"))
 
 
-def launch_invalid_config_exits_1_without_running(r):
+def launch_invalid_config_exits_125_without_running(r):
     cfg = r.write("bad.yaml", "version: 1\ndefaults:\n  max_attemps: 3\n")
     marker = os.path.join(r.tmp, "ran")
     res = r.run("--config", cfg, "--", "touch", marker, env={"CURLRETRY_LIBRARY": r.fake_library()})
-    expect_equal(res.returncode, 1)
+    expect_equal(res.returncode, 125)
     expect(f"{cfg}:3:3" in res.stderr, res.stderr)
     expect(not os.path.exists(marker), "the command ran despite the invalid config")
 
 
-def launch_missing_library_exits_1(r):
+def launch_missing_library_exits_125(r):
     res = r.run("--", "true", env={"CURLRETRY_LIBRARY": os.path.join(r.tmp, "nope.so")})
-    expect_equal(res.returncode, 1)
+    expect_equal(res.returncode, 125)
     expect("CURLRETRY_LIBRARY=" in res.stderr, res.stderr)
 
 
 def launch_without_command_is_a_usage_error(r):
-    expect_equal(r.run().returncode, 2)
-    expect_equal(r.run("run", env={"CURLRETRY_LIBRARY": r.fake_library()}).returncode, 2)
+    expect_equal(r.run().returncode, 125)
+    expect_equal(r.run("run", env={"CURLRETRY_LIBRARY": r.fake_library()}).returncode, 125)
 
 
 CASES = {name: fn for name, fn in globals().items() if callable(fn) and name.split("_")[0] in
