@@ -52,6 +52,7 @@ int run_check(const CheckOptions& options) {
   for (const auto& rule : c.rules) {
     std::cout << "\nrule \"" << rule.name << "\" (" << describe_match(rule.match) << "):\n";
     print_values(describe_policy(rule.policy), rule.sources);
+    print_values(describe_agent(rule), rule.sources);
   }
   if (!result.warnings.empty()) {
     std::cout << "\nwarnings:\n";

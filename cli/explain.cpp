@@ -62,8 +62,17 @@ std::optional<Explanation> explain(const config::Config& config, const ExplainOp
   }
   const std::string method = upper(options.method);
 
+  // The same headers pick a rule by `match.header` (as the request's) and give the response's
+  // hints below (Retry-After and friends).
+  config::RequestHeaders request_headers;
+  for (const auto& header : options.headers) {
+    const auto colon = header.find(':');
+    if (colon == std::string::npos) continue;  // reported below
+    request_headers.emplace_back(lower(trim(std::string_view(header).substr(0, colon))),
+                                 std::string(trim(std::string_view(header).substr(colon + 1))));
+  }
   Explanation e;
-  e.matched = config.match(method, url->host, url->path);
+  e.matched = config.match(method, url->host, url->path, &request_headers);
   e.rule = e.matched ? e.matched->name : "defaults";
   const core::Policy& policy = e.matched ? e.matched->policy : config.defaults;
   e.max_attempts = policy.max_attempts;
