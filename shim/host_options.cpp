@@ -1,5 +1,7 @@
 #include "shim/host_options.h"
 
+#include <cstring>
+
 namespace curlretry::shim {
 
 bool HostOptions::is_trampolined(CURLoption option) {
@@ -31,6 +33,12 @@ bool is_recorded_option(CURLoption option) {
     case CURLOPT_TIMEOUT_MS:
     case CURLOPT_ERRORBUFFER:
     case CURLOPT_URL:
+    case CURLOPT_HTTPHEADER:
+    case CURLOPT_POSTFIELDS:
+    case CURLOPT_COPYPOSTFIELDS:
+    case CURLOPT_POSTFIELDSIZE:
+    case CURLOPT_POSTFIELDSIZE_LARGE:
+    case CURLOPT_CUSTOMREQUEST:
       return true;
     default:
       return false;
@@ -57,6 +65,24 @@ bool record_option(HostOptions& o, CURLoption option, OptionValue v) {
     case CURLOPT_TIMEOUT_MS: o.timeout_ms = v.number > 0 ? v.number : 0; return true;
     case CURLOPT_ERRORBUFFER: o.error_buffer = static_cast<char*>(v.pointer); return true;
     case CURLOPT_URL: o.url = v.pointer ? static_cast<const char*>(v.pointer) : ""; return true;
+    case CURLOPT_HTTPHEADER: o.http_header = static_cast<curl_slist*>(v.pointer); return true;
+    case CURLOPT_POSTFIELDS:
+      o.post_fields = static_cast<const char*>(v.pointer);
+      o.post_kind = v.pointer ? HostOptions::Body::pointer : HostOptions::Body::none;
+      o.post_copy.clear();
+      return true;
+    case CURLOPT_COPYPOSTFIELDS: {
+      // libcurl copies post_size bytes (strlen when unset) now; so do we.
+      const char* data = static_cast<const char*>(v.pointer);
+      o.post_fields = nullptr;
+      o.post_kind = data ? HostOptions::Body::copy : HostOptions::Body::none;
+      if (data) o.post_copy.assign(data, o.post_size >= 0 ? static_cast<size_t>(o.post_size) : std::strlen(data));
+      else o.post_copy.clear();
+      return true;
+    }
+    case CURLOPT_POSTFIELDSIZE: o.post_size = v.number; return true;
+    case CURLOPT_POSTFIELDSIZE_LARGE: o.post_size = v.offset; return true;
+    case CURLOPT_CUSTOMREQUEST: o.custom_request = v.pointer ? static_cast<const char*>(v.pointer) : ""; return true;
     default: return false;
   }
 }

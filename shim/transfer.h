@@ -12,10 +12,14 @@
 #include <string>
 #include <vector>
 
+#include "config/config.h"
 #include "core/decide.h"
+#include "core/heartbeat.h"
 #include "core/random.h"
+#include "shim/fallback.h"
 #include "shim/host_options.h"
 #include "shim/real_curl.h"
+#include "shim/request_override.h"
 #include "shim/url_parts.h"
 
 namespace curlretry::shim {
@@ -81,6 +85,10 @@ class Transfer {
   bool host_progress_continue();
   // The host's deadline for the whole transfer, if it set CURLOPT_TIMEOUT(_MS).
   std::optional<Clock::time_point> deadline() const { return deadline_; }
+  // The "still waiting" lines of the wait that finish_attempt() asked for (shim/heartbeat.cpp):
+  // when the next one is due, and saying it if it is due at `now`.
+  std::optional<Clock::time_point> next_heartbeat() const { return heartbeat_.next(); }
+  void heartbeat(Clock::time_point now);
   // Reports an abort by the host during backoff; returns the code to hand the host.
   CURLcode aborted_during_backoff();
 
@@ -132,6 +140,16 @@ class Transfer {
   core::Outcome outcome(CURLcode code) const;
   core::Verdict decide_now(CURLcode code);
   void log_retry(const core::Verdict& verdict) const;
+  void arm_heartbeat(const core::Verdict& verdict);
+  // After an attempt that will be retried: counts overloads, switches to the rule's fallback
+  // (shim/fallback.cpp).
+  void note_overload();
+  // The rule's `auth:` (shim/credential_refresh.cpp): whether a response with `status` is held
+  // for a refresh; turning its give-up into one immediate retry with a fresh credential; and
+  // sending the process's last refreshed value from a transfer's first attempt on.
+  bool wants_refresh(int status) const;
+  void refresh_credential(core::Verdict& verdict);
+  void apply_cached_credential();
   void log_final(const core::Verdict& verdict, int status) const;
   void record_event(const core::Verdict& verdict, CURLcode code) const;
   std::string attempts_label() const;
@@ -140,6 +158,7 @@ class Transfer {
   const real::Api* api_;
   const Runtime* runtime_ = nullptr;
   const core::Policy* policy_ = nullptr;
+  const config::Rule* rule_ = nullptr;  // nullptr: the defaults
   std::string rule_name_;
   std::string method_;
   std::string display_;
@@ -159,6 +178,11 @@ class Transfer {
   bool fresh_connect_forced_ = false;
   bool timeout_changed_ = false;
   bool last_transport_error_ = false;
+  core::Heartbeat heartbeat_;
+  FallbackState fallback_;
+  bool auth_tried_ = false;  // the credential command ran for this transfer
+  RequestOverride override_;  // applied from the next attempt on, undone by end()
+  std::string wait_cause_;  // "529 overloaded", for the heartbeat lines
 
   // Per attempt.
   Response response_;
