@@ -57,7 +57,7 @@ bool reap(pid_t pid, Clock::time_point deadline, int& status) {
       return errno == ECHILD;
     }
     if (Clock::now() >= deadline) {
-      kill(pid, SIGKILL);
+      kill(-pid, SIGKILL);
       while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
       return false;
@@ -86,8 +86,15 @@ bool run(const config::AuthRefresh& auth, std::string& value, std::string& why) 
   std::vector<char*> argv;
   for (const auto& arg : auth.command) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
+  // Its own process group: a command that times out is killed with everything it started, so
+  // that nothing of it outlives the request holding the program's stderr.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   pid_t pid = -1;
-  const int spawned = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  const int spawned = posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   close(fds[1]);
   if (spawned != 0) {
