@@ -448,6 +448,21 @@ rules:
         self.assertRun(r, 0, OVERLOADED)
         self.assertEqual([s["body"] for s in self.agent.seen(k)], [BODY] * 5)
 
+    def test_presets_show_fallback_commented_out_and_valid(self):
+        examples = sorted((harness.REPO / "packaging" / "examples").glob("*.yaml"))
+        self.assertTrue(examples)
+        for example in examples:
+            with self.subTest(example.name):
+                text = example.read_text()
+                self.assertEqual(len(re.findall(r"(?m)^    # fallback: \{after: 3, on: \[", text)), 1)
+                r = harness.run([harness.CURLRETRY_BIN, "check", "--config", str(example)], preload=False)
+                self.assertEqual(r.code, 0, str(r))
+                self.assertNotIn(b"  fallback ", r.stdout)  # off by default
+                enabled = self.config(text.replace("    # fallback:", "    fallback:"))
+                r = harness.run([harness.CURLRETRY_BIN, "check", "--config", enabled], preload=False)
+                self.assertEqual(r.code, 0, str(r))
+                self.assertIn(b"  fallback ", r.stdout)
+
     # --- credential refresh --------------------------------------------------------------
 
     def token_script(self, body: str) -> tuple[str, str]:
