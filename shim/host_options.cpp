@@ -72,12 +72,15 @@ bool record_option(HostOptions& o, CURLoption option, OptionValue v) {
       o.post_copy.clear();
       return true;
     case CURLOPT_COPYPOSTFIELDS: {
-      // libcurl copies post_size bytes (strlen when unset) now; so do we.
+      // libcurl copies post_size bytes (strlen when unset) now; so do we, up to a bound: a bigger
+      // body is no API request whose model a fallback would change.
+      constexpr size_t kMaxCopy = 16 * 1024 * 1024;
       const char* data = static_cast<const char*>(v.pointer);
+      const size_t n = data == nullptr ? 0 : o.post_size >= 0 ? static_cast<size_t>(o.post_size) : std::strlen(data);
       o.post_fields = nullptr;
-      o.post_kind = data ? HostOptions::Body::copy : HostOptions::Body::none;
-      if (data) o.post_copy.assign(data, o.post_size >= 0 ? static_cast<size_t>(o.post_size) : std::strlen(data));
-      else o.post_copy.clear();
+      o.post_kind = data && n <= kMaxCopy ? HostOptions::Body::copy : HostOptions::Body::none;
+      if (o.post_kind == HostOptions::Body::copy) o.post_copy.assign(data, n);
+      else std::string().swap(o.post_copy);
       return true;
     }
     case CURLOPT_POSTFIELDSIZE: o.post_size = v.number; return true;

@@ -155,6 +155,8 @@ void Transfer::abandon() {
 }
 
 void Transfer::forget_install() {
+  // curl_easy_reset dropped our request overrides with everything else.
+  override_ = RequestOverride{};
   installed_ = false;
   header_cb_ = false;
   running_ = false;
