@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -143,6 +144,20 @@ std::optional<Explanation> explain(const config::Config& config, const ExplainOp
   core::SplitMix random(static_cast<std::uint64_t>(now.time_since_epoch().count()) ^
                         (static_cast<std::uint64_t>(::getpid()) << 32));
   e.verdict = core::decide(policy, o, random, now);
+  if (e.matched != nullptr && e.matched->fallback.enabled() && e.verdict.action == core::Action::retry &&
+      o.attempt >= e.matched->fallback.after) {
+    const config::Fallback& f = e.matched->fallback;
+    bool overload = std::find(f.on_status.begin(), f.on_status.end(), o.status) != f.on_status.end();
+    for (const auto& marker : f.on_markers) overload = overload || o.body_prefix.find(marker) != std::string::npos;
+    if (overload) {
+      if (!f.model.empty()) e.fallback = "model " + f.model;
+      if (!f.url.empty()) {
+        const auto base = config::split_url(f.url);
+        const std::string shown = base ? config::display_url(*base) : f.url;
+        e.fallback += (e.fallback.empty() ? "" : "; ") + std::string("url ") + shown;
+      }
+    }
+  }
   return e;
 }
 
@@ -164,7 +179,9 @@ int run_explain(const ExplainOptions& options) {
     std::cout << "{\"verdict\":" << (retry ? "\"retry\"" : "\"give_up\"");
     if (retry) std::cout << ",\"delay_ms\":" << e->verdict.delay.count();
     std::cout << ",\"reason\":" << json_quote(e->verdict.reason) << ",\"rule\":" << json_quote(e->rule)
-              << ",\"what\":" << json_quote(e->verdict.what) << "}\n";
+              << ",\"what\":" << json_quote(e->verdict.what);
+    if (!e->fallback.empty()) std::cout << ",\"fallback\":" << json_quote(e->fallback);
+    std::cout << "}\n";
     return std::cout.good() ? 0 : 1;
   }
   const auto url = config::split_url(options.url);
@@ -178,6 +195,10 @@ int run_explain(const ExplainOptions& options) {
   std::cout << "outcome:  " << e->verdict.what << '\n';
   if (retry) {
     std::cout << "verdict:  retry in " << e->verdict.delay.count() << " ms (" << e->verdict.reason << ")\n";
+    if (!e->fallback.empty()) {
+      std::cout << "fallback: the next attempt sends " << e->fallback << " (after " << e->outcome.attempt
+                << " overloads in a row)\n";
+    }
   } else {
     std::cout << "verdict:  give up (" << e->verdict.reason << ")\n";
   }

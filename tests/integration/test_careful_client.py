@@ -267,8 +267,8 @@ rules:
         self.assertCount(self.plain, kf, 2, r)
 
     def test_explain_and_check_show_header_rules(self):
-        config = self.config(self.HEADER_RULES + """    fallback: {after: 3, on: [529, overloaded_error], model: claude-y}
-""")
+        fallback = "    fallback: {after: 3, on: [529, overloaded_error], model: claude-y}\n"
+        config = self.config(self.HEADER_RULES + fallback)
         url = self.plain.url("/v1/messages")
         r = harness.run([harness.CURLRETRY_BIN, "explain", "--config", config, "POST", url, "--status", "529",
                          "--header", "x-request-kind: bg-summary", "--json"], preload=False)
@@ -279,6 +279,14 @@ rules:
                          "--json"], preload=False)
         self.assertEqual(json.loads(r.stdout)["rule"], "foreground")
         self.assertEqual(json.loads(r.stdout)["verdict"], "retry")
+        for attempt, fallback in ((2, None), (3, "model claude-y"), (4, None)):  # 4 of 4: no next attempt
+            r = harness.run([harness.CURLRETRY_BIN, "explain", "--config", config, "POST", url, "--status", "529",
+                             "--attempt", str(attempt), "--json"], preload=False)
+            self.assertEqual(json.loads(r.stdout).get("fallback"), fallback, str(r))
+        r = harness.run([harness.CURLRETRY_BIN, "explain", "--config", config, "POST", url, "--status", "503",
+                         "--body", '{"type":"error","error":{"type":"overloaded_error"}}', "--attempt", "3"],
+                        preload=False)
+        self.assertIn(b"fallback: the next attempt sends model claude-y (after 3 overloads in a row)\n", r.stdout)
         r = harness.run([harness.CURLRETRY_BIN, "check", "--config", config], preload=False)
         self.assertEqual(r.code, 0, str(r))
         self.assertIn(b'rule "background" (host 127.0.0.1, header x-request-kind: bg-*):', r.stdout)
@@ -358,7 +366,8 @@ defaults:
         self.assertIn(b"(attempt 7/unlimited)", r.stderr)
         r = harness.run([harness.CURLRETRY_BIN, "check", "--config", config], preload=False,
                         env={"CURLRETRY_PERSISTENT": "1"})
-        self.assertRegex(r.stdout.decode(), r"  max_attempts +-1 \(unlimited\) +persistent \(env CURLRETRY_PERSISTENT\)")
+        self.assertRegex(r.stdout.decode(),
+                         r"  max_attempts +-1 \(unlimited\) +persistent \(env CURLRETRY_PERSISTENT\)")
         self.assertRegex(r.stdout.decode(), r"  max_elapsed_ms +21600000 +persistent")
 
     # --- fallback ------------------------------------------------------------------------
