@@ -352,6 +352,23 @@ defaults:
         self.assertLess(reports[1]["done_after"], 0.9, str(r))  # not held up by the parked wait
         self.assertGreater(reports[0]["done_after"], 0.95, str(r))
 
+    def test_heartbeat_in_c_multi_hosts(self):
+        # multi_poll_host polls with a 10 s timeout and epoll_host/uv_host sleep until their timer:
+        # the lines come only if a heartbeat is a wake-up of its own.
+        folder = os.environ.get("CURLRETRY_MULTI_HOSTS_DIR", "")
+        for host, args in (("multi_poll_host", ["inside"]), ("epoll_host", []), ("uv_host", []),
+                           ("fdset_host", [])):
+            with self.subTest(host):
+                binary = os.path.join(folder, host)
+                if not os.access(binary, os.X_OK):
+                    self.skipTest(f"{binary} not built (CURLRETRY_MULTI_HOSTS_DIR={folder!r})")
+                k = self.key(host)
+                r = harness.run([binary, *args, self.plain.script_url(k, "529,200")], preload=True,
+                                env=self.env(self.heartbeat_config(300), CURLRETRY_BASE_MS=None))
+                self.assertEqual(r.code, 0, str(r))
+                self.assertCount(self.plain, k, 2, r)
+                self.assert_heartbeats(r.stderr, [1, 1, 1], 0.3, 1.0)
+
     def test_persistent_mode_outlasts_the_attempt_limit(self):
         k = self.key()
         config = self.config("version: 1\n")
