@@ -183,6 +183,45 @@ print(json.dumps(reports))
 """
 
 
+# A C-level host through ctypes (global scope, so the preloaded wrappers are the ones called): one
+# handle, one curl_slist built with curl_slist_append, two performs. It prints the list's lines
+# after each perform, read back from the program's own nodes.
+CTYPES_SLIST = r"""
+import ctypes, json, os, sys
+url, lines = sys.argv[1], json.loads(sys.argv[2])
+ctypes.CDLL("libcurl.so.4", mode=os.RTLD_GLOBAL)
+api = ctypes.CDLL(None)
+class Slist(ctypes.Structure):
+    pass
+Slist._fields_ = [("data", ctypes.c_char_p), ("next", ctypes.POINTER(Slist))]
+api.curl_slist_append.restype = ctypes.POINTER(Slist)
+api.curl_slist_append.argtypes = [ctypes.POINTER(Slist), ctypes.c_char_p]
+api.curl_easy_init.restype = ctypes.c_void_p
+api.curl_easy_perform.argtypes = [ctypes.c_void_p]
+api.curl_easy_getinfo.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+WRITE = ctypes.CFUNCTYPE(ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_void_p)
+write_cb = WRITE(lambda data, size, n, u: size * n)
+head = ctypes.POINTER(Slist)()
+for line in lines:
+    head = api.curl_slist_append(head, line.encode())
+easy = api.curl_easy_init()
+api.curl_easy_setopt(ctypes.c_void_p(easy), 10002, ctypes.c_char_p(url.encode()))
+api.curl_easy_setopt(ctypes.c_void_p(easy), 10023, head)
+api.curl_easy_setopt(ctypes.c_void_p(easy), 20011, write_cb)
+report = []
+for _ in range(2):
+    result = api.curl_easy_perform(easy)
+    status = ctypes.c_long(0)
+    api.curl_easy_getinfo(easy, 0x200002, ctypes.byref(status))
+    seen, node = [], head
+    while node:
+        seen.append(node.contents.data.decode())
+        node = node.contents.next
+    report.append({"result": result, "status": status.value, "list": seen})
+print(json.dumps(report))
+"""
+
+
 def b64(data: bytes) -> str:
     import base64
     return base64.b64encode(data).decode()
@@ -543,6 +582,21 @@ rules:
         self.assertEqual([x["status"] for x in reports], [200, 200], str(r))
         self.assertEqual([s["authorization"] for s in self.agent.seen(k1)], ["Bearer stale", token])
         self.assertEqual([s["authorization"] for s in self.agent.seen(k2)], [token])
+        self.assertEqual(self.runs(runs), 1)
+
+    def test_auth_refresh_never_modifies_the_programs_header_list(self):
+        k = self.key()
+        token = f"Bearer fresh-{k}"
+        self.agent.accepted = token
+        script, runs = self.token_script(f'echo "{token}"')
+        lines = ["X-First: 1", "authorization: Bearer stale", "X-Last: 2"]
+        r = harness.run([harness.PYTHON, "-c", CTYPES_SLIST, self.agent.url(f"/auth/{k}"), json.dumps(lines)],
+                        preload=True, env=self.env(self.auth_config(script)))
+        self.assertEqual(r.code, 0, str(r))
+        report = json.loads(r.stdout)
+        self.assertEqual(report, [{"result": 0, "status": 200, "list": lines}] * 2, str(r))
+        # First perform: the stale value, then the fresh one; second perform: the fresh one at once.
+        self.assertEqual([s["authorization"] for s in self.agent.seen(k)], ["Bearer stale", token, token])
         self.assertEqual(self.runs(runs), 1)
 
     def test_auth_refresh_in_a_multi_host(self):
