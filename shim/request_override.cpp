@@ -61,6 +61,15 @@ void RequestOverride::apply(const real::Api& api, CURL* easy, const HostOptions&
 }
 
 void RequestOverride::restore(const real::Api& api, CURL* easy, const HostOptions& host) {
+  put_back(api, easy, host);
+  url.reset();
+  body.reset();
+  headers_.clear();
+  list_.clear();
+  url_applied_ = body_applied_ = headers_applied_ = false;
+}
+
+void RequestOverride::put_back(const real::Api& api, CURL* easy, const HostOptions& host) const {
   if (url_applied_) set_real(api, easy, CURLOPT_URL, host.url.c_str());
   if (body_applied_) {
     switch (host.post_kind) {
@@ -79,11 +88,6 @@ void RequestOverride::restore(const real::Api& api, CURL* easy, const HostOption
     }
   }
   if (headers_applied_) set_real(api, easy, CURLOPT_HTTPHEADER, host.http_header);
-  url.reset();
-  body.reset();
-  headers_.clear();
-  list_.clear();
-  url_applied_ = body_applied_ = headers_applied_ = false;
 }
 
 }  // namespace curlretry::shim

@@ -28,6 +28,9 @@ class RequestOverride {
   void apply(const real::Api& api, CURL* easy, const HostOptions& host);
   // Puts back what apply() changed, as the program set it; forgets the overrides.
   void restore(const real::Api& api, CURL* easy, const HostOptions& host);
+  // The same options on another handle (a duplicate made while ours were applied), which must
+  // not point into our copies; forgets nothing.
+  void put_back(const real::Api& api, CURL* easy, const HostOptions& host) const;
 
  private:
   std::vector<std::pair<std::string, std::string>> headers_;

@@ -80,6 +80,9 @@ class Transfer {
   // Arms the handle for the next attempt (fresh connection, remaining deadline).
   void prepare_next_attempt();
 
+  // A duplicate of this handle made mid-transfer gets the program's own request options back.
+  void put_back_request(CURL* twin) const { override_.put_back(*api_, twin, host); }
+
   // Calls the host's progress callback, as libcurl would during a transfer. False: the host
   // asked to abort.
   bool host_progress_continue();
