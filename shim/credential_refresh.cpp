@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -27,6 +28,9 @@ namespace curlretry::shim::credential {
 namespace {
 
 constexpr size_t kMaxOutput = 64 * 1024;
+// Set in the command's environment: a command that itself makes requests under curlretry (and
+// gets a 401 from the same rule) must not start another command, and so on without end.
+constexpr const char* kNestedMarker = "CURLRETRY_AUTH_COMMAND=1";
 
 struct Cache {
   std::mutex mutex;
@@ -74,6 +78,14 @@ bool run(const config::AuthRefresh& auth, std::string& value, std::string& why) 
     why = "refused under secure execution (setuid/setgid program)";
     return false;
   }
+  if (const char* nested = getenv("CURLRETRY_AUTH_COMMAND"); nested != nullptr && *nested != '\0') {
+    why = "not run from inside another credential command";
+    return false;
+  }
+  std::vector<char*> envp;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) envp.push_back(*e);
+  envp.push_back(const_cast<char*>(kNestedMarker));
+  envp.push_back(nullptr);
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
     why = "cannot create a pipe";
@@ -93,7 +105,7 @@ bool run(const config::AuthRefresh& auth, std::string& value, std::string& why) 
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(&attr, 0);
   pid_t pid = -1;
-  const int spawned = posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), environ);
+  const int spawned = posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
   posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   close(fds[1]);

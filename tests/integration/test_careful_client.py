@@ -599,6 +599,21 @@ rules:
         self.assertEqual([s["authorization"] for s in self.agent.seen(k)], ["Bearer stale", token, token])
         self.assertEqual(self.runs(runs), 1)
 
+    def test_auth_command_that_itself_gets_a_401_starts_no_further_command(self):
+        k, inner = self.key(), self.key("inner")
+        token = f"Bearer fresh-{k}"
+        self.agent.accepted = token
+        # The command asks the same API (through curl, under the same preload and config) and is
+        # refused too: its own curlretry must not run the command again.
+        script, runs = self.token_script(f"{harness.CURL} -sS -q -o /dev/null {self.agent.url(f'/auth/{inner}')}\n"
+                                         f'echo "{token}"')
+        r = curl(["-sS", "-H", "Authorization: Bearer stale", self.agent.url(f"/auth/{k}")], preload=True,
+                 env=self.env(self.auth_config(script)))
+        self.assertRun(r, 0, b'{"ok":true}')
+        self.assertEqual(self.runs(runs), 1)
+        self.assertEqual(len(self.agent.seen(inner)), 1)
+        self.assertEqual(r.stderr.count(b"not run from inside another credential command"), 1, str(r))
+
     def test_auth_refresh_in_a_multi_host(self):
         k = self.key()
         token = f"Bearer fresh-{k}"
