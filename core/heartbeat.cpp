@@ -29,8 +29,9 @@ std::string format_duration(Millis d) {
   long long ms = d.count() < 0 ? 0 : d.count();
   char buf[48];
   if (ms < 10000) {
-    // Short test periods still read sensibly; tenths, rounded down.
-    std::snprintf(buf, sizeof buf, "%lld.%llds", ms / 1000, (ms % 1000) / 100);
+    // Short test periods still read sensibly: tenths, rounded.
+    const long long tenths = (ms + 50) / 100;
+    std::snprintf(buf, sizeof buf, "%lld.%llds", tenths / 10, tenths % 10);
     return buf;
   }
   const long long s = (ms + 500) / 1000;
@@ -57,9 +58,11 @@ std::string heartbeat_cause(int status, bool transport_ok, std::string_view what
     case 529: phrase = "overloaded"; break;
     default: break;
   }
-  std::string cause = std::to_string(status);
-  if (phrase != nullptr) cause += std::string(" ") + phrase;
-  return cause;
+  if (phrase != nullptr) return std::to_string(status) + " " + phrase;
+  // "HTTP 400 captcha (risk-control)" -> "400 captcha (risk-control)": the marker says more.
+  constexpr std::string_view kHttp = "HTTP ";
+  if (what.substr(0, kHttp.size()) == kHttp) return std::string(what.substr(kHttp.size()));
+  return std::to_string(status);
 }
 
 std::string heartbeat_line(std::string_view request, std::string_view cause, int attempt, Millis so_far,

@@ -37,7 +37,8 @@ class Heartbeat {
 // "4m10s", "12m30s", "3h00m00s", "45s", "2.5s".
 std::string format_duration(Millis d);
 
-// "529 overloaded" for a status, else `what` as the verdict said it ("connection reset").
+// "529 overloaded" for a usual transient status, "400 captcha (risk-control)" for another one (the
+// verdict's `what` without "HTTP "), and `what` as it is for a transport error ("connection reset").
 std::string heartbeat_cause(int status, bool transport_ok, std::string_view what);
 
 // "still waiting for POST api.anthropic.com/v1/messages (529 overloaded, attempt 14, 12m30s so

@@ -93,6 +93,8 @@ TEST(HeartbeatLine, SaysWhatWhereAndHowLong) {
             "next try in 4m10s)");
   EXPECT_EQ(heartbeat_cause(0, false, "connection reset"), "connection reset");
   EXPECT_EQ(heartbeat_cause(418, true, "HTTP 418"), "418");
+  EXPECT_EQ(heartbeat_cause(400, true, "HTTP 400 captcha (risk-control)"), "400 captcha (risk-control)");
+  EXPECT_EQ(heartbeat_cause(400, true, "something else"), "400");
 }
 
 TEST(HeartbeatLine, Durations) {
