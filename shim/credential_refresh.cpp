@@ -219,7 +219,7 @@ void Transfer::apply_cached_credential() {
   // Before the first attempt libcurl has no effective URL or method yet: the program's own.
   UrlParts parts = split_url(host.url);
   std::string method = !host.custom_request.empty()               ? host.custom_request
-                       : host.post_kind != HostOptions::Body::none ? "POST"
+                       : host.post_active                          ? "POST"
                                                                    : "GET";
   config::RequestHeaders headers;
   const bool by_header = runtime_->config.has_header_rules();

@@ -36,7 +36,8 @@ void Transfer::note_overload() {
     } else if (host.post_kind == HostOptions::Body::copy) {
       body = host.post_copy;
     }
-    auto swap = host.post_kind == HostOptions::Body::none ? std::nullopt : core::replace_model(body, f.model);
+    const bool posts_fields = host.post_active && host.post_kind != HostOptions::Body::none;
+    auto swap = posts_fields ? core::replace_model(body, f.model) : std::nullopt;
     if (swap) {
       log::write(config::LogLevel::info, who + "switching model " + swap->old_model + " -> " + f.model + after);
       override_.body = std::move(swap->body);

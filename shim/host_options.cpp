@@ -39,6 +39,12 @@ bool is_recorded_option(CURLoption option) {
     case CURLOPT_POSTFIELDSIZE:
     case CURLOPT_POSTFIELDSIZE_LARGE:
     case CURLOPT_CUSTOMREQUEST:
+    case CURLOPT_POST:
+    case CURLOPT_UPLOAD:
+    case CURLOPT_HTTPGET:
+    case CURLOPT_NOBODY:
+    case CURLOPT_MIMEPOST:
+    case CURLOPT_HTTPPOST:
       return true;
     default:
       return false;
@@ -70,6 +76,7 @@ bool record_option(HostOptions& o, CURLoption option, OptionValue v) {
       o.post_fields = static_cast<const char*>(v.pointer);
       o.post_kind = v.pointer ? HostOptions::Body::pointer : HostOptions::Body::none;
       o.post_copy.clear();
+      o.post_active = true;
       return true;
     case CURLOPT_COPYPOSTFIELDS: {
       // libcurl copies post_size bytes (strlen when unset) now; so do we, up to a bound: a bigger
@@ -81,10 +88,21 @@ bool record_option(HostOptions& o, CURLoption option, OptionValue v) {
       o.post_kind = data && n <= kMaxCopy ? HostOptions::Body::copy : HostOptions::Body::none;
       if (o.post_kind == HostOptions::Body::copy) o.post_copy.assign(data, n);
       else std::string().swap(o.post_copy);
+      o.post_active = true;
       return true;
     }
     case CURLOPT_POSTFIELDSIZE: o.post_size = v.number; return true;
     case CURLOPT_POSTFIELDSIZE_LARGE: o.post_size = v.offset; return true;
+    case CURLOPT_POST: o.post_active = v.number != 0; return true;
+    case CURLOPT_UPLOAD:
+    case CURLOPT_HTTPGET:
+    case CURLOPT_NOBODY:
+      if (v.number != 0) o.post_active = false;
+      return true;
+    case CURLOPT_MIMEPOST:
+    case CURLOPT_HTTPPOST:
+      if (v.pointer != nullptr) o.post_active = false;
+      return true;
     case CURLOPT_CUSTOMREQUEST: o.custom_request = v.pointer ? static_cast<const char*>(v.pointer) : ""; return true;
     default: return false;
   }

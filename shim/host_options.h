@@ -36,6 +36,9 @@ struct HostOptions {
   const char* post_fields = nullptr;  // CURLOPT_POSTFIELDS: the program's buffer
   std::string post_copy;              // CURLOPT_COPYPOSTFIELDS: what libcurl copied
   curl_off_t post_size = -1;          // CURLOPT_POSTFIELDSIZE(_LARGE); -1 = strlen
+  // The request sends those POSTFIELDS: the last say went to POSTFIELDS/COPYPOSTFIELDS/POST, not
+  // to UPLOAD, HTTPGET, NOBODY, MIMEPOST or HTTPPOST (which keep the fields but send no such body).
+  bool post_active = false;
   std::string custom_request;         // CURLOPT_CUSTOMREQUEST
 
   // Which options the shim replaces with its trampolines during a transfer.

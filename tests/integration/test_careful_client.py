@@ -61,7 +61,7 @@ class AgentUpstream:
                 kind, key = parts[1], parts[2] if len(parts) > 2 else ""
                 with upstream.lock:
                     upstream.requests.setdefault(key, []).append({
-                        "host": self.headers.get("Host", ""), "body": body,
+                        "host": self.headers.get("Host", ""), "body": body, "method": self.command,
                         "authorization": self.headers.get("Authorization"),
                         "content_length": self.headers.get_all("Content-Length")})
                     accepted = upstream.accepted
@@ -85,7 +85,7 @@ class AgentUpstream:
                 self.end_headers()
                 self.wfile.write(out)
 
-            do_GET = do_POST
+            do_GET = do_PUT = do_POST
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -131,6 +131,11 @@ for req in spec["requests"]:
     c.setopt(pycurl.XFERINFOFUNCTION, on_progress)
     if "body" in req:
         c.setopt(pycurl.POSTFIELDS, base64.b64decode(req["body"]))
+    if "upload" in req:  # after POSTFIELDS: the fields stay set in libcurl, the request is a PUT
+        data = base64.b64decode(req["upload"])
+        c.setopt(pycurl.UPLOAD, 1)
+        c.setopt(pycurl.READDATA, BytesIO(data))
+        c.setopt(pycurl.INFILESIZE, len(data))
     error = None
     try:
         c.perform()
@@ -505,6 +510,15 @@ rules:
         self.assertIn(b"fallback model " + FALLBACK_MODEL.encode() + b" not used: the request body is not a JSON "
                       b"object with a top-level \"model\" string", r.stderr)
         self.assertNotIn(b"switching", r.stderr)
+
+    def test_fallback_leaves_an_upload_alone_even_with_postfields_set(self):
+        k = self.key()
+        reports, r = self.pycurl(PYCURL_EASY, {"requests": [
+            {"url": self.agent.url(f"/fallback/{k}"), "body": b64(b'{"model":"other"}'), "upload": b64(BODY)}]},
+            self.env(self.fallback_config()))
+        self.assertEqual((reports[0]["status"], unb64(reports[0]["body"])), (529, OVERLOADED), str(r))
+        seen = self.agent.seen(k)
+        self.assertEqual([(s["method"], s["body"]) for s in seen], [("PUT", BODY)] * 6, str(r))
 
     def test_fallback_is_off_by_default(self):
         k = self.key()
