@@ -1,36 +1,17 @@
 #include "shim/credential_refresh.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/auxv.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
-#include <chrono>
-#include <cstdlib>
 #include <map>
 #include <mutex>
-#include <vector>
 
+#include "shim/credential_command.h"
 #include "shim/log.h"
-#include "shim/reentry_guard.h"
 #include "shim/runtime.h"
 #include "shim/transfer.h"
 
-extern char** environ;
-
 namespace curlretry::shim::credential {
 namespace {
-
-constexpr size_t kMaxOutput = 64 * 1024;
-// Set in the command's environment: a command that itself makes requests under curlretry (and
-// gets a 401 from the same rule) must not start another command, and so on without end.
-constexpr const char* kNestedMarker = "CURLRETRY_AUTH_COMMAND=1";
 
 struct Cache {
   std::mutex mutex;
@@ -44,120 +25,7 @@ Cache& cache() {
 
 std::atomic<bool> g_any{false};
 
-using Clock = std::chrono::steady_clock;
-
-int ms_left(Clock::time_point deadline) {
-  auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  return left > 0 ? static_cast<int>(left) : 0;
-}
-
-// Waits for `pid` until `deadline`, then kills it. True with `status` set when it exited.
-bool reap(pid_t pid, Clock::time_point deadline, int& status) {
-  for (;;) {
-    pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) return true;
-    if (r < 0 && errno != EINTR) {
-      status = 0;  // reaped by the program's own SIGCHLD handler: the output decides
-      return errno == ECHILD;
-    }
-    if (Clock::now() >= deadline) {
-      kill(-pid, SIGKILL);
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      return false;
-    }
-    struct timespec ts{0, 5 * 1000 * 1000};
-    nanosleep(&ts, nullptr);
-  }
-}
-
 }  // namespace
-
-bool run(const config::AuthRefresh& auth, std::string& value, std::string& why) {
-  if (getauxval(AT_SECURE) != 0) {
-    why = "refused under secure execution (setuid/setgid program)";
-    return false;
-  }
-  if (const char* nested = getenv("CURLRETRY_AUTH_COMMAND"); nested != nullptr && *nested != '\0') {
-    why = "not run from inside another credential command";
-    return false;
-  }
-  std::vector<char*> envp;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) envp.push_back(*e);
-  envp.push_back(const_cast<char*>(kNestedMarker));
-  envp.push_back(nullptr);
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) {
-    why = "cannot create a pipe";
-    return false;
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, STDIN_FILENO);
-  std::vector<char*> argv;
-  for (const auto& arg : auth.command) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  // Its own process group: a command that times out is killed with everything it started, so
-  // that nothing of it outlives the request holding the program's stderr.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  pid_t pid = -1;
-  const int spawned = posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
-  posix_spawnattr_destroy(&attr);
-  posix_spawn_file_actions_destroy(&actions);
-  close(fds[1]);
-  if (spawned != 0) {
-    close(fds[0]);
-    why = "cannot run " + auth.command.front();
-    return false;
-  }
-  const auto deadline = Clock::now() + std::chrono::milliseconds(auth.timeout_ms);
-  std::string out;
-  bool timed_out = false;
-  for (;;) {
-    pollfd p{fds[0], POLLIN, 0};
-    const int ready = poll(&p, 1, ms_left(deadline));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) {
-      timed_out = true;
-      break;
-    }
-    char buf[4096];
-    const ssize_t n = read(fds[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buf, std::min(static_cast<size_t>(n), kMaxOutput - std::min(out.size(), kMaxOutput)));
-  }
-  close(fds[0]);
-  int status = 0;
-  const bool exited = reap(pid, timed_out ? Clock::now() : deadline, status);
-  if (timed_out || !exited) {
-    why = auth.command.front() + " did not finish within " + std::to_string(auth.timeout_ms) + " ms";
-    return false;
-  }
-  if (WIFSIGNALED(status)) {
-    why = auth.command.front() + " was killed by signal " + std::to_string(WTERMSIG(status));
-    return false;
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-    why = auth.command.front() + " exited with status " + std::to_string(WEXITSTATUS(status));
-    return false;
-  }
-  std::string line = out.substr(0, out.find('\n'));
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  const bool control = std::any_of(line.begin(), line.end(), [](char c) {
-    return (static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f;
-  });
-  if (line.empty() || control) {
-    why = auth.command.front() + (line.empty() ? " printed no value" : " printed a value with control characters");
-    return false;
-  }
-  value = std::move(line);
-  return true;
-}
 
 std::optional<std::string> cached(const std::string& rule) {
   if (!any_cached()) return std::nullopt;
@@ -198,20 +66,59 @@ void Transfer::refresh_credential(core::Verdict& verdict) {
   if (verdict.action != core::Action::give_up || committed_ || !wants_refresh(response_.status)) return;
   auth_tried_ = true;
   const config::AuthRefresh& auth = rule_->auth;
-  const std::string who = method_ + " " + display_ + " -> " + verdict.what;
+  auth_what_ = method_ + " " + display_ + " -> " + verdict.what;
   std::string value, why;
-  if (!credential::run(auth, value, why)) {
-    credential::forget(rule_->name);
-    log::write(config::LogLevel::warn, who + ": cannot refresh " + auth.header + ": " + why +
-                                           "; giving up with the upstream's response");
+  if (async_credential_) {
+    // A multi host: the transfer is parked while the command runs, and the host's loop goes on.
+    auto command = std::make_unique<credential::Command>();
+    if (!command->start(auth, why)) {
+      credential_failed(why);
+      return;
+    }
+    pending_credential_ = std::move(command);
+  } else if (!credential::run(auth, value, why)) {
+    credential_failed(why);
     return;
+  } else {
+    credential_ready(std::move(value));
   }
-  credential::store(rule_->name, value);
-  override_.set_header(auth.header, std::move(value));
-  log::write(config::LogLevel::info, who + ": refreshed " + auth.header + ", retrying once");
   verdict.action = core::Action::retry;
   verdict.delay = core::Millis{0};
   verdict.reason = "auth-refresh";
+}
+
+void Transfer::credential_failed(const std::string& why) {
+  credential::forget(rule_->name);
+  log::write(config::LogLevel::warn, auth_what_ + ": cannot refresh " + rule_->auth.header + ": " + why +
+                                         "; giving up with the upstream's response");
+}
+
+void Transfer::credential_ready(std::string value) {
+  credential::store(rule_->name, value);
+  override_.set_header(rule_->auth.header, std::move(value));
+  log::write(config::LogLevel::info, auth_what_ + ": refreshed " + rule_->auth.header + ", retrying once");
+}
+
+Transfer::CredentialProgress Transfer::poll_credential() {
+  if (!pending_credential_) return CredentialProgress::none;
+  std::string value, why;
+  switch (pending_credential_->step(0, value, why)) {
+    case credential::Command::State::running: return CredentialProgress::running;
+    case credential::Command::State::done:
+      pending_credential_.reset();
+      credential_ready(std::move(value));
+      return CredentialProgress::ready;
+    case credential::Command::State::failed: break;
+  }
+  pending_credential_.reset();
+  credential_failed(why);
+  return CredentialProgress::failed;
+}
+
+Transfer::Step Transfer::give_up_after_refresh(CURLcode code) {
+  // The refused attempt's response is still held (nothing was reset since): it is the answer.
+  replay_code_ = code;
+  return resume_replay();
 }
 
 void Transfer::apply_cached_credential() {

@@ -11,11 +11,6 @@
 
 namespace curlretry::shim::credential {
 
-// Runs `auth.command` (stdin closed, stderr passed through, killed after auth.timeout_ms). True
-// with `value` set to its first stdout line when it exits 0 with a non-empty line; otherwise
-// `why` says what went wrong, without anything the command printed.
-bool run(const config::AuthRefresh& auth, std::string& value, std::string& why);
-
 // The process's refreshed value for `rule`, if any.
 std::optional<std::string> cached(const std::string& rule);
 void store(const std::string& rule, const std::string& value);

@@ -105,6 +105,26 @@ void MultiState::readd_due() {
       schedule(next.easy, next.generation, entry.due, *m->transfer);
       continue;
     }
+    if (m != nullptr) {
+      switch (m->transfer->poll_credential()) {
+        case Transfer::CredentialProgress::running:
+          // The credential command is still at work: look again shortly, the host keeps going.
+          entry.due = now + std::chrono::milliseconds(20);
+          schedule(next.easy, next.generation, entry.due, *m->transfer);
+          continue;
+        case Transfer::CredentialProgress::failed: {
+          CURLMsg msg{};
+          msg.msg = CURLMSG_DONE;
+          msg.easy_handle = next.easy;
+          msg.data.result = entry.last_code;
+          parked_.erase(next.easy);
+          finish(*m, msg, m->transfer->give_up_after_refresh(msg.data.result));
+          continue;
+        }
+        case Transfer::CredentialProgress::none:
+        case Transfer::CredentialProgress::ready: break;
+      }
+    }
     CURLcode last_code = entry.last_code;
     parked_.erase(next.easy);
     if (m == nullptr) continue;
@@ -146,7 +166,9 @@ void MultiState::drain() {
       enqueue(copy, m);
       continue;
     }
+    m->transfer->set_async_credential(remove != nullptr);
     Transfer::Step step = m->transfer->finish_attempt(copy.data.result);
+    m->transfer->set_async_credential(false);
     if (step.retry && remove != nullptr) {
       {
         LibcurlScope scope(*api_);

@@ -145,6 +145,7 @@ void Transfer::end() {
   if (timeout_changed_) set_real(*api_, easy_, CURLOPT_TIMEOUT_MS, host.timeout_ms);
   fresh_connect_forced_ = timeout_changed_ = false;
   override_.restore(*api_, easy_, host);
+  pending_credential_.reset();  // a command nobody waits for any more is killed
   if (held_body_.capacity() > kChunk) std::string().swap(held_body_);
   if (!tee_.empty()) std::string().swap(tee_);
 }

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "core/decide.h"
 #include "core/heartbeat.h"
 #include "core/random.h"
+#include "shim/credential_command.h"
 #include "shim/fallback.h"
 #include "shim/host_options.h"
 #include "shim/real_curl.h"
@@ -79,6 +81,14 @@ class Transfer {
   Step resume_replay();
   // Arms the handle for the next attempt (fresh connection, remaining deadline).
   void prepare_next_attempt();
+
+  // Multi hosts: a credential command runs while the transfer is parked (finish_attempt() then
+  // asks for an immediate retry); the parked transfer asks how it is going before its next
+  // attempt, and on `failed` ends with the refused attempt's response.
+  void set_async_credential(bool async) { async_credential_ = async; }
+  enum class CredentialProgress : unsigned char { none, running, ready, failed };
+  CredentialProgress poll_credential();
+  Step give_up_after_refresh(CURLcode code);
 
   // A duplicate of this handle made mid-transfer gets the program's own request options back.
   void put_back_request(CURL* twin) const { override_.put_back(*api_, twin, host); }
@@ -153,6 +163,8 @@ class Transfer {
   bool wants_refresh(int status) const;
   void refresh_credential(core::Verdict& verdict);
   void apply_cached_credential();
+  void credential_failed(const std::string& why);
+  void credential_ready(std::string value);
   void log_final(const core::Verdict& verdict, int status) const;
   void record_event(const core::Verdict& verdict, CURLcode code) const;
   std::string attempts_label() const;
@@ -184,6 +196,9 @@ class Transfer {
   core::Heartbeat heartbeat_;
   FallbackState fallback_;
   bool auth_tried_ = false;  // the credential command ran for this transfer
+  bool async_credential_ = false;
+  std::unique_ptr<credential::Command> pending_credential_;
+  std::string auth_what_;  // "POST host/path -> HTTP 401", for the refresh's log line
   RequestOverride override_;  // applied from the next attempt on, undone by end()
   std::string wait_cause_;  // "529 overloaded", for the heartbeat lines
 

@@ -639,6 +639,32 @@ rules:
         self.assertEqual((reports[0]["status"], unb64(reports[0]["body"])), (200, b'{"ok":true}'), str(r))
         self.assertEqual([s["authorization"] for s in self.agent.seen(k)], ["Bearer stale", token])
 
+    def test_auth_command_does_not_block_a_multi_host(self):
+        k, quick, slow = self.key(), self.key("quick"), self.key("slow")
+        token = f"Bearer fresh-{k}"
+        self.agent.accepted = token
+        script, runs = self.token_script(f'sleep 1\necho "{token}"')
+        reports, r = self.pycurl(PYCURL_MULTI, {"requests": [
+            {"url": self.agent.url(f"/auth/{k}"), "headers": ["Authorization: Bearer stale"]},
+            {"url": self.plain.script_url(quick, "hang300")}]}, self.env(self.auth_config(script)))
+        self.assertEqual([(x["status"], unb64(x["body"])) for x in reports],
+                         [(200, b'{"ok":true}'), (200, ok_body(quick, 1))], str(r))
+        # Its answer comes 0.3 s in, while the command sleeps: the loop was free to read it.
+        self.assertLess(reports[1]["done_after"], 0.8, str(r))
+        self.assertGreater(reports[0]["done_after"], 0.95, str(r))
+        self.assertEqual(self.runs(runs), 1)
+        # A command past its time: the 401 as the upstream sent it, the other transfer unaffected.
+        script, runs = self.token_script("sleep 20; echo 'Bearer late'")
+        reports, r = self.pycurl(PYCURL_MULTI, {"requests": [
+            {"url": self.agent.url(f"/auth/{slow}"), "headers": ["Authorization: Bearer stale"]},
+            {"url": self.plain.script_url(quick, "hang300")}]}, self.env(self.auth_config(script, 1500)))
+        self.assertEqual([(x["status"], unb64(x["body"])) for x in reports],
+                         [(401, EXPIRED), (200, ok_body(quick, 2))], str(r))
+        self.assertLess(reports[1]["done_after"], 1.2, str(r))
+        self.assertGreater(reports[0]["done_after"], 1.45, str(r))
+        self.assertIn(b"did not finish within 1500 ms; giving up with the upstream's response", r.stderr)
+        self.assertLess(r.elapsed, 10.0)
+
     def test_auth_failing_or_slow_command_gives_up_with_the_401(self):
         self.agent.accepted = "Bearer never"
         for label, body, timeout_ms, why in (
