@@ -104,6 +104,7 @@ int run_check(const CheckOptions& options) {
     std::cout << "\nrule \"" << rule.name << "\" (" << describe_match(rule.match) << ")"
               << (rule.where.empty() ? "" : " from " + rule.where) << ":\n";
     print_values(describe_policy(rule.policy), rule.sources);
+    print_values(describe_agent(rule), rule.sources);
   }
   if (!result.warnings.empty()) {
     std::cout << "\nwarnings:\n";

@@ -64,7 +64,31 @@ KeyValues describe_settings(const config::Settings& s) {
       {"events_file", s.events_file.empty() ? "\"\" (none)" : json_quote(s.events_file)},
       {"max_upload_replay", std::to_string(s.max_upload_replay)},
       {"max_error_body", std::to_string(s.max_error_body)},
+      {"persistent", s.persistent ? "true" : "false"},
+      {"heartbeat_ms", std::to_string(s.heartbeat_ms) + (s.heartbeat_ms == 0 ? " (never)" : "")},
   };
+}
+
+KeyValues describe_agent(const config::Rule& rule) {
+  KeyValues out;
+  if (const auto& f = rule.fallback; f.enabled()) {
+    std::string on;
+    for (const int status : f.on_status) on += (on.empty() ? "" : ", ") + std::to_string(status);
+    for (const auto& marker : f.on_markers) on += (on.empty() ? "" : ", ") + json_quote(marker);
+    std::string value = "{after: " + std::to_string(f.after) + ", on: [" + on + "]";
+    if (!f.model.empty()) value += ", model: " + json_quote(f.model);
+    if (!f.url.empty()) value += ", url: " + json_quote(f.url);
+    out.emplace_back("fallback", value + "}");
+  }
+  if (const auto& a = rule.auth; a.enabled()) {
+    std::string on;
+    for (const int status : a.on) on += (on.empty() ? "" : ", ") + std::to_string(status);
+    const std::size_t args = a.command.size() - 1;
+    out.emplace_back("auth", "{on: [" + on + "], header: " + a.header + ", command: " + json_quote(a.command.front()) +
+                                 " (" + std::to_string(args) + (args == 1 ? " argument" : " arguments") +
+                                 "), timeout_ms: " + std::to_string(a.timeout_ms) + "}");
+  }
+  return out;
 }
 
 std::string describe_match(const config::Match& m) {
@@ -76,6 +100,7 @@ std::string describe_match(const config::Match& m) {
   add("host", m.host);
   add("path", m.path);
   add("method", m.method);
+  for (const auto& h : m.headers) add("header", h.name + ": " + h.glob);
   return out.empty() ? "every request" : out;
 }
 

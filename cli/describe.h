@@ -14,6 +14,8 @@ using KeyValues = std::vector<std::pair<std::string, std::string>>;  // in displ
 
 KeyValues describe_policy(const core::Policy& policy);
 KeyValues describe_settings(const config::Settings& settings);
+// A rule's `fallback` and `auth`, when set (the credential command's arguments are not shown).
+KeyValues describe_agent(const config::Rule& rule);
 
 // "host open.bigmodel.cn, path /api/*, method POST", or "every request".
 std::string describe_match(const config::Match& match);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -62,8 +63,17 @@ std::optional<Explanation> explain(const config::Config& config, const ExplainOp
   }
   const std::string method = upper(options.method);
 
+  // The same headers pick a rule by `match.header` (as the request's) and give the response's
+  // hints below (Retry-After and friends).
+  config::RequestHeaders request_headers;
+  for (const auto& header : options.headers) {
+    const auto colon = header.find(':');
+    if (colon == std::string::npos) continue;  // reported below
+    request_headers.emplace_back(lower(trim(std::string_view(header).substr(0, colon))),
+                                 std::string(trim(std::string_view(header).substr(colon + 1))));
+  }
   Explanation e;
-  e.matched = config.match(method, url->host, url->path);
+  e.matched = config.match(method, url->host, url->path, &request_headers);
   e.rule = e.matched ? e.matched->name : "defaults";
   const core::Policy& policy = e.matched ? e.matched->policy : config.defaults;
   e.max_attempts = policy.max_attempts;
@@ -134,6 +144,20 @@ std::optional<Explanation> explain(const config::Config& config, const ExplainOp
   core::SplitMix random(static_cast<std::uint64_t>(now.time_since_epoch().count()) ^
                         (static_cast<std::uint64_t>(::getpid()) << 32));
   e.verdict = core::decide(policy, o, random, now);
+  if (e.matched != nullptr && e.matched->fallback.enabled() && e.verdict.action == core::Action::retry &&
+      o.attempt >= e.matched->fallback.after) {
+    const config::Fallback& f = e.matched->fallback;
+    bool overload = std::find(f.on_status.begin(), f.on_status.end(), o.status) != f.on_status.end();
+    for (const auto& marker : f.on_markers) overload = overload || o.body_prefix.find(marker) != std::string::npos;
+    if (overload) {
+      if (!f.model.empty()) e.fallback = "model " + f.model;
+      if (!f.url.empty()) {
+        const auto base = config::split_url(f.url);
+        const std::string shown = base ? config::display_url(*base) : f.url;
+        e.fallback += (e.fallback.empty() ? "" : "; ") + std::string("url ") + shown;
+      }
+    }
+  }
   return e;
 }
 
@@ -157,7 +181,9 @@ int run_explain(const ExplainOptions& options) {
     std::cout << "{\"verdict\":" << (retry ? "\"retry\"" : "\"give_up\"");
     if (retry) std::cout << ",\"delay_ms\":" << e->verdict.delay.count();
     std::cout << ",\"reason\":" << json_quote(e->verdict.reason) << ",\"rule\":" << json_quote(e->rule)
-              << ",\"what\":" << json_quote(e->verdict.what) << "}\n";
+              << ",\"what\":" << json_quote(e->verdict.what);
+    if (!e->fallback.empty()) std::cout << ",\"fallback\":" << json_quote(e->fallback);
+    std::cout << "}\n";
     return std::cout.good() ? status : kExplainCannotDecide;
   }
   const auto url = config::split_url(options.url);
@@ -171,6 +197,10 @@ int run_explain(const ExplainOptions& options) {
   std::cout << "outcome:  " << e->verdict.what << '\n';
   if (retry) {
     std::cout << "verdict:  retry in " << e->verdict.delay.count() << " ms (" << e->verdict.reason << ")\n";
+    if (!e->fallback.empty()) {
+      std::cout << "fallback: the next attempt sends " << e->fallback << " (after " << e->outcome.attempt
+                << " overloads in a row)\n";
+    }
   } else if (e->verdict.reason == "success") {
     std::cout << "verdict:  done (success)\n";
   } else {

@@ -35,6 +35,10 @@ struct Explanation {
   core::Outcome outcome;
   core::Verdict verdict;
   int max_attempts = 0;
+  // When this attempt, and every one before it, was an overload of the rule's `fallback:` and
+  // it is retried after at least `after` of them: what the next attempt switches to
+  // ("model claude-y", "url backup.example/v1"). Empty otherwise.
+  std::string fallback;
 };
 
 // Builds the Outcome from the options (headers matched case-insensitively, body cut to the

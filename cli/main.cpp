@@ -128,7 +128,9 @@ int main(int argc, char** argv) {
       ->check(whole_number(0));
   std::string body;
   explain->add_option("--body", body, "Response body, or @FILE, or @- for stdin")->type_name("TEXT|@FILE");
-  explain->add_option("--header", ex.headers, "Response header 'Name: value' (repeatable)")
+  explain->add_option("--header", ex.headers,
+                      "Header 'Name: value' (repeatable): picks rules by match.header; Retry-After, "
+                      "Retry-After-Ms and X-Should-Retry are read as the response's")
       ->type_name("'K: V'")
       ->allow_extra_args(false);
   explain->add_option("--transport", ex.transport, "Transport outcome: ok, connect_refused, reset, send, recv, "

@@ -11,6 +11,7 @@
 #include "config/file_search.h"
 #include "config/glob.h"
 #include "config/include_merge.h"
+#include "config/persistent.h"
 #include "config/yaml_loader.h"
 
 namespace curlretry::config {
@@ -32,6 +33,7 @@ LoadResult finish(LoadResult parsed, const EnvReadResult& env) {
   result.warnings.insert(result.warnings.begin(), env.warnings.begin(), env.warnings.end());
   if (!result.ok()) return result;
   apply_env(env.overrides, *result.config);
+  apply_persistent(*result.config);
   return result;
 }
 
@@ -55,7 +57,8 @@ std::string_view to_string(LogLevel level) {
   return "info";
 }
 
-const Rule* Config::match(std::string_view method, std::string_view host, std::string_view path) const {
+const Rule* Config::match(std::string_view method, std::string_view host, std::string_view path,
+                          const RequestHeaders* headers) const {
   // "api.z.ai." is the same host as "api.z.ai".
   if (!host.empty() && host.back() == '.') host.remove_suffix(1);
   if (path.empty()) path = "/";
@@ -63,6 +66,7 @@ const Rule* Config::match(std::string_view method, std::string_view host, std::s
     if (!rule.match.method.empty() && !equal_fold(rule.match.method, method)) continue;
     if (!rule.match.host.empty() && !glob_match(rule.match.host, host, true)) continue;
     if (!rule.match.path.empty() && !glob_match(rule.match.path, path, false)) continue;
+    if (!rule.match.headers.empty() && (headers == nullptr || !headers_match(rule.match.headers, *headers))) continue;
     return &rule;
   }
   return nullptr;

@@ -101,14 +101,16 @@ EnvReadResult read_env(const Environment& env) {
   try {
     EnvOverrides& out = reader.result.overrides;
 
-    if (auto value = reader.raw("CURLRETRY_DISABLE")) {
+    for (const char* name : {"CURLRETRY_DISABLE", "CURLRETRY_PERSISTENT"}) {
+      auto value = reader.raw(name);
+      if (!value) continue;
       const std::string_view text = trim(*value);
       std::optional<bool> flag = text == "1" ? std::optional(true) : text == "0" ? std::optional(false)
                                                                                  : bool_from_string(text);
-      if (flag) {
-        out.disable = FromEnv<bool>{*flag, "CURLRETRY_DISABLE"};
+      if (!flag) {
+        reader.fail(name, *value, "not a boolean (expected 1/0, true/false, yes/no or on/off)");
       } else {
-        reader.fail("CURLRETRY_DISABLE", *value, "not a boolean (expected 1/0, true/false, yes/no or on/off)");
+        (std::string_view(name) == "CURLRETRY_DISABLE" ? out.disable : out.persistent) = FromEnv<bool>{*flag, name};
       }
     }
 
@@ -198,6 +200,10 @@ void apply_env(const EnvOverrides& env, Config& config) {
   if (env.disable) {
     s.disabled = env.disable->value;
     src["disable"] = "env " + env.disable->variable;
+  }
+  if (env.persistent) {
+    s.persistent = env.persistent->value;
+    src["persistent"] = "env " + env.persistent->variable;
   }
   if (env.log_level) {
     s.log_level = env.log_level->value;

@@ -19,6 +19,7 @@ struct FromEnv {
 
 struct EnvOverrides {
   std::optional<FromEnv<bool>> disable;
+  std::optional<FromEnv<bool>> persistent;  // CURLRETRY_PERSISTENT
   std::optional<FromEnv<int>> max_attempts;
   std::optional<FromEnv<long long>> base_ms;
   std::optional<FromEnv<long long>> max_delay_ms;

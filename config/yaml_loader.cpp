@@ -10,6 +10,7 @@
 #include "config/env.h"
 #include "config/glob.h"
 #include "config/limits.h"
+#include "config/yaml_agent.h"
 #include "config/yaml_tree.h"
 #include "config/yaml_values.h"
 
@@ -22,15 +23,16 @@ constexpr std::string_view kPolicyKeys[] = {"max_attempts", "max_elapsed_ms", "b
                                                    "retry_on",     "never_retry",    "codes",    "body_window"};
 constexpr std::string_view kRuleKeys[] = {"name",     "match",       "max_attempts", "max_elapsed_ms",
                                                  "backoff",  "retry_after", "retry_on",     "never_retry",
-                                                 "codes",    "body_window"};
+                                                 "codes",    "body_window", "fallback",     "auth"};
 constexpr std::string_view kBackoffKeys[] = {"strategy", "base_ms", "max_ms", "jitter"};
 constexpr std::string_view kRetryAfterKeys[] = {"honor", "max_ms"};
 constexpr std::string_view kRetryOnKeys[] = {"status", "body_markers", "transport"};
 constexpr std::string_view kNeverRetryKeys[] = {"body_markers"};
 constexpr std::string_view kCodesKeys[] = {"path", "retry", "permanent"};
-constexpr std::string_view kMatchKeys[] = {"host", "path", "method"};
+constexpr std::string_view kMatchKeys[] = {"host", "path", "method", "header"};
 constexpr std::string_view kSettingsKeys[] = {"disable",     "log",          "log_file",
-                                                     "events_file", "max_upload_replay", "max_error_body"};
+                                                     "events_file", "max_upload_replay", "max_error_body",
+                                                     "persistent",  "heartbeat_ms"};
 
 constexpr core::Transport kAllTransports[] = {
     core::Transport::ok,           core::Transport::connect_refused, core::Transport::reset,
@@ -329,6 +331,7 @@ class Loader {
       } else if (n == "max_upload_replay") {
         settings.max_upload_replay =
             static_cast<std::size_t>(v_.integer(value, k, 0, kMaxBufferBytes, "bytes, 0..1073741824"));
+      } else if (read_agent_setting(v_, n, value, k, settings)) {
       } else if (n == "max_error_body") {
         settings.max_error_body =
             static_cast<std::size_t>(v_.integer(value, k, 0, kMaxBufferBytes, "bytes, 0..1073741824"));
@@ -357,6 +360,7 @@ class Loader {
         v_.fail(*node, key, "\"" + match.path + "\" never matches: paths start with '/'");
       }
     }
+    if (const YamlNode* node = find(map, "header")) match.headers = read_header_match(v_, *node, join_key(k, "header"));
     if (const YamlNode* node = find(map, "method")) {
       const std::string key = join_key(k, "method");
       match.method = upper(v_.string(*node, key));
@@ -396,11 +400,20 @@ class Loader {
       }
       if (const YamlNode* match = find(item, "match")) read_match(*match, join_key(k, "match"), rule.match);
       read_policy(item, k, rule.policy, rule.sources);
+      if (const YamlNode* f = find(item, "fallback")) {
+        rule.fallback = read_fallback(v_, *f, join_key(k, "fallback"));
+        rule.sources["fallback"] = v_.where(*f);
+      }
+      if (const YamlNode* a = find(item, "auth")) {
+        rule.auth = read_auth(v_, *a, join_key(k, "auth"));
+        rule.sources["auth"] = v_.where(*a);
+      }
       if (catch_all) {
         warnings.push_back(v_.where(item) + ": " + k + " (" + rule.name + ") never matches: rule \"" + *catch_all +
                            "\" before it matches every request");
       }
-      if (rule.match.host.empty() && rule.match.path.empty() && rule.match.method.empty() && !catch_all) {
+      if (rule.match.host.empty() && rule.match.path.empty() && rule.match.method.empty() &&
+          rule.match.headers.empty() && !catch_all) {
         catch_all = rule.name;
       }
       config.rules.push_back(std::move(rule));
@@ -449,7 +462,8 @@ Config builtin_config() {
                           "body_window"}) {
     config.default_sources[key] = "built-in";
   }
-  for (const char* key : {"disable", "log", "log_file", "events_file", "max_upload_replay", "max_error_body"}) {
+  for (const char* key : {"disable", "log", "log_file", "events_file", "max_upload_replay", "max_error_body",
+                          "persistent", "heartbeat_ms"}) {
     config.settings_sources[key] = "built-in";
   }
   return config;

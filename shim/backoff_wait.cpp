@@ -12,6 +12,7 @@ bool wait_backoff(Transfer& transfer, core::Millis delay) {
     auto now = Clock::now();
     if (now >= until) return true;
     std::this_thread::sleep_for(std::min<Clock::duration>(until - now, kSlice));
+    transfer.heartbeat(Clock::now());
     if (!transfer.host_progress_continue()) return false;
   }
 }

@@ -138,6 +138,7 @@ __attribute__((visibility("default"))) CURL* curl_easy_duphandle(CURL* easy) {
       // Duplicated mid-transfer, the copy carries our callbacks and the source's state: give it
       // the host's own.
       if (source->installed()) apply_host_callbacks(api, copy, twin->host);
+      source->put_back_request(copy);
     }
   } catch (...) {
   }

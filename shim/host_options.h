@@ -38,6 +38,18 @@ struct HostOptions {
   long timeout_ms = 0;
   char* error_buffer = nullptr;
   std::string url;
+  // The request as the program described it: fallback and credential refresh send a changed
+  // copy and put these back after the transfer.
+  curl_slist* http_header = nullptr;  // CURLOPT_HTTPHEADER: the program's list, never modified
+  enum class Body : unsigned char { none, pointer, copy };
+  Body post_kind = Body::none;
+  const char* post_fields = nullptr;  // CURLOPT_POSTFIELDS: the program's buffer
+  std::string post_copy;              // CURLOPT_COPYPOSTFIELDS: what libcurl copied
+  curl_off_t post_size = -1;          // CURLOPT_POSTFIELDSIZE(_LARGE); -1 = strlen
+  // The request sends those POSTFIELDS: the last say went to POSTFIELDS/COPYPOSTFIELDS/POST, not
+  // to UPLOAD, HTTPGET, NOBODY, MIMEPOST or HTTPPOST (which keep the fields but send no such body).
+  bool post_active = false;
+  std::string custom_request;         // CURLOPT_CUSTOMREQUEST
 
   // Which options the shim replaces with its trampolines during a transfer.
   static bool is_trampolined(CURLoption option);

@@ -68,7 +68,7 @@ class MultiState {
 
  private:
   struct Parked {
-    Clock::time_point due;
+    Clock::time_point due;  // when to look at it: its next attempt, or a heartbeat line before
     CURL* easy;
     std::uint64_t generation;
     bool operator>(const Parked& other) const { return due > other.due; }
@@ -76,6 +76,7 @@ class MultiState {
   struct Entry {
     std::uint64_t generation;
     CURLcode last_code;
+    Clock::time_point due;  // its next attempt
   };
   struct Member {
     Transfer* transfer;
@@ -89,6 +90,8 @@ class MultiState {
   Member* member(CURL* easy);
   void enqueue(const CURLMsg& msg, Member* member);
   void park(CURL* easy, core::Millis delay, CURLcode code);
+  // Pushes the heap entry of a parked transfer: at its due time, or its next heartbeat line.
+  void schedule(CURL* easy, std::uint64_t generation, Clock::time_point due, const Transfer& transfer);
   void finish(Member& member, CURLMsg msg, const Transfer::Step& step);
   void resume_replays();
   void drop_queued(CURL* easy, Member* member);

@@ -11,6 +11,7 @@
 #include "shim/log.h"
 #include "shim/real_curl.h"
 #include "shim/reentry_guard.h"
+#include "shim/request_headers.h"
 #include "shim/runtime.h"
 
 namespace curlretry::shim {
@@ -110,6 +111,7 @@ bool Transfer::begin(const Runtime& runtime) {
   running_ = true;
   runtime_ = &runtime;
   policy_ = nullptr;
+  rule_ = nullptr;
   attempt_ = 0;
   started_ = Clock::now();
   deadline_.reset();
@@ -123,6 +125,8 @@ bool Transfer::begin(const Runtime& runtime) {
   upload_.start();
   cookies_.clear();
   if (host.cookie_engine || host.shared) cookies_.take(*api_, easy_);
+  fallback_.reset();
+  auth_tried_ = false;
   // Installed once and left in place between transfers (the host's later setopts are recorded
   // and honoured through them): a handle reused for thousands of requests pays this once.
   if (!installed_) install();
@@ -130,6 +134,7 @@ bool Transfer::begin(const Runtime& runtime) {
   sync_read_callback();
   reset_attempt();
   attempt_ = 1;
+  apply_cached_credential();
   return true;
 }
 
@@ -139,6 +144,8 @@ void Transfer::end() {
   if (fresh_connect_forced_) set_real(*api_, easy_, CURLOPT_FRESH_CONNECT, static_cast<long>(host.fresh_connect));
   if (timeout_changed_) set_real(*api_, easy_, CURLOPT_TIMEOUT_MS, host.timeout_ms);
   fresh_connect_forced_ = timeout_changed_ = false;
+  override_.restore(*api_, easy_, host);
+  pending_credential_.reset();  // a command nobody waits for any more is killed
   if (held_body_.capacity() > kChunk) std::string().swap(held_body_);
   upload_.release();
   cookies_.clear();
@@ -150,6 +157,8 @@ void Transfer::abandon() {
 }
 
 void Transfer::forget_install() {
+  // curl_easy_reset dropped our request overrides with everything else.
+  override_ = RequestOverride{};
   installed_ = false;
   header_cb_ = false;
   read_cb_ = false;
@@ -233,6 +242,7 @@ void Transfer::reset_attempt() {
 }
 
 void Transfer::prepare_next_attempt() {
+  heartbeat_.disarm();
   ++attempt_;
   reset_attempt();
   cookies_.restore(*api_, easy_);
@@ -244,6 +254,7 @@ void Transfer::prepare_next_attempt() {
     set_real(*api_, easy_, CURLOPT_FRESH_CONNECT, static_cast<long>(host.fresh_connect));
     fresh_connect_forced_ = false;
   }
+  if (!override_.empty()) override_.apply(*api_, easy_, host);
   if (deadline_) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline_ - Clock::now()).count();
     set_real(*api_, easy_, CURLOPT_TIMEOUT_MS, static_cast<long>(left > 1 ? left : 1));
@@ -369,7 +380,8 @@ void Transfer::learn_status() {
   if (response_.status >= 200 && response_.status < 400) return;
   learn_hints();
   resolve_request();
-  response_.candidate = core::may_retry_response(*policy_, response_.status, response_.should_retry);
+  response_.candidate =
+      core::may_retry_response(*policy_, response_.status, response_.should_retry) || wants_refresh(response_.status);
 }
 
 void Transfer::learn_hints() {
@@ -408,7 +420,8 @@ void Transfer::note_header_line(const char* data, size_t n) {
     bool maybe = response_.status >= 400 || response_.status == 0 || response_.should_retry.has_value();
     if (maybe) {
       resolve_request();
-      response_.candidate = core::may_retry_response(*policy_, response_.status, response_.should_retry);
+      response_.candidate = core::may_retry_response(*policy_, response_.status, response_.should_retry) ||
+                            wants_refresh(response_.status);
     }
     return;
   }
@@ -460,7 +473,12 @@ void Transfer::resolve_request() {
   display_ = parts.display();
   host_ = parts.host;
   path_ = parts.path;
-  const config::Rule* rule = runtime_->config.match(method_, parts.host, parts.path);
+  // Header rules need the program's header list; a config without them never reads it.
+  config::RequestHeaders headers;
+  const bool by_header = runtime_->config.has_header_rules();
+  if (by_header) headers = read_request_headers(host.http_header);
+  const config::Rule* rule = runtime_->config.match(method_, parts.host, parts.path, by_header ? &headers : nullptr);
+  rule_ = rule;
   policy_ = rule ? &rule->policy : &runtime_->config.defaults;
   rule_name_ = rule ? rule->name : "defaults";
 }
@@ -506,14 +524,17 @@ Transfer::Step Transfer::finish_attempt(CURLcode code) {
     return Step{false, core::Millis{0}, code};
   }
   core::Verdict verdict = early_verdict_ ? *early_verdict_ : decide_now(code);
+  refresh_credential(verdict);
   if (verdict.action == core::Action::retry && !rewind_upload()) {
     verdict.action = core::Action::give_up;
     verdict.reason = "not-replayable";
   }
   record_event(verdict, code);
   if (verdict.action == core::Action::retry) {
-    log_retry(verdict);
+    if (verdict.reason != "auth-refresh") log_retry(verdict);  // refresh_credential() said it
     last_transport_error_ = code != CURLE_OK && code != CURLE_HTTP_RETURNED_ERROR && code != CURLE_WRITE_ERROR;
+    arm_heartbeat(verdict);
+    note_overload();
     previous_delay_ = verdict.delay;
     return Step{true, verdict.delay, code};
   }
@@ -595,6 +616,7 @@ void Transfer::record_event(const core::Verdict& verdict, CURLcode code) const {
   e.delay_ms = verdict.delay.count();
   e.bytes = static_cast<long long>(bytes);
   e.rule = rule_name_;
+  e.fallback = fallback_.label();
   events::record(e);
 }
 

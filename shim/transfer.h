@@ -8,15 +8,21 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "config/config.h"
 #include "core/decide.h"
+#include "core/heartbeat.h"
 #include "core/random.h"
 #include "shim/cookie_snapshot.h"
+#include "shim/credential_command.h"
+#include "shim/fallback.h"
 #include "shim/host_options.h"
 #include "shim/real_curl.h"
+#include "shim/request_override.h"
 #include "shim/upload_replay.h"
 #include "shim/url_parts.h"
 
@@ -78,11 +84,26 @@ class Transfer {
   // Arms the handle for the next attempt (fresh connection, remaining deadline).
   void prepare_next_attempt();
 
+  // Multi hosts: a credential command runs while the transfer is parked (finish_attempt() then
+  // asks for an immediate retry); the parked transfer asks how it is going before its next
+  // attempt, and on `failed` ends with the refused attempt's response.
+  void set_async_credential(bool async) { async_credential_ = async; }
+  enum class CredentialProgress : unsigned char { none, running, ready, failed };
+  CredentialProgress poll_credential();
+  Step give_up_after_refresh(CURLcode code);
+
+  // A duplicate of this handle made mid-transfer gets the program's own request options back.
+  void put_back_request(CURL* twin) const { override_.put_back(*api_, twin, host); }
+
   // Calls the host's progress callback, as libcurl would during a transfer. False: the host
   // asked to abort.
   bool host_progress_continue();
   // The host's deadline for the whole transfer, if it set CURLOPT_TIMEOUT(_MS).
   std::optional<Clock::time_point> deadline() const { return deadline_; }
+  // The "still waiting" lines of the wait that finish_attempt() asked for (shim/heartbeat.cpp):
+  // when the next one is due, and saying it if it is due at `now`.
+  std::optional<Clock::time_point> next_heartbeat() const { return heartbeat_.next(); }
+  void heartbeat(Clock::time_point now);
   // Reports an abort by the host during backoff; returns the code to hand the host.
   CURLcode aborted_during_backoff();
 
@@ -136,6 +157,18 @@ class Transfer {
   core::Outcome outcome(CURLcode code) const;
   core::Verdict decide_now(CURLcode code);
   void log_retry(const core::Verdict& verdict) const;
+  void arm_heartbeat(const core::Verdict& verdict);
+  // After an attempt that will be retried: counts overloads, switches to the rule's fallback
+  // (shim/fallback.cpp).
+  void note_overload();
+  // The rule's `auth:` (shim/credential_refresh.cpp): whether a response with `status` is held
+  // for a refresh; turning its give-up into one immediate retry with a fresh credential; and
+  // sending the process's last refreshed value from a transfer's first attempt on.
+  bool wants_refresh(int status) const;
+  void refresh_credential(core::Verdict& verdict);
+  void apply_cached_credential();
+  void credential_failed(const std::string& why);
+  void credential_ready(std::string value);
   void log_final(const core::Verdict& verdict, int status) const;
   void record_event(const core::Verdict& verdict, CURLcode code) const;
   std::string attempts_label() const;
@@ -144,6 +177,7 @@ class Transfer {
   const real::Api* api_;
   const Runtime* runtime_ = nullptr;
   const core::Policy* policy_ = nullptr;
+  const config::Rule* rule_ = nullptr;  // nullptr: the defaults
   std::string rule_name_;
   std::string method_;
   std::string display_;
@@ -164,6 +198,14 @@ class Transfer {
   bool fresh_connect_forced_ = false;
   bool timeout_changed_ = false;
   bool last_transport_error_ = false;
+  core::Heartbeat heartbeat_;
+  FallbackState fallback_;
+  bool auth_tried_ = false;  // the credential command ran for this transfer
+  bool async_credential_ = false;
+  std::unique_ptr<credential::Command> pending_credential_;
+  std::string auth_what_;  // "POST host/path -> HTTP 401", for the refresh's log line
+  RequestOverride override_;  // applied from the next attempt on, undone by end()
+  std::string wait_cause_;  // "529 overloaded", for the heartbeat lines
 
   // Per attempt.
   Response response_;

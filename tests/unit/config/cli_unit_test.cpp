@@ -91,7 +91,8 @@ TEST(Json, QuotesEscapesAndKeepsUtf8) {
 
 TEST(Describe, MatchAndValues) {
   EXPECT_EQ(describe_match({}), "every request");
-  EXPECT_EQ(describe_match({"open.bigmodel.cn", "/api/*", "POST"}), "host open.bigmodel.cn, path /api/*, method POST");
+  EXPECT_EQ(describe_match({"open.bigmodel.cn", "/api/*", "POST", {}}),
+            "host open.bigmodel.cn, path /api/*, method POST");
   const KeyValues values = describe_policy(core::Policy::builtin());
   ASSERT_FALSE(values.empty());
   EXPECT_EQ(values[0], (std::pair<std::string, std::string>{"max_attempts", "3"}));
