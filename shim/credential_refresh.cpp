@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "shim/credential_command.h"
+#include "shim/fork_guard.h"
 #include "shim/log.h"
 #include "shim/runtime.h"
 #include "shim/transfer.h"
@@ -19,7 +20,11 @@ struct Cache {
 };
 
 Cache& cache() {
-  static Cache* c = new Cache;  // never destroyed: transfers may run during exit
+  static Cache* c = [] {
+    auto* made = new Cache;  // never destroyed: transfers may run during exit
+    guard_across_fork(made->mutex);
+    return made;
+  }();
   return *c;
 }
 

@@ -316,7 +316,7 @@ rules:
         url = self.plain.url("/v1/messages")
         r = harness.run([harness.CURLRETRY_BIN, "explain", "--config", config, "POST", url, "--status", "529",
                          "--header", "x-request-kind: bg-summary", "--json"], preload=False)
-        self.assertEqual(r.code, 0, str(r))
+        self.assertEqual(r.code, 1, str(r))  # explain: 1 = no retry
         self.assertEqual(json.loads(r.stdout)["rule"], "background")
         self.assertEqual(json.loads(r.stdout)["verdict"], "give_up")
         r = harness.run([harness.CURLRETRY_BIN, "explain", "--config", config, "POST", url, "--status", "529",
