@@ -35,6 +35,9 @@ struct Explanation {
   core::Outcome outcome;
   core::Verdict verdict;
   int max_attempts = 0;
+  // For a 2xx text/event-stream body: which event decided, e.g. "event 3 (error) at byte 290:
+  // an error before any content". Empty otherwise.
+  std::string stream;
 };
 
 // Builds the Outcome from the options (headers matched case-insensitively, body cut to the

@@ -139,6 +139,38 @@ std::string stream_error_name(std::string_view event_type, std::string_view data
   return std::string(event_type);
 }
 
+StreamScan scan_stream(const StreamRules& rules, std::string_view body) {
+  StreamScan scan;
+  SseParser parser;
+  std::size_t events = 0;
+  bool decided = false;
+  parser.feed(body, [&](const SseBlock& block) {
+    if (block.end > rules.hold_max_bytes) {
+      scan.kind = StreamScan::Kind::limit;
+      scan.end = rules.hold_max_bytes;
+      decided = true;
+      return false;
+    }
+    if (block.dispatched) ++events;
+    const EventRole role = event_role(rules, block);
+    if (role == EventRole::setup) return true;
+    scan.kind = role == EventRole::content ? StreamScan::Kind::content : StreamScan::Kind::error;
+    scan.event = events;
+    scan.type = block.type;
+    if (role == EventRole::error) scan.data = block.data;
+    scan.end = block.end;
+    decided = true;
+    return false;
+  });
+  if (!decided && body.size() > rules.hold_max_bytes) {
+    scan.kind = StreamScan::Kind::limit;
+    scan.end = rules.hold_max_bytes;
+  } else if (!decided) {
+    scan.end = body.size();
+  }
+  return scan;
+}
+
 StreamErrorFinding classify_stream_error(const Policy& policy, std::string_view event_type, std::string_view data) {
   StreamErrorFinding f;
   f.name = stream_error_name(event_type, data);

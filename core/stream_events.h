@@ -22,6 +22,18 @@ EventRole event_role(const StreamRules& rules, const SseBlock& block);
 // "server_is_overloaded"; the event type when the data names none.
 std::string stream_error_name(std::string_view event_type, std::string_view data);
 
+// Which event of a whole stream body decides, as the shim's hold would see it: the first
+// content event, an error event before it, the hold limit, or the end of the body.
+struct StreamScan {
+  enum class Kind : std::uint8_t { content, error, limit, end };
+  Kind kind = Kind::end;
+  std::size_t event = 0;   // 1-based number of the deciding event (content or error)
+  std::string type;        // its event type
+  std::string data;        // its data (for an error)
+  std::uint64_t end = 0;   // the body offset where it ended (limit: the bound that was passed)
+};
+StreamScan scan_stream(const StreamRules& rules, std::string_view body);
+
 struct StreamErrorFinding {
   bool retry = false;
   std::string reason;  // "stream-error:overloaded_error", "permanent-code:1113", "marker:rate limit", ...

@@ -215,5 +215,31 @@ TEST(DecideStreamError, WithoutStreamErrorA200IsSuccess) {
   EXPECT_EQ(decide_at(kBuiltin, o).reason, "success");
 }
 
+TEST(ScanStream, FindsTheDecidingEvent) {
+  const std::string setup = "event: message_start\ndata: {}\n\n: c\n\nevent: ping\ndata: {}\n\n";
+  StreamScan s = scan_stream(kRules, setup + "event: error\ndata: " + kAnthropicOverloaded + "\n\n");
+  EXPECT_EQ(s.kind, StreamScan::Kind::error);
+  EXPECT_EQ(s.event, 3u);
+  EXPECT_EQ(s.type, "error");
+  EXPECT_EQ(s.data, kAnthropicOverloaded);
+  s = scan_stream(kRules, setup + "event: content_block_start\ndata: {}\n\nevent: error\ndata: {}\n\n");
+  EXPECT_EQ(s.kind, StreamScan::Kind::content);
+  EXPECT_EQ(s.type, "content_block_start");
+  EXPECT_EQ(s.end, setup.size() + 37);  // "event: content_block_start\n" 27, "data: {}\n" 9, "\n"
+  s = scan_stream(kRules, setup);
+  EXPECT_EQ(s.kind, StreamScan::Kind::end);
+  EXPECT_EQ(s.end, setup.size());
+}
+
+TEST(ScanStream, HoldLimit) {
+  StreamRules rules = kRules;
+  rules.hold_max_bytes = 40;
+  StreamScan s = scan_stream(rules, "event: ping\ndata: {}\n\nevent: ping\ndata: {}\n\nevent: error\ndata: {}\n\n");
+  EXPECT_EQ(s.kind, StreamScan::Kind::limit);
+  EXPECT_EQ(s.end, 40u);
+  s = scan_stream(rules, "event: ping\ndata: 0123456789012345678901234567890123456789");  // unfinished, too long
+  EXPECT_EQ(s.kind, StreamScan::Kind::limit);
+}
+
 }  // namespace
 }  // namespace curlretry::core
