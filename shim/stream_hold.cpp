@@ -79,6 +79,13 @@ bool Transfer::hold_stream(const char* data, size_t n, size_t& result) {
     case StreamHold::Step::error: break;
   }
   core::Verdict verdict = decide_now(CURLE_OK);
+  // The upload is rewound now, while the stream can still reach the host whole: once this
+  // attempt is stopped, a failed rewind would leave the host a cut stream and a write error.
+  // (The request was sent: the server is answering it; libcurl reads nothing more of it.)
+  if (verdict.action == core::Action::retry && !rewind_upload()) {
+    verdict.action = core::Action::give_up;
+    verdict.reason = "not-replayable";
+  }
   early_verdict_ = verdict;
   if (verdict.action == core::Action::retry) {
     result = 0;  // our own abort of this attempt; libcurl reports CURLE_WRITE_ERROR

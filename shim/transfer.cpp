@@ -552,7 +552,7 @@ core::Verdict Transfer::decide_now(CURLcode code) {
 Transfer::Step Transfer::finish_attempt(CURLcode code) {
   // The common case: a first attempt whose body already reached the host. Nothing to decide
   // (unless the attempt log wants a line for it).
-  if (committed_ && attempt_ == 1 && !events::enabled()) return Step{false, core::Millis{0}, code};
+  if (committed_ && attempt_ == 1 && !events::enabled() && !early_verdict_) return Step{false, core::Millis{0}, code};
   core::Verdict verdict = early_verdict_ ? *early_verdict_ : decide_now(code);
   if (verdict.action == core::Action::retry && !rewind_upload()) {
     verdict.action = core::Action::give_up;

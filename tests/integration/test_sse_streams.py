@@ -54,10 +54,11 @@ def sha256(data: bytes) -> str:
 
 
 class SseStreams(harness.UpstreamTestCase):
-    def get(self, key: str, script: str, *args: str, preload: bool = True, env: dict | None = None):
+    def get(self, key: str, script: str, *args: str, preload: bool = True, env: dict | None = None,
+            input: bytes | None = None):
         child_env = dict(FAST) if preload else {}
         child_env.update(env or {})
-        return curl(["-sSN", *args, self.plain.script_url(key, script)], preload=preload, env=child_env)
+        return curl(["-sSN", *args, self.plain.script_url(key, script)], preload=preload, env=child_env, input=input)
 
     # --- controls: the upstream's streams, and curl alone ----------------------------------
 
@@ -182,6 +183,22 @@ class SseStreams(harness.UpstreamTestCase):
                 self.assertRun(r, 28, setup)
                 self.assertCount(self.plain, k, 1, r)
                 self.assertLess(r.elapsed, 4.0, str(r))
+
+    def test_piped_upload_is_replayed_or_the_stream_delivered_whole(self):
+        payload = os.urandom(5000)
+        k = self.key("replayed")
+        r = self.get(k, "sse-overload,echo", "-T", "-", input=payload)
+        self.assertRun(r, 0, harness.echo_body(payload))
+        self.assertCount(self.plain, k, 2, r)
+        # Past max_upload_replay a pipe cannot be sent again: the host gets the stream as it came.
+        k = self.key("too-big")
+        config = self.temp_dir() / "config.yaml"
+        config.write_text("version: 1\nsettings: {max_upload_replay: 1000}\n")
+        r = self.get(k, "sse-overload,echo", "-T", "-", input=payload, env={"CURLRETRY_CONFIG": str(config)})
+        self.assertRun(r, 0, sse_streams.body("sse-overload", k, 1))
+        self.assertCount(self.plain, k, 1, r)
+        self.assertIn(b"-> HTTP 200 + stream error overloaded_error: giving up after 1 attempt (not-replayable)",
+                      r.stderr)
 
     def test_attempt_log_records_the_stream_error(self):
         k = self.key()
