@@ -149,7 +149,8 @@ std::optional<Explanation> explain(const config::Config& config, const ExplainOp
   // An event stream is read as far as the hold would look (one byte more shows the bound passed).
   const bool stream = o.status >= 200 && o.status < 300 && o.transport == core::Transport::ok && content_type &&
                       is_event_stream(*content_type) && options.body;
-  const std::size_t limit = stream ? std::max(policy.body_window, policy.stream.hold_max_bytes + 1) : policy.body_window;
+  const std::size_t limit =
+      stream ? std::max(policy.body_window, policy.stream.hold_max_bytes + 1) : policy.body_window;
   if (options.body && !read_body(*options.body, limit, o.body_prefix, error)) return std::nullopt;
   if (stream) explain_stream(policy, e);
 

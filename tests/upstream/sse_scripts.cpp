@@ -30,11 +30,13 @@ std::string anthropic_error(std::string_view type, std::string_view message) {
                             std::string(message) + R"("}})");
 }
 std::string block_start() {
-  return event("content_block_start", R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})");
+  return event("content_block_start",
+               R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})");
 }
 std::string text_delta(std::string_view text) {
-  return event("content_block_delta", R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":")" +
-                                          std::string(text) + R"("}})");
+  return event("content_block_delta",
+               R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":")" + std::string(text) +
+                   R"("}})");
 }
 std::vector<std::string> good_tail() {
   return {block_start(), text_delta("Hello"), text_delta(" world"),

@@ -119,8 +119,8 @@ def explain_sse_overloaded_before_content_retries(r):
 
 def explain_sse_content_first_commits(r):
     body = r.write("late.sse", SSE_SETUP + SSE_DELTA + SSE_OVERLOADED)
-    got = r.explain_json("POST", ANTHROPIC, "--status", "200", "--header", "Content-Type: text/event-stream; charset=utf-8",
-                         "--body", "@" + body)
+    got = r.explain_json("POST", ANTHROPIC, "--status", "200",
+                         "--header", "Content-Type: text/event-stream; charset=utf-8", "--body", "@" + body)
     expect_equal((got["verdict"], got["reason"]), ("give_up", "success"))
     expect(got["stream"].startswith("event 3 (content_block_delta) ending at byte "), got)
 

@@ -188,7 +188,8 @@ TEST(SseParser, AnthropicOverloadStreamAtEveryBoundary) {
   expect_split_invariant(
       "event: message_start\r\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\"}}\r\n\r\n"
       ": comment\r\n\r\nevent: ping\ndata: {\"type\": \"ping\"}\n\n"
-      "event: error\rdata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\r\r"
+      "event: error\rdata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\","
+      "\"message\":\"Overloaded\"}}\r\r"
       "retry: 10\n\nid: 5\ndata: a\ndata: b\n\n");
 }
 

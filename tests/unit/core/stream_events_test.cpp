@@ -57,8 +57,9 @@ TEST(EventRole, ErrorEvents) {
   EXPECT_EQ(role(event("error", kAnthropicOverloaded)), EventRole::error);
   EXPECT_EQ(role(event("response.failed", R"({"type":"response.failed","response":{"error":{"code":"x"}}})")),
             EventRole::error);
-  EXPECT_EQ(role(event("message", R"({"error":{"message":"busy","type":"server_error","code":"server_is_overloaded"}})")),
-            EventRole::error);
+  EXPECT_EQ(
+      role(event("message", R"({"error":{"message":"busy","type":"server_error","code":"server_is_overloaded"}})")),
+      EventRole::error);
   EXPECT_EQ(role(event("message", R"({"type":"error","code":"rate_limit_exceeded"})")), EventRole::error);
 }
 
@@ -76,7 +77,8 @@ TEST(EventRole, OpenAiResponsesSetupEvents) {
 
 TEST(EventRole, ChatChunkWithOnlyTheRoleIsSetup) {
   EXPECT_EQ(role(event("message", R"({"id":"c","object":"chat.completion.chunk","choices":[{"index":0,)"
-                                  R"("delta":{"role":"assistant","content":"","refusal":null},"finish_reason":null}]})")),
+                                  R"("delta":{"role":"assistant","content":"","refusal":null},)"
+                                  R"("finish_reason":null}]})")),
             EventRole::setup);
   EXPECT_EQ(role(event("message", R"({"choices":[{"delta": { "role" : "assistant" }}]})")), EventRole::setup);
 }
@@ -164,7 +166,8 @@ TEST(DecideStreamError, BuiltinPermanentTable) {
 }
 
 TEST(DecideStreamError, PermanentTypeNamesItself) {
-  const Verdict v = decide_at(kBuiltin, stream_error("error", R"({"type":"error","error":{"type":"authentication_error"}})"));
+  const Verdict v =
+      decide_at(kBuiltin, stream_error("error", R"({"type":"error","error":{"type":"authentication_error"}})"));
   EXPECT_EQ(v.reason, "permanent:authentication_error");
   EXPECT_EQ(v.what, "HTTP 200 + stream error authentication_error (permanent)");
 }
@@ -190,7 +193,8 @@ TEST(DecideStreamError, CodeTablesComeFirst) {
 }
 
 TEST(DecideStreamError, RetryMarkersForUnknownTypes) {
-  const Verdict v = decide_at(kBuiltin, stream_error("error", R"({"error":{"type":"x","message":"please try again"}})"));
+  const Verdict v =
+      decide_at(kBuiltin, stream_error("error", R"({"error":{"type":"x","message":"please try again"}})"));
   EXPECT_EQ(v.action, Action::retry);
   EXPECT_EQ(v.reason, "marker:try again");
 }
