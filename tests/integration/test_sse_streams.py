@@ -276,6 +276,55 @@ class SseStreamsPycurl(harness.UpstreamTestCase):
                 self.assertLessEqual(content_index, 1, writes)
 
 
+SSE_HEAD = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n")
+
+
+class SseStreamsEasyHost(harness.UpstreamTestCase):
+    """hosts/easy_host: header callback, no header callback, a host that pauses the first write
+    (which is the release of the held events), and CURLOPT_HEADER."""
+
+    def run_host(self, mode: str, key: str, script: str, preload: bool = True):
+        import test_easy_hosts as easy
+        if not os.access(easy.EASY_HOST, os.X_OK):
+            self.fail(f"easy_host not built ({easy.EASY_HOST!r})")
+        return easy.HostRun(harness.run([easy.EASY_HOST, mode, self.plain.script_url(key, script)],
+                                        preload=preload, env=FAST if preload else {}))
+
+    def assertHostRun(self, run, body: bytes) -> None:
+        self.assertEqual((run.code, run.result, run.status), (0, 0, 200), str(run))
+        self.assertEqual(run.stdout, body, str(run))
+
+    def test_header_callback_sees_only_the_final_head(self):
+        k = self.key()
+        run = self.run_host("get", k, "sse-overload,sse-good")
+        self.assertHostRun(run, sse_streams.body("sse-good", k, 2))
+        self.assertEqual(run.headers, SSE_HEAD, str(run))
+        self.assertCount(self.plain, k, 2, run.raw)
+
+    def test_without_a_header_callback(self):
+        k = self.key()
+        run = self.run_host("body", k, "sse-oai-responses-overload,sse-oai-chat-good")
+        self.assertHostRun(run, sse_streams.body("sse-oai-chat-good", k, 2))
+        self.assertCount(self.plain, k, 2, run.raw)
+
+    def test_host_pausing_the_release_gets_the_whole_stream(self):
+        for script, final, attempts in (("sse-overload,sse-good", "sse-good", 2),
+                                        ("sse-overload", "sse-overload", 3)):
+            with self.subTest(script):
+                k = self.key()
+                run = self.run_host("pause", k, script)
+                self.assertHostRun(run, sse_streams.body(final, k, attempts))
+                self.assertIn("pauses=1 unpauses=1", run.stderr)
+                self.assertCount(self.plain, k, attempts, run.raw)
+
+    def test_curlopt_header_puts_only_the_final_head_in_the_body(self):
+        k = self.key()
+        run = self.run_host("header-only", k, "sse-overload,sse-good")
+        self.assertHostRun(run, SSE_HEAD + sse_streams.body("sse-good", k, 2))
+        self.assertCount(self.plain, k, 2, run.raw)
+
+
 class SseStreamsMulti(harness.UpstreamTestCase):
     HOSTS = (("multi_poll_host", ("inside",)), ("epoll_host", ()), ("uv_host", ()))
 
