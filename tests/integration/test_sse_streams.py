@@ -88,6 +88,14 @@ class SseStreams(harness.UpstreamTestCase):
         self.assertEqual(r.stderr.count(RETRY_LINE), 1, str(r))
         self.assertIn(b"retrying in 10 ms (attempt 1/3)", r.stderr)
 
+    def test_over_https(self):
+        tls = self.tls()
+        k = self.key()
+        r = curl(["-sSN", "--cacert", tls.cert, tls.script_url(k, "sse-overload+split=3,sse-good")], preload=True,
+                 env=FAST)
+        self.assertRun(r, 0, sse_streams.body("sse-good", k, 2))
+        self.assertCount(tls, k, 2, r)
+
     def test_openai_chat_and_responses_overloads_are_retried(self):
         for bad, good in (("sse-oai-chat-overload", "sse-oai-chat-good"),
                           ("sse-oai-responses-overload", "sse-oai-chat-good")):
