@@ -115,6 +115,24 @@ bool role_only_chunk(std::string_view data) {
   return false;  // cut short
 }
 
+// {"choices":[],"prompt_filter_results":[...]}: Azure OpenAI's opening chunk, before any choice.
+bool no_choices_chunk(std::string_view data) {
+  const auto key = data.find("\"choices\"");
+  if (key == std::string_view::npos) return false;
+  std::size_t i = key + 9;
+  auto skip = [&] {
+    while (i < data.size() && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r')) ++i;
+  };
+  skip();
+  if (i >= data.size() || data[i] != ':') return false;
+  ++i;
+  skip();
+  if (i >= data.size() || data[i] != '[') return false;
+  ++i;
+  skip();
+  return i < data.size() && data[i] == ']';
+}
+
 }  // namespace
 
 EventRole event_role(const StreamRules& rules, const SseBlock& block) {
@@ -124,7 +142,9 @@ EventRole event_role(const StreamRules& rules, const SseBlock& block) {
   }
   if (listed(rules.content_events, block.type)) return EventRole::content;
   if (listed(rules.setup_events, block.type)) return EventRole::setup;
-  if (block.type == "message" && role_only_chunk(block.data)) return EventRole::setup;
+  if (block.type == "message" && (role_only_chunk(block.data) || no_choices_chunk(block.data))) {
+    return EventRole::setup;
+  }
   return rules.content_events.empty() ? EventRole::content : EventRole::setup;
 }
 

@@ -15,7 +15,8 @@ enum class EventRole : std::uint8_t { setup, content, error };
 
 // Blocks that are not events (comments, retry:, id:) are setup. An error is an `error` or
 // `response.failed` event, or any event whose JSON data is an error envelope
-// ({"type":"error",...}, {"error":{...}}). A chat chunk whose delta holds only the role is setup.
+// ({"type":"error",...}, {"error":{...}}). A chat chunk whose delta holds only the role, or that
+// has no choices yet (Azure's prompt_filter_results chunk), is setup.
 EventRole event_role(const StreamRules& rules, const SseBlock& block);
 
 // The error's own name for the log and the decision, e.g. "overloaded_error",

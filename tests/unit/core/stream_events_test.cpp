@@ -65,7 +65,7 @@ TEST(EventRole, ErrorEvents) {
 
 TEST(EventRole, ErrorNullIsNotAnError) {
   EXPECT_EQ(role(event("response.completed", R"({"response":{"error":null}})")), EventRole::content);
-  EXPECT_EQ(role(event("message", R"({"error":null,"choices":[]})")), EventRole::content);
+  EXPECT_EQ(role(event("message", R"({"error":null,"choices":[{"delta":{"content":"x"}}]})")), EventRole::content);
 }
 
 TEST(EventRole, OpenAiResponsesSetupEvents) {
@@ -81,6 +81,14 @@ TEST(EventRole, ChatChunkWithOnlyTheRoleIsSetup) {
                                   R"("finish_reason":null}]})")),
             EventRole::setup);
   EXPECT_EQ(role(event("message", R"({"choices":[{"delta": { "role" : "assistant" }}]})")), EventRole::setup);
+}
+
+TEST(EventRole, ChatChunkWithoutChoicesYetIsSetup) {
+  EXPECT_EQ(
+      role(event("message", R"({"choices":[],"created":0,"id":"","prompt_filter_results":[{"prompt_index":0}]})")),
+      EventRole::setup);
+  EXPECT_EQ(role(event("message", R"({"choices" : [ ] })")), EventRole::setup);
+  EXPECT_EQ(role(event("message", R"({"choices":[{"delta":{"content":"x"}}]})")), EventRole::content);
 }
 
 TEST(EventRole, ChatChunkWithContentIsContent) {
