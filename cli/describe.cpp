@@ -53,6 +53,10 @@ KeyValues describe_policy(const core::Policy& p) {
       {"never_retry.body_markers", list_of_strings(p.permanent_markers)},
       {"codes", codes(p.codes)},
       {"body_window", std::to_string(p.body_window)},
+      {"stream.hold", p.stream.hold ? "true" : "false"},
+      {"stream.hold_max_bytes", std::to_string(p.stream.hold_max_bytes)},
+      {"stream.content_events", list_of_strings(p.stream.content_events)},
+      {"stream.setup_events", list_of_strings(p.stream.setup_events)},
   };
 }
 

@@ -39,6 +39,9 @@ struct Explanation {
   // it is retried after at least `after` of them: what the next attempt switches to
   // ("model claude-y", "url backup.example/v1"). Empty otherwise.
   std::string fallback;
+  // For a 2xx text/event-stream body: which event decided, e.g. "event 3 (error) at byte 290:
+  // an error before any content". Empty otherwise.
+  std::string stream;
 };
 
 // Builds the Outcome from the options (headers matched case-insensitively, body cut to the

@@ -11,6 +11,7 @@
 #include "config/glob.h"
 #include "config/limits.h"
 #include "config/yaml_agent.h"
+#include "config/yaml_stream.h"
 #include "config/yaml_tree.h"
 #include "config/yaml_values.h"
 
@@ -20,10 +21,12 @@ namespace {
 // `include:` is read by include_merge.cpp before the loader sees the tree.
 constexpr std::string_view kTopKeys[] = {"version", "include", "defaults", "settings", "rules"};
 constexpr std::string_view kPolicyKeys[] = {"max_attempts", "max_elapsed_ms", "backoff",  "retry_after",
-                                                   "retry_on",     "never_retry",    "codes",    "body_window"};
+                                                   "retry_on",     "never_retry",    "codes",    "body_window",
+                                                   "stream"};
 constexpr std::string_view kRuleKeys[] = {"name",     "match",       "max_attempts", "max_elapsed_ms",
                                                  "backoff",  "retry_after", "retry_on",     "never_retry",
-                                                 "codes",    "body_window", "fallback",     "auth"};
+                                                 "codes",    "body_window", "fallback",     "auth",
+                                                 "stream"};
 constexpr std::string_view kBackoffKeys[] = {"strategy", "base_ms", "max_ms", "jitter"};
 constexpr std::string_view kRetryAfterKeys[] = {"honor", "max_ms"};
 constexpr std::string_view kRetryOnKeys[] = {"status", "body_markers", "transport"};
@@ -170,6 +173,8 @@ class Loader {
       } else if (n == "body_window") {
         policy.body_window = static_cast<std::size_t>(v_.integer(value, k, 0, kMaxBodyWindow, "bytes, 0..1048576"));
         sources["body_window"] = v_.where(value);
+      } else if (n == "stream") {
+        read_stream(v_, value, k, policy.stream, sources);
       }
     }
   }
@@ -459,7 +464,8 @@ Config builtin_config() {
   for (const char* key : {"max_attempts", "max_elapsed_ms", "backoff.strategy", "backoff.base_ms", "backoff.max_ms",
                           "backoff.jitter", "retry_after.honor", "retry_after.max_ms", "retry_on.status",
                           "retry_on.body_markers", "retry_on.transport", "never_retry.body_markers", "codes",
-                          "body_window"}) {
+                          "body_window", "stream.hold", "stream.hold_max_bytes", "stream.content_events",
+                          "stream.setup_events"}) {
     config.default_sources[key] = "built-in";
   }
   for (const char* key : {"disable", "log", "log_file", "events_file", "max_upload_replay", "max_error_body",

@@ -6,6 +6,7 @@
 #include "core/backoff.h"
 #include "core/body_scan.h"
 #include "core/retry_after.h"
+#include "core/stream_events.h"
 
 namespace curlretry::core {
 namespace {
@@ -83,6 +84,12 @@ Finding classify(const Policy& policy, const Outcome& o) {
     if (equals_ignoring_case(*o.should_retry, "true")) return retry("should-retry:true", " (x-should-retry: true)");
   }
 
+  if (o.stream_error) {
+    StreamErrorFinding f = classify_stream_error(policy, o.stream_error_event, *o.stream_error);
+    what += " + stream error " + f.name + f.detail;
+    return Finding{f.retry ? Action::retry : Action::give_up, std::move(f.reason), what};
+  }
+
   // Only an error response's body is an error message; a 2xx body cut by a transport error is
   // content, and "billing" in it means nothing.
   if (o.status >= 400) {
@@ -143,7 +150,9 @@ Verdict decide(const Policy& policy, const Outcome& outcome, Random& random,
   if (outcome.committed) return give_up("committed");
   if (outcome.transport == Transport::host_abort) return give_up("host-abort");
   if (outcome.transport == Transport::bad_argument) return give_up("bad-argument");
-  if (outcome.transport == Transport::ok && is_final_success(outcome.status)) return give_up("success");
+  if (outcome.transport == Transport::ok && is_final_success(outcome.status) && !outcome.stream_error) {
+    return give_up("success");
+  }
   if (!outcome.replayable) return give_up("not-replayable");
   if (policy.max_attempts != -1 && outcome.attempt >= policy.max_attempts) return give_up("exhausted");
   if (outcome.elapsed >= policy.max_elapsed) return give_up("max-elapsed");

@@ -18,6 +18,7 @@ struct Verdict {
   Millis delay{0};  // meaningful when action == retry
   // Machine reason: "status:503", "marker:captcha", "permanent:daily quota", "code:1302",
   // "permanent-code:1113", "transport:reset", "should-retry:true", "should-retry:false",
+  // "stream-error:overloaded_error" (an SSE error event before any content),
   // "committed", "host-abort", "not-replayable", "exhausted", "max-elapsed", "deadline",
   // "retry-after-too-long", "success", "not-retryable".
   std::string reason;

@@ -23,6 +23,7 @@ Policy Policy::builtin() {
                        Transport::http2_stream};
   p.codes = {};
   p.body_window = 4096;
+  p.stream = StreamRules{true, 64 * 1024, {}, {"message_start", "ping", "response.created", "response.in_progress"}};
   return p;
 }
 

@@ -237,6 +237,7 @@ void Transfer::reset_attempt() {
   hints_learned_ = false;
   host_refused_ = false;
   early_verdict_.reset();
+  stream_hold_.reset();
   replay_paused_ = false;
   unpause_requested_.store(false, std::memory_order_relaxed);
 }
@@ -326,7 +327,9 @@ size_t Transfer::write(char* data, size_t n) {
   if (committed_) return host_write(data, n);
   if (!header_cb_ && !status_learned_) learn_status();
   if (!response_.candidate) {
-    // A response that cannot be retried: the first body byte commits the transfer.
+    if (size_t r = 0; hold_stream(data, n, r)) return r;
+    // A response that cannot be retried: the first body byte (of a 2xx event stream: the first
+    // content event) commits the transfer.
     switch (flush_held()) {
       case Flush::done: break;
       case Flush::paused: return CURL_WRITEFUNC_PAUSE;  // libcurl offers this chunk again later
@@ -499,6 +502,8 @@ core::Outcome Transfer::outcome(CURLcode code) const {
   o.retry_after_ms = response_.retry_after_ms;
   o.should_retry = response_.should_retry;
   o.body_prefix = held_body_.substr(0, policy_->body_window);
+  o.stream_error = stream_hold_.error_data();
+  o.stream_error_event = stream_hold_.error_event();
   o.committed = committed_;
   o.replayable = upload_replayable();
   o.attempt = attempt_;
@@ -520,7 +525,7 @@ Transfer::Step Transfer::finish_attempt(CURLcode code) {
   // The common case: a first attempt whose body already reached the host. Nothing to decide
   // (unless the attempt log wants a line for it).
   // -v (debug) also logs a first-try success.
-  if (committed_ && attempt_ == 1 && !events::enabled() && !log::enabled(LogLevel::debug)) {
+  if (committed_ && attempt_ == 1 && !events::enabled() && !early_verdict_ && !log::enabled(LogLevel::debug)) {
     return Step{false, core::Millis{0}, code};
   }
   core::Verdict verdict = early_verdict_ ? *early_verdict_ : decide_now(code);

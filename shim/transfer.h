@@ -23,6 +23,7 @@
 #include "shim/host_options.h"
 #include "shim/real_curl.h"
 #include "shim/request_override.h"
+#include "shim/stream_hold.h"
 #include "shim/upload_replay.h"
 #include "shim/url_parts.h"
 
@@ -123,6 +124,11 @@ class Transfer {
   };
 
   size_t write(char* data, size_t n);
+  // A 2xx event stream's setup events are held until its first content event (stream_hold.cpp).
+  // True when this chunk was dealt with (held, or the attempt stopped on an error event) and
+  // `result` is the answer to libcurl; false: deliver as a committed stream.
+  bool hold_stream(const char* data, size_t n, size_t& result);
+  bool stream_wanted();
   size_t header(char* data, size_t n);
   size_t read(char* buffer, size_t size, size_t nitems);
   int seek(curl_off_t offset, int origin);
@@ -218,7 +224,8 @@ class Transfer {
   bool status_learned_ = false;  // learn_status() ran for this attempt
   bool hints_learned_ = false;   // learn_hints() ran for this attempt
   bool host_refused_ = false;       // a host callback refused data: its own abort
-  std::optional<core::Verdict> early_verdict_;  // decided when the held body overflowed
+  std::optional<core::Verdict> early_verdict_;  // decided when the held body overflowed, or on a stream error
+  StreamHold stream_hold_;
   bool replay_paused_ = false;
   std::atomic<bool> unpause_requested_{false};  // set from any thread by curl_easy_pause
   CURLcode replay_code_ = CURLE_OK;

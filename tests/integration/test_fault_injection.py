@@ -298,6 +298,8 @@ def explain(config: str, policy: model.Policy, o: model.Outcome) -> dict:
                 datetime.datetime.fromtimestamp(int(time.time()) + (o.radate or 0), datetime.timezone.utc),
                 usegmt=True)
         args += ["--header", f"{name}: {value}"]
+    if o.stream_error:
+        args += ["--header", "content-type: text/event-stream"]
     if o.body:
         args += ["--body", o.body.decode("latin-1")]
     if o.committed:

@@ -103,6 +103,46 @@ def explain_429_retry_after_7_waits_7000(r):
     expect_equal((got["verdict"], got["delay_ms"]), ("retry", 7000))
 
 
+ANTHROPIC = "https://api.anthropic.com/v1/messages"
+SSE_SETUP = ('event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1"}}\n\n'
+             'event: ping\ndata: {"type": "ping"}\n\n')
+SSE_OVERLOADED = 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
+SSE_DELTA = 'event: content_block_delta\ndata: {"type":"content_block_delta","delta":{"text":"Hi"}}\n\n'
+
+
+def explain_sse_overloaded_before_content_retries(r):
+    body = r.write("over.sse", SSE_SETUP + SSE_OVERLOADED)
+    got = r.explain_json("POST", ANTHROPIC, "--status", "200", "--header", "content-type: text/event-stream",
+                         "--body", "@" + body)
+    expect_equal((got["verdict"], got["delay_ms"], got["reason"]), ("retry", 1500, "stream-error:overloaded_error"))
+    expect_equal(got["what"], "HTTP 200 + stream error overloaded_error")
+    expect_equal(got["stream"], f"event 3 (error) ending at byte {len(SSE_SETUP + SSE_OVERLOADED)} "
+                                "is an error before any content")
+
+
+def explain_sse_content_first_commits(r):
+    body = r.write("late.sse", SSE_SETUP + SSE_DELTA + SSE_OVERLOADED)
+    got = r.explain_json("POST", ANTHROPIC, "--status", "200",
+                         "--header", "Content-Type: text/event-stream; charset=utf-8", "--body", "@" + body)
+    expect_equal((got["verdict"], got["reason"]), ("give_up", "success"))
+    expect(got["stream"].startswith("event 3 (content_block_delta) ending at byte "), got)
+
+
+def explain_sse_without_event_stream_type_is_a_plain_200(r):
+    got = r.explain_json("POST", ANTHROPIC, "--status", "200", "--body", SSE_SETUP + SSE_OVERLOADED)
+    expect_equal((got["verdict"], got["reason"]), ("give_up", "success"))
+    expect("stream" not in got, got)
+
+
+def explain_sse_text_output_names_the_deciding_event(r):
+    body = r.write("over.sse", SSE_SETUP + SSE_OVERLOADED)
+    res = r.run("explain", "POST", ANTHROPIC, "--status", "200", "--header", "content-type: text/event-stream",
+                "--body", "@" + body)
+    expect(res.returncode == 0, res.stderr)
+    expect("stream:   event 3 (error) ending at byte" in res.stdout, res.stdout)
+    expect("outcome:  HTTP 200 + stream error overloaded_error\n" in res.stdout, res.stdout)
+
+
 def explain_body_from_stdin_and_rule_name(r):
     cfg = r.write("glm.yaml", "version: 1\nrules:\n  - name: glm\n    match: {host: open.bigmodel.cn, path: \"/api/*\", "
                               "method: POST}\n    backoff: {strategy: triangular, base_ms: 20, max_ms: 50}\n")
