@@ -333,7 +333,8 @@ rules:
         self.assertIn(b"fallback: the next attempt sends model claude-y (after 3 overloads in a row)\n", r.stdout)
         r = harness.run([harness.CURLRETRY_BIN, "check", "--config", config], preload=False)
         self.assertEqual(r.code, 0, str(r))
-        self.assertIn(b'rule "background" (host 127.0.0.1, header x-request-kind: bg-*):', r.stdout)
+        self.assertIn(f'rule "background" (host 127.0.0.1, header x-request-kind: bg-*) from {config}:3:5:\n'.encode(),
+                      r.stdout)
         self.assertRegex(r.stdout.decode(), r'  fallback +\{after: 3, on: \[529, "overloaded_error"\], '
                                             r'model: "claude-y"\} +' + re.escape(config) + r':12:15\n')
 
