@@ -470,6 +470,30 @@ rules:
         lines = [e for e in self.events(events) if e["path"] == f"/fallback/{k}"]
         self.assertEqual([e.get("fallback") for e in lines], [None, None, None, f"model {FALLBACK_MODEL}"])
 
+    def test_fallback_counts_overloaded_error_events_inside_a_200_stream(self):
+        # Anthropic's in-band overload (200 text/event-stream, then `event: error` overloaded_error)
+        # counts toward the fallback like a 529.
+        k = self.key()
+        config = self.config("""version: 1
+settings:
+  heartbeat_ms: 0
+rules:
+  - name: anthropic-stream
+    match: {path: "/s/*"}
+    max_attempts: 6
+    backoff: {strategy: constant, base_ms: 10}
+    fallback: {after: 3, on: [529, overloaded_error], model: %s}
+""" % FALLBACK_MODEL)
+        url = self.plain.script_url(k, "sse-overload,sse-overload,sse-overload,sse-good")
+        r = curl(["-sS", "-N", "-H", "Content-Type: application/json", "--data-binary", "@-", url], preload=True,
+                 input=BODY, env=self.env(config))
+        self.assertEqual(r.code, 0, str(r))
+        self.assertEqual(r.stderr.count(b"switching model claude-x -> " + FALLBACK_MODEL.encode() +
+                                        b" after 3 overloads\n"), 1, str(r))
+        self.assertTrue(r.stdout.endswith(b"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"), str(r))
+        self.assertNotIn(b"event: error", r.stdout)
+        self.assertCount(self.plain, k, 4, r)
+
     def test_fallback_model_pycurl_then_the_programs_own_body_again(self):
         k, again = self.key(), self.key("again")
         reports, r = self.pycurl(PYCURL_EASY, {"reuse": True, "requests": [
