@@ -24,7 +24,7 @@ constexpr std::string_view kRuleKeys[] = {"name",     "match",       "max_attemp
                                                  "codes",    "body_window"};
 constexpr std::string_view kBackoffKeys[] = {"strategy", "base_ms", "max_ms", "jitter"};
 constexpr std::string_view kRetryAfterKeys[] = {"honor", "max_ms"};
-constexpr std::string_view kRetryOnKeys[] = {"status", "body_markers", "transport"};
+constexpr std::string_view kRetryOnKeys[] = {"status", "body_markers", "transport", "unanswered_post"};
 constexpr std::string_view kNeverRetryKeys[] = {"body_markers"};
 constexpr std::string_view kCodesKeys[] = {"path", "retry", "permanent"};
 constexpr std::string_view kMatchKeys[] = {"host", "path", "method"};
@@ -251,6 +251,10 @@ class Loader {
       policy.retry_transport = std::move(kinds);
       sources["retry_on.transport"] = v_.where(*node);
     }
+    if (const YamlNode* node = find(map, "unanswered_post")) {
+      policy.retry_unanswered_post = v_.boolean(*node, join_key(k, "unanswered_post"));
+      sources["retry_on.unanswered_post"] = v_.where(*node);
+    }
   }
 
   core::CodeTable read_code_table(const YamlNode& map, const std::string& k) {
@@ -437,7 +441,8 @@ Config builtin_config() {
   config.defaults = core::Policy::builtin();
   for (const char* key : {"max_attempts", "max_elapsed_ms", "backoff.strategy", "backoff.base_ms", "backoff.max_ms",
                           "backoff.jitter", "retry_after.honor", "retry_after.max_ms", "retry_on.status",
-                          "retry_on.body_markers", "retry_on.transport", "never_retry.body_markers", "codes",
+                          "retry_on.body_markers", "retry_on.transport", "retry_on.unanswered_post",
+                          "never_retry.body_markers", "codes",
                           "body_window"}) {
     config.default_sources[key] = "built-in";
   }
