@@ -139,6 +139,7 @@ void Transfer::end() {
   if (fresh_connect_forced_) set_real(*api_, easy_, CURLOPT_FRESH_CONNECT, static_cast<long>(host.fresh_connect));
   if (timeout_changed_) set_real(*api_, easy_, CURLOPT_TIMEOUT_MS, host.timeout_ms);
   fresh_connect_forced_ = timeout_changed_ = false;
+  once_per_transfer_.restore(*api_, easy_, host);
   if (held_body_.capacity() > kChunk) std::string().swap(held_body_);
   if (!tee_.empty()) std::string().swap(tee_);
 }
@@ -209,6 +210,7 @@ void Transfer::reset_attempt() {
   status_learned_ = false;
   hints_learned_ = false;
   host_refused_ = false;
+  upload_paused_ = false;
   early_verdict_.reset();
   replay_paused_ = false;
   unpause_requested_.store(false, std::memory_order_relaxed);
@@ -217,6 +219,7 @@ void Transfer::reset_attempt() {
 void Transfer::prepare_next_attempt() {
   ++attempt_;
   reset_attempt();
+  once_per_transfer_.before_retry(*api_, easy_, host);
   // A transport error may have left a poisoned connection in the pool: use a new one, once.
   if (last_transport_error_ && !host.fresh_connect) {
     set_real(*api_, easy_, CURLOPT_FRESH_CONNECT, 1L);
@@ -295,6 +298,9 @@ int Transfer::on_seek(void* userdata, curl_off_t offset, int origin) {
 size_t Transfer::write(char* data, size_t n) {
   if (committed_) return host_write(data, n);
   if (!header_cb_ && !status_learned_) learn_status();
+  // A host that paused its upload may be waiting for this very body to resume it (curl test
+  // 1533: a 401 answered before the upload): holding it would deadlock the transfer.
+  if (response_.candidate && upload_paused_) response_.candidate = false;
   if (!response_.candidate) {
     // A response that cannot be retried: the first body byte commits the transfer.
     switch (flush_held()) {
@@ -334,7 +340,33 @@ size_t Transfer::header(char* data, size_t n) {
     held_line_ends_.push_back(held_headers_.size());
   }
   note_header_line(data, n);
+  if (host_wants_headers() && !response_.candidate && is_blank_line(data, n) && ends_our_part()) {
+    switch (flush_held()) {
+      case Flush::done: committed_ = true; break;
+      case Flush::paused: break;  // the rest goes with the body or at the end, as before
+      case Flush::refused: host_refused_ = true; return 0;
+    }
+  }
   return n;
+}
+
+bool Transfer::ends_our_part() const {
+  int status = response_.status;
+  if (status < 200) return false;  // 1xx: the real response follows
+  bool redirect = status >= 300 && status < 400;
+  if (redirect && host.follow_location) {
+    if (!response_.location_not_http) return false;  // libcurl goes on to the target
+  } else if (!response_.no_body && status != 204 && status != 304) {
+    return false;  // a body follows: it commits (or is held) as before
+  }
+  // A proxy's answer to CONNECT (the origin's response is still to come) or a response through
+  // a tunnel: kept as before.
+  long connect_code = 0;
+  if (auto getinfo = api_->easy_getinfo) {
+    LibcurlScope scope(*api_);
+    getinfo(easy_, CURLINFO_HTTP_CONNECTCODE, &connect_code);
+  }
+  return connect_code == 0;
 }
 
 void Transfer::learn_status() {
@@ -394,6 +426,14 @@ void Transfer::note_header_line(const char* data, size_t n) {
     return;
   }
   char first = line.empty() ? '\0' : static_cast<char>(line[0] | 0x20);
+  if (first == 'c' || first == 'l') {
+    if (auto length = header_value(line, "content-length")) {
+      response_.no_body = *length == "0";
+    } else if (auto location = header_value(line, "location")) {
+      response_.location_not_http = location->find("://") != std::string::npos && !url_is_http(*location);
+    }
+    return;
+  }
   if (first != 'r' && first != 'x') return;  // the only headers the decision reads
   // A repeated header counts once, the first one, as `curlretry explain` reads it.
   if (auto v = header_value(line, "retry-after")) {
@@ -427,6 +467,7 @@ size_t Transfer::read(char* buffer, size_t size, size_t nitems) {
     r = host.read_fn ? host.read_fn(buffer, size, nitems, host.read_data)
                      : std::fread(buffer, size, nitems, static_cast<FILE*>(host.read_data));
   }
+  upload_paused_ = r == CURL_READFUNC_PAUSE;
   if (r == CURL_READFUNC_ABORT || r == CURL_READFUNC_PAUSE || r > want) return r;
   if (!tee_overflow_) {
     if (tee_.size() + r <= runtime_->config.settings.max_upload_replay) {
@@ -515,20 +556,33 @@ core::Outcome Transfer::outcome(CURLcode code) const {
   core::Outcome o;
   long os_errno = 0;
   long response_code = 0;
+  long connect_code = 0;
   if (auto getinfo = api_->easy_getinfo) {
     LibcurlScope scope(*api_);
     getinfo(easy_, CURLINFO_OS_ERRNO, &os_errno);
     getinfo(easy_, CURLINFO_RESPONSE_CODE, &response_code);
+    getinfo(easy_, CURLINFO_HTTP_CONNECTCODE, &connect_code);
   }
   o.transport = transport_of(code, os_errno);
   if (code == CURLE_WRITE_ERROR && !host_refused_) o.transport = core::Transport::ok;  // our own stop
   o.status = response_.status != 0 ? response_.status : static_cast<int>(response_code);
+  if (code == CURLE_RECV_ERROR && connect_code != 0 && connect_code / 100 != 2) {
+    // libcurl reports a proxy's refusal of CONNECT (407, 403, 503...) as a receive error: it is
+    // a response like any other, classified by its status.
+    o.transport = core::Transport::ok;
+    o.status = static_cast<int>(connect_code);
+  } else if (o.transport == core::Transport::recv && os_errno == 0 && response_code != 0) {
+    // A response arrived and libcurl found it malformed (a bad chunk, curl test 1416): a protocol
+    // error, not a failure of the network. (A socket's receive error sets the errno.)
+    o.transport = core::Transport::other;
+  }
   o.retry_after = response_.retry_after;
   o.retry_after_ms = response_.retry_after_ms;
   o.should_retry = response_.should_retry;
   o.body_prefix = held_body_.substr(0, policy_->body_window);
   o.committed = committed_;
   o.replayable = upload_replayable();
+  o.unsafe_method = method_ == "POST" || method_ == "PATCH";
   o.attempt = attempt_;
   auto now = Clock::now();
   o.elapsed = std::chrono::duration_cast<core::Millis>(now - started_);

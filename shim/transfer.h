@@ -15,6 +15,7 @@
 #include "core/decide.h"
 #include "core/random.h"
 #include "shim/host_options.h"
+#include "shim/once_per_transfer.h"
 #include "shim/real_curl.h"
 #include "shim/url_parts.h"
 
@@ -97,6 +98,8 @@ class Transfer {
     std::optional<std::string> retry_after_ms;
     std::optional<std::string> should_retry;
     bool candidate = false;  // a failure candidate: its body is held, not streamed
+    bool no_body = false;          // Content-Length: 0
+    bool location_not_http = false;  // a Location whose scheme is not http(s)
   };
 
   size_t write(char* data, size_t n);
@@ -111,6 +114,11 @@ class Transfer {
   void sync_header_callback();
   void reset_attempt();
   void note_header_line(const char* data, size_t n);
+  // At the end of a response's headers: nothing more can arrive in this attempt that we could
+  // retry (a final response without a body, a redirect to another protocol). Held headers then
+  // reach the host now, as they would without us, before libcurl goes on (closes the socket,
+  // starts the FTP transfer).
+  bool ends_our_part() const;
   // Without our header callback: the status from CURLINFO_RESPONSE_CODE, and the decision's
   // hints, when the status needs them, from curl_easy_header.
   void learn_status();
@@ -159,6 +167,7 @@ class Transfer {
   bool fresh_connect_forced_ = false;
   bool timeout_changed_ = false;
   bool last_transport_error_ = false;
+  OncePerTransfer once_per_transfer_;
 
   // Per attempt.
   Response response_;
@@ -171,6 +180,7 @@ class Transfer {
   bool status_learned_ = false;  // learn_status() ran for this attempt
   bool hints_learned_ = false;   // learn_hints() ran for this attempt
   bool host_refused_ = false;       // a host callback refused data: its own abort
+  bool upload_paused_ = false;      // the host's read callback paused the upload
   std::optional<core::Verdict> early_verdict_;  // decided when the held body overflowed
   bool replay_paused_ = false;
   std::atomic<bool> unpause_requested_{false};  // set from any thread by curl_easy_pause
