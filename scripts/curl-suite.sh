@@ -45,6 +45,7 @@ install_deps() {
   find_missing "${packages[@]}"
   [ ${#missing[@]} -eq 0 ] && return 0
   need_root curl-suite
+  "${as_root[@]}" apt-get -o DPkg::Lock::Timeout=600 update -qq
   "${as_root[@]}" apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}"
 }
 
@@ -122,7 +123,7 @@ swap_in_system_lib() {
 # that a crash is told apart from a wrong answer.
 run_one() {
   local name=$1; shift
-  local dir=$work/runs/$name
+  local dir=$runs_dir/$name
   rm -rf "$dir"
   mkdir -p "$dir/xdg"
   local f
@@ -152,7 +153,7 @@ watch_runs() {
   while :; do
     alive=0
     for name in "${runs[@]}"; do
-      kill -0 "$(cat "$work/runs/$name/pid")" 2>/dev/null && alive=1
+      kill -0 "$(cat "$runs_dir/$name/pid")" 2>/dev/null && alive=1
     done
     [ $alive = 1 ] || break
     now=$(cut -d' ' -f1 /proc/uptime)
@@ -174,7 +175,7 @@ watch_runs() {
     done
     sleep 5
   done
-  for name in "${runs[@]}"; do wait "$(cat "$work/runs/$name/pid")" 2>/dev/null || true; done
+  for name in "${runs[@]}"; do wait "$(cat "$runs_dir/$name/pid")" 2>/dev/null || true; done
 }
 
 # "test outcome" lines (PASS, FAIL, CRASH, HANG) for one run, from runtests.pl's output.
@@ -190,31 +191,50 @@ results_of() {
         if ($sig == 9) { $r{$t} = "HANG"; } elsif ($sig) { $r{$t} = "CRASH"; }
       }
       print "$_ $r{$_}\n" for sort { $a <=> $b } keys %r;
-    }' "$work/runs/$1/output.log"
+    }' "$runs_dir/$1/output.log"
+}
+
+# The three runs of the tests in "${tests[@]}", in parallel, into $runs_dir.
+run_three() {
+  local name
+  runs=(plain off on)
+  rm -rf "$runs_dir"
+  run_one plain
+  run_one off LD_PRELOAD="$lib" BILI_REPLAY_RETRY_MAX=1
+  run_one on LD_PRELOAD="$lib"
+  watch_runs
+  for name in "${runs[@]}"; do results_of "$name" >"$runs_dir/$name/results"; done
 }
 
 run_all() {
   [ -f "$src/.curl-suite-built" ] || { echo "curl-suite: not built (run: $0 build)" >&2; exit 1; }
   swap_in_system_lib
-  local lib=$build/shim/libcurlretry.so
+  lib=$build/shim/libcurlretry.so
   [ -f "$lib" ] || { echo "curl-suite: $lib missing (build curlretry first)" >&2; exit 1; }
   [ ${#tests[@]} -gt 0 ] || tests=(HTTP)
-  runs=(plain off on)
-  rm -rf "$work/runs"
-  local started=$SECONDS name
-  run_one plain
-  run_one off LD_PRELOAD="$lib" BILI_REPLAY_RETRY_MAX=1
-  run_one on LD_PRELOAD="$lib"
-  watch_runs
-  for name in "${runs[@]}"; do results_of "$name" >"$work/runs/$name/results"; done
+  local started=$SECONDS status=0
+  runs_dir=$work/runs
+  run_three
   echo "curl-suite: the three runs took $((SECONDS - started)) s"
-  compare_runs
+  compare_runs "$runs_dir" || status=$?
+  [ $status = 0 ] && return 0
+  # A test that differs once may be one of curl's timing-sensitive ones on a loaded machine: the
+  # differing tests run again, three ways, and only a difference that repeats counts. A hang or
+  # a crash counts the first time.
+  if [ $status = 1 ] && [ -s "$runs_dir/differing" ]; then
+    mapfile -t tests <"$runs_dir/differing"
+    echo "curl-suite: running the ${#tests[@]} differing tests again: ${tests[*]}"
+    runs_dir=$work/runs-again
+    run_three
+    compare_runs "$runs_dir" && return 0
+  fi
+  return 1
 }
 
 # Prints each run's counts and the tests whose outcome differs from the plain run; exits 1 on a
 # difference with retries off, an unexpected one with retries on, a hang or a crash.
 compare_runs() {
-  python3 - "$work/runs" "$expected_on" <<'EOF'
+  python3 - "$1" "$expected_on" <<'EOF'
 import sys
 
 runs, expected_file = sys.argv[1], sys.argv[2]
@@ -236,7 +256,8 @@ for line in open(expected_file):
         continue
     num, _, why = line.partition(" ")
     expected[int(num)] = why.strip()
-bad = 0
+bad = 0  # 1: differences only (worth running again), 2: a hang or a crash
+differing = set()
 for name, res in (("plain", plain), ("off", off), ("on", on)):
     counts = {}
     for r in res.values():
@@ -246,7 +267,7 @@ for name, res in (("plain", plain), ("off", off), ("on", on)):
     for t, r in sorted(res.items()):
         if r in ("HANG", "CRASH"):
             print(f"curl-suite: {name}: test {t} {r}")
-            bad = 1
+            bad = 2
 for name, res in (("off", off), ("on", on)):
     for t in sorted(set(plain) | set(res)):
         a, b = plain.get(t, "MISSING"), res.get(t, "MISSING")
@@ -256,10 +277,13 @@ for name, res in (("off", off), ("on", on)):
             print(f"curl-suite: on: test {t} {a} -> {b} (expected: {expected[t]})")
             continue
         print(f"curl-suite: {name}: test {t} {a} -> {b} UNEXPECTED")
-        bad = 1
+        bad = max(bad, 1)
+        differing.add(t)
 for t, why in sorted(expected.items()):
     if t in plain and plain.get(t) == on.get(t):
         print(f"curl-suite: on: test {t} is listed as expected to differ but does not ({why})")
+with open(f"{runs}/differing", "w") as f:
+    f.write("".join(f"{t}\n" for t in sorted(differing)))
 print("curl-suite: " + ("FAILED" if bad else "OK"))
 sys.exit(bad)
 EOF
@@ -272,7 +296,7 @@ case $stage in
   fetch) install_deps; fetch ;;
   build) install_deps; fetch; build_curl ;;
   run) run_all ;;
-  compare) compare_runs ;;
+  compare) compare_runs "${CURL_SUITE_RUNS:-$work/runs}" ;;
   all) install_deps; fetch; build_curl; run_all ;;
   *) echo "usage: $0 [all|fetch|build|run|compare] [TEST...]" >&2; exit 2 ;;
 esac

@@ -11,6 +11,9 @@ packages=(
   # tests: real hosts of both libcurl flavours
   curl git libcurl3-gnutls python3 python3-pycurl php-cli php-curl
   libuv1-dev libevent-dev libcurl4-doc
+  # scripts/curl-suite.sh: apt-get source, and building curl's tool and test tools (issue 18)
+  dpkg-dev autoconf automake libtool perl zlib1g-dev libnghttp2-dev libpsl-dev libidn2-dev
+  libbrotli-dev libzstd-dev stunnel4
 )
 
 # shellcheck source=scripts/apt-missing.sh
