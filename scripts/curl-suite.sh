@@ -11,8 +11,9 @@
 #   scripts/curl-suite.sh [all|fetch|build|run] [TEST...]   (TEST: curl test numbers or keywords;
 #                                                            default: every test with keyword HTTP)
 # Environment: CURL_SUITE_DIR (work directory, default build/curl-suite), BUILD_DIR (where
-# libcurlretry.so was built, default build/), CURL_SUITE_TEST_TIMEOUT (seconds one test command
-# may run before it is called a hang and killed, default 60).
+# libcurlretry.so was built, default build/), CURL_SUITE_LIB (the library to preload, default
+# $BUILD_DIR/shim/libcurlretry.so), CURL_SUITE_TEST_TIMEOUT (seconds one test command may run
+# before it is called a hang and killed, default 60), CURL_SUITE_JOBS (make -j, default 2).
 #
 # Which libcurl the tests use: curl's build links its tool and its libtests against its own
 # lib/.libs/libcurl.so.4. We build that library (same source, same soname, Debian's versioned
@@ -22,8 +23,8 @@
 # user's program would meet.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=${BUILD_DIR:-$root/build}
-work=${CURL_SUITE_DIR:-$build/curl-suite}
+build=$(realpath -m "${BUILD_DIR:-$root/build}")
+work=$(realpath -m "${CURL_SUITE_DIR:-$build/curl-suite}")
 timeout_s=${CURL_SUITE_TEST_TIMEOUT:-60}
 expected_on=$root/tests/curl-suite/expected-on.txt
 jobs=${CURL_SUITE_JOBS:-2}
@@ -209,7 +210,7 @@ run_three() {
 run_all() {
   [ -f "$src/.curl-suite-built" ] || { echo "curl-suite: not built (run: $0 build)" >&2; exit 1; }
   swap_in_system_lib
-  lib=$build/shim/libcurlretry.so
+  lib=$(realpath -m "${CURL_SUITE_LIB:-$build/shim/libcurlretry.so}")
   [ -f "$lib" ] || { echo "curl-suite: $lib missing (build curlretry first)" >&2; exit 1; }
   [ ${#tests[@]} -gt 0 ] || tests=(HTTP)
   local started=$SECONDS status=0
@@ -258,6 +259,9 @@ for line in open(expected_file):
     expected[int(num)] = why.strip()
 bad = 0  # 1: differences only (worth running again), 2: a hang or a crash
 differing = set()
+if not plain:
+    print("curl-suite: the run without curlretry ran no test (see its output.log)")
+    bad = 2
 for name, res in (("plain", plain), ("off", off), ("on", on)):
     counts = {}
     for r in res.values():
