@@ -184,6 +184,8 @@ results_of() {
   perl -ne '
     if (/^(PASS|FAIL): (\d+) /) { $r{$2} = $1; }
     elsif (/^CURLSUITE-EXIT (\d+) (\d+)/) { $exit{$1} = $2; }
+    # Some failures (no server input at all) print no FAIL line; the summary names them.
+    elsif (/^TESTFAIL: These test cases failed: (.*)/) { $r{$_} //= "FAIL" for split " ", $1; }
     END {
       for my $t (keys %exit) {
         my $c = $exit{$t};

@@ -207,6 +207,7 @@ void Transfer::reset_attempt() {
   held_body_.clear();
   flushed_body_ = 0;
   committed_ = false;
+  committed_at_headers_ = false;
   status_learned_ = false;
   hints_learned_ = false;
   host_refused_ = false;
@@ -342,7 +343,7 @@ size_t Transfer::header(char* data, size_t n) {
   note_header_line(data, n);
   if (host_wants_headers() && !response_.candidate && is_blank_line(data, n) && ends_our_part()) {
     switch (flush_held()) {
-      case Flush::done: committed_ = true; break;
+      case Flush::done: committed_ = committed_at_headers_ = true; break;
       case Flush::paused: break;  // the rest goes with the body or at the end, as before
       case Flush::refused: host_refused_ = true; return 0;
     }
@@ -467,6 +468,23 @@ size_t Transfer::read(char* buffer, size_t size, size_t nitems) {
     r = host.read_fn ? host.read_fn(buffer, size, nitems, host.read_data)
                      : std::fread(buffer, size, nitems, static_cast<FILE*>(host.read_data));
   }
+  if (r == CURL_READFUNC_PAUSE && response_.candidate && !committed_ && !held_body_.empty()) {
+    // The response came before the host's first read, and the host pauses its upload until it
+    // sees that response (curl test 1533): it gets it now, as it already would have without us,
+    // and is asked again (it may have resumed the upload from its write callback).
+    response_.candidate = false;
+    switch (flush_held()) {
+      case Flush::done: {
+        committed_ = true;
+        HostScope scope;
+        r = host.read_fn ? host.read_fn(buffer, size, nitems, host.read_data)
+                         : std::fread(buffer, size, nitems, static_cast<FILE*>(host.read_data));
+        break;
+      }
+      case Flush::paused: break;
+      case Flush::refused: host_refused_ = true; return CURL_READFUNC_ABORT;
+    }
+  }
   upload_paused_ = r == CURL_READFUNC_PAUSE;
   if (r == CURL_READFUNC_ABORT || r == CURL_READFUNC_PAUSE || r > want) return r;
   if (!tee_overflow_) {
@@ -571,16 +589,19 @@ core::Outcome Transfer::outcome(CURLcode code) const {
     // a response like any other, classified by its status.
     o.transport = core::Transport::ok;
     o.status = static_cast<int>(connect_code);
-  } else if (o.transport == core::Transport::recv && os_errno == 0 && response_code != 0) {
+  } else if (code == CURLE_RECV_ERROR && os_errno == 0 && response_code != 0) {
     // A response arrived and libcurl found it malformed (a bad chunk, curl test 1416): a protocol
-    // error, not a failure of the network. (A socket's receive error sets the errno.)
+    // error, not a failure of the network. (A socket's receive error sets the errno; a body cut
+    // short by a close is CURLE_PARTIAL_FILE, still retried.)
     o.transport = core::Transport::other;
   }
   o.retry_after = response_.retry_after;
   o.retry_after_ms = response_.retry_after_ms;
   o.should_retry = response_.should_retry;
   o.body_prefix = held_body_.substr(0, policy_->body_window);
-  o.committed = committed_;
+  // A response delivered at the end of its headers had no body to hold: the decision (and its log
+  // line) is the one it had when it was delivered at the end of the attempt.
+  o.committed = committed_ && !committed_at_headers_;
   o.replayable = upload_replayable();
   o.unsafe_method = method_ == "POST" || method_ == "PATCH";
   o.attempt = attempt_;
@@ -601,8 +622,16 @@ core::Verdict Transfer::decide_now(CURLcode code) {
 Transfer::Step Transfer::finish_attempt(CURLcode code) {
   // The common case: a first attempt whose body already reached the host. Nothing to decide
   // (unless the attempt log wants a line for it).
-  if (committed_ && attempt_ == 1 && !events::enabled()) return Step{false, core::Millis{0}, code};
+  // (A response delivered at the end of its headers still gets its final log line, as it did
+  // when it was delivered here.)
+  if (committed_ && !committed_at_headers_ && attempt_ == 1 && !events::enabled()) {
+    return Step{false, core::Millis{0}, code};
+  }
   core::Verdict verdict = early_verdict_ ? *early_verdict_ : decide_now(code);
+  if (verdict.action == core::Action::retry && committed_at_headers_) {
+    verdict.action = core::Action::give_up;  // the host has its headers: nothing to take back
+    verdict.reason = "committed";
+  }
   if (verdict.action == core::Action::retry && !rewind_upload()) {
     verdict.action = core::Action::give_up;
     verdict.reason = "not-replayable";

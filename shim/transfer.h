@@ -177,6 +177,7 @@ class Transfer {
   std::string held_body_;
   size_t flushed_body_ = 0;
   bool committed_ = false;
+  bool committed_at_headers_ = false;  // by ends_our_part(): no body byte went through write()
   bool status_learned_ = false;  // learn_status() ran for this attempt
   bool hints_learned_ = false;   // learn_hints() ran for this attempt
   bool host_refused_ = false;       // a host callback refused data: its own abort
