@@ -92,19 +92,26 @@ EOF
 
 build_curl() {
   [ -f "$src/.curl-suite-built" ] && return 0
-  (
-    cd "$src"
-    autoreconf -fi >/dev/null 2>&1
+  # The compilers' chatter goes to a log, shown when a step fails.
+  local log=$work/build.log
+  # (Each step is chained with &&: set -e does not apply inside an `if` condition.)
+  if ! (
+    cd "$src" &&
+    autoreconf -fi &&
     # debian/rules' CONFIGURE_ARGS for the OpenSSL flavour, less LDAP, GSSAPI, libssh2 and RTMP
     # (their tests are not HTTP tests; the library the tests run is the system one anyway).
-    ./configure -q --disable-dependency-tracking --disable-symbol-hiding --enable-versioned-symbols \
+    ./configure --disable-dependency-tracking --disable-symbol-hiding --enable-versioned-symbols \
       --enable-threaded-resolver --with-nghttp2 --with-openssl --disable-ldap --without-libssh2 \
       --without-librtmp --with-ca-path=/etc/ssl/certs \
-      --with-ca-bundle=/etc/ssl/certs/ca-certificates.crt >/dev/null
-    make -s -j"$jobs" >/dev/null
-    make -s -j"$jobs" -C tests/server >/dev/null
-    make -s -j"$jobs" -C tests/libtest >/dev/null
-  )
+      --with-ca-bundle=/etc/ssl/certs/ca-certificates.crt &&
+    make -j"$jobs" &&
+    make -j"$jobs" -C tests/server &&
+    make -j"$jobs" -C tests/libtest
+  ) >"$log" 2>&1; then
+    tail -n 40 "$log" >&2
+    echo "curl-suite: building curl failed (whole log: $log)" >&2
+    return 1
+  fi
   swap_in_system_lib
   touch "$src/.curl-suite-built"
 }
@@ -131,8 +138,8 @@ run_one() {
   for f in "$src"/*; do [ "$(basename "$f")" = tests ] || ln -s "$f" "$dir/"; done
   cp -a "$src/tests" "$dir/tests"
   rm -rf "$dir/tests/log"
-  sed -i 's/^\(\s*\)\$timetoolend{\$testnum} = Time::HiRes::time();/&\n\1logmsg "CURLSUITE-EXIT $testnum $cmdres\\n";/' \
-    "$dir/tests/runtests.pl"
+  local log_exit='logmsg "CURLSUITE-EXIT $testnum $cmdres\\n";'
+  sed -i "s/^\(\s*\)\$timetoolend{\$testnum} = Time::HiRes::time();/&\n\1$log_exit/" "$dir/tests/runtests.pl"
   grep -q CURLSUITE-EXIT "$dir/tests/runtests.pl" || { echo "curl-suite: cannot patch runtests.pl" >&2; return 1; }
   (
     cd "$dir/tests"
