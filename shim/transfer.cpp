@@ -177,6 +177,8 @@ void apply_host_callbacks(const real::Api& api, CURL* easy, const HostOptions& h
   set_real(api, easy, CURLOPT_SEEKFUNCTION, host.seek_fn);
   set_real(api, easy, CURLOPT_SEEKDATA, host.seek_data);
   set_real(api, easy, CURLOPT_HEADER, static_cast<long>(host.include_header));
+  // Taken off for a retry (OncePerTransfer): a handle duplicated meanwhile gets it back too.
+  if (host.hsts_read_fn) set_real(api, easy, CURLOPT_HSTSREADFUNCTION, host.hsts_read_fn);
 }
 
 void Transfer::uninstall() {
