@@ -50,6 +50,7 @@ KeyValues describe_policy(const core::Policy& p) {
       {"retry_on.status", statuses},
       {"retry_on.body_markers", list_of_strings(p.retry_markers)},
       {"retry_on.transport", transports},
+      {"retry_on.unanswered_post", p.retry_unanswered_post ? "true" : "false"},
       {"never_retry.body_markers", list_of_strings(p.permanent_markers)},
       {"codes", codes(p.codes)},
       {"body_window", std::to_string(p.body_window)},

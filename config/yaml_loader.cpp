@@ -29,7 +29,7 @@ constexpr std::string_view kRuleKeys[] = {"name",     "match",       "max_attemp
                                                  "stream"};
 constexpr std::string_view kBackoffKeys[] = {"strategy", "base_ms", "max_ms", "jitter"};
 constexpr std::string_view kRetryAfterKeys[] = {"honor", "max_ms"};
-constexpr std::string_view kRetryOnKeys[] = {"status", "body_markers", "transport"};
+constexpr std::string_view kRetryOnKeys[] = {"status", "body_markers", "transport", "unanswered_post"};
 constexpr std::string_view kNeverRetryKeys[] = {"body_markers"};
 constexpr std::string_view kCodesKeys[] = {"path", "retry", "permanent"};
 constexpr std::string_view kMatchKeys[] = {"host", "path", "method", "header"};
@@ -265,6 +265,10 @@ class Loader {
       policy.retry_transport = std::move(kinds);
       sources["retry_on.transport"] = v_.where(*node);
     }
+    if (const YamlNode* node = find(map, "unanswered_post")) {
+      policy.retry_unanswered_post = v_.boolean(*node, join_key(k, "unanswered_post"));
+      sources["retry_on.unanswered_post"] = v_.where(*node);
+    }
   }
 
   core::CodeTable read_code_table(const YamlNode& map, const std::string& k) {
@@ -463,9 +467,9 @@ Config builtin_config() {
   config.defaults = core::Policy::builtin();
   for (const char* key : {"max_attempts", "max_elapsed_ms", "backoff.strategy", "backoff.base_ms", "backoff.max_ms",
                           "backoff.jitter", "retry_after.honor", "retry_after.max_ms", "retry_on.status",
-                          "retry_on.body_markers", "retry_on.transport", "never_retry.body_markers", "codes",
-                          "body_window", "stream.hold", "stream.hold_max_bytes", "stream.content_events",
-                          "stream.setup_events"}) {
+                          "retry_on.body_markers", "retry_on.transport", "retry_on.unanswered_post",
+                          "never_retry.body_markers", "codes", "body_window", "stream.hold", "stream.hold_max_bytes",
+                          "stream.content_events", "stream.setup_events"}) {
     config.default_sources[key] = "built-in";
   }
   for (const char* key : {"disable", "log", "log_file", "events_file", "max_upload_replay", "max_error_body",

@@ -117,6 +117,17 @@ Finding classify(const Policy& policy, const Outcome& o) {
   return give_up("not-retryable");
 }
 
+// A POST that got no answer may still have been acted on: only a failure before the request
+// could leave (no connection, no TLS session) is certainly harmless to repeat.
+bool request_may_have_arrived(const Outcome& o) {
+  if (o.status != 0) return false;
+  switch (o.transport) {
+    case Transport::connect_refused:
+    case Transport::tls_handshake: return false;
+    default: return true;
+  }
+}
+
 // The wait the server asked for, if we honour it and can read it, and the header that said so.
 std::optional<std::pair<Millis, const char*>> server_wait(const Policy& policy, const Outcome& o,
                                                           std::chrono::system_clock::time_point now) {
@@ -158,6 +169,9 @@ Verdict decide(const Policy& policy, const Outcome& outcome, Random& random,
   if (outcome.elapsed >= policy.max_elapsed) return give_up("max-elapsed");
   if (finding.action == Action::give_up) {
     return Verdict{Action::give_up, Millis{0}, std::move(finding.reason), std::move(finding.what), Millis{0}, {}};
+  }
+  if (!policy.retry_unanswered_post && outcome.unsafe_method && request_may_have_arrived(outcome)) {
+    return give_up("unanswered-post");
   }
 
   Millis delay{0};

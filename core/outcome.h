@@ -50,6 +50,7 @@ struct Outcome {
 
   bool committed = false;   // a body byte already reached the host
   bool replayable = true;   // the request can be sent again (its upload can be rewound)
+  bool unsafe_method = false;  // POST or PATCH: not idempotent by HTTP's definition
 
   int attempt = 1;               // 1-based number of the attempt that just ended
   Millis elapsed{0};             // since the transfer began (first attempt start)

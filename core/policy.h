@@ -56,6 +56,10 @@ struct Policy {
   std::vector<int> retry_status;
   std::vector<std::string> retry_markers;      // retried on a 4xx
   std::vector<Transport> retry_transport;
+  // A POST or PATCH that went out and got no response at all (empty reply, reset, receive or
+  // send error, timeout) is sent again. The seeds' requests (LLM APIs) are idempotent; a program
+  // whose POSTs are not says false.
+  bool retry_unanswered_post = true;
   std::vector<std::string> permanent_markers;  // give up, whatever the status
   std::vector<CodeTable> codes;
 

@@ -39,6 +39,8 @@ bool is_recorded_option(CURLoption option) {
     case CURLOPT_XFERINFODATA:
     case CURLOPT_NOPROGRESS:
     case CURLOPT_FRESH_CONNECT:
+    case CURLOPT_FOLLOWLOCATION:
+    case CURLOPT_HSTSREADFUNCTION:
     case CURLOPT_TIMEOUT:
     case CURLOPT_TIMEOUT_MS:
     case CURLOPT_ERRORBUFFER:
@@ -85,6 +87,10 @@ bool record_option(HostOptions& o, CURLoption option, OptionValue v) {
     case CURLOPT_NOPROGRESS: o.noprogress = v.number != 0; return true;
     case CURLOPT_HEADER: o.include_header = v.number != 0; return true;
     case CURLOPT_FRESH_CONNECT: o.fresh_connect = v.number != 0; return true;
+    case CURLOPT_FOLLOWLOCATION: o.follow_location = v.number != 0; return true;
+    case CURLOPT_HSTSREADFUNCTION:
+      o.hsts_read_fn = reinterpret_cast<curl_hstsread_callback>(v.function);
+      return true;
     case CURLOPT_TIMEOUT: o.timeout_ms = v.number > 0 ? v.number * 1000 : 0; return true;
     case CURLOPT_TIMEOUT_MS: o.timeout_ms = v.number > 0 ? v.number : 0; return true;
     case CURLOPT_ERRORBUFFER: o.error_buffer = static_cast<char*>(v.pointer); return true;

@@ -35,6 +35,9 @@ struct HostOptions {
   bool noprogress = true;
   bool include_header = false;
   bool fresh_connect = false;
+  bool follow_location = false;
+  // Called by libcurl once per transfer (at its start): the shim keeps it off for attempts 2+.
+  curl_hstsread_callback hsts_read_fn = nullptr;
   long timeout_ms = 0;
   char* error_buffer = nullptr;
   std::string url;

@@ -146,6 +146,7 @@ void Transfer::end() {
   fresh_connect_forced_ = timeout_changed_ = false;
   override_.restore(*api_, easy_, host);
   pending_credential_.reset();  // a command nobody waits for any more is killed
+  once_per_transfer_.restore(*api_, easy_, host);
   if (held_body_.capacity() > kChunk) std::string().swap(held_body_);
   upload_.release();
   cookies_.clear();
@@ -188,6 +189,8 @@ void apply_host_callbacks(const real::Api& api, CURL* easy, const HostOptions& h
   set_real(api, easy, CURLOPT_SEEKFUNCTION, host.seek_fn);
   set_real(api, easy, CURLOPT_SEEKDATA, host.seek_data);
   set_real(api, easy, CURLOPT_HEADER, static_cast<long>(host.include_header));
+  // Taken off for a retry (OncePerTransfer): a handle duplicated meanwhile gets it back too.
+  if (host.hsts_read_fn) set_real(api, easy, CURLOPT_HSTSREADFUNCTION, host.hsts_read_fn);
 }
 
 void Transfer::uninstall() {
@@ -233,9 +236,11 @@ void Transfer::reset_attempt() {
   held_body_.clear();
   flushed_body_ = 0;
   committed_ = false;
+  committed_at_headers_ = false;
   status_learned_ = false;
   hints_learned_ = false;
   host_refused_ = false;
+  upload_paused_ = false;
   early_verdict_.reset();
   stream_hold_.reset();
   replay_paused_ = false;
@@ -247,6 +252,7 @@ void Transfer::prepare_next_attempt() {
   ++attempt_;
   reset_attempt();
   cookies_.restore(*api_, easy_);
+  once_per_transfer_.before_retry(*api_, easy_, host);
   // A transport error may have left a poisoned connection in the pool: use a new one, once.
   if (last_transport_error_ && !host.fresh_connect) {
     set_real(*api_, easy_, CURLOPT_FRESH_CONNECT, 1L);
@@ -326,6 +332,9 @@ int Transfer::on_seek(void* userdata, curl_off_t offset, int origin) {
 size_t Transfer::write(char* data, size_t n) {
   if (committed_) return host_write(data, n);
   if (!header_cb_ && !status_learned_) learn_status();
+  // A host that paused its upload may be waiting for this very body to resume it (curl test
+  // 1533: a 401 answered before the upload): holding it would deadlock the transfer.
+  if (response_.candidate && upload_paused_) response_.candidate = false;
   if (!response_.candidate) {
     if (size_t r = 0; hold_stream(data, n, r)) return r;
     // A response that cannot be retried: the first body byte (of a 2xx event stream: the first
@@ -367,7 +376,33 @@ size_t Transfer::header(char* data, size_t n) {
     held_line_ends_.push_back(held_headers_.size());
   }
   note_header_line(data, n);
+  if (host_wants_headers() && !response_.candidate && is_blank_line(data, n) && ends_our_part()) {
+    switch (flush_held()) {
+      case Flush::done: committed_ = committed_at_headers_ = true; break;
+      case Flush::paused: break;  // the rest goes with the body or at the end, as before
+      case Flush::refused: host_refused_ = true; return 0;
+    }
+  }
   return n;
+}
+
+bool Transfer::ends_our_part() const {
+  int status = response_.status;
+  if (status < 200) return false;  // 1xx: the real response follows
+  bool redirect = status >= 300 && status < 400;
+  if (redirect && host.follow_location) {
+    if (!response_.location_not_http) return false;  // libcurl goes on to the target
+  } else if (!response_.no_body && status != 204 && status != 304) {
+    return false;  // a body follows: it commits (or is held) as before
+  }
+  // A proxy's answer to CONNECT (the origin's response is still to come) or a response through
+  // a tunnel: kept as before.
+  long connect_code = 0;
+  if (auto getinfo = api_->easy_getinfo) {
+    LibcurlScope scope(*api_);
+    getinfo(easy_, CURLINFO_HTTP_CONNECTCODE, &connect_code);
+  }
+  return connect_code == 0;
 }
 
 void Transfer::learn_status() {
@@ -429,6 +464,14 @@ void Transfer::note_header_line(const char* data, size_t n) {
     return;
   }
   char first = line.empty() ? '\0' : static_cast<char>(line[0] | 0x20);
+  if (first == 'c' || first == 'l') {
+    if (auto length = header_value(line, "content-length")) {
+      response_.no_body = *length == "0";
+    } else if (auto location = header_value(line, "location")) {
+      response_.location_not_http = location->find("://") != std::string::npos && !url_is_http(*location);
+    }
+    return;
+  }
   if (first != 'r' && first != 'x') return;  // the only headers the decision reads
   // A repeated header counts once, the first one, as `curlretry explain` reads it.
   if (auto v = header_value(line, "retry-after")) {
@@ -441,7 +484,24 @@ void Transfer::note_header_line(const char* data, size_t n) {
 }
 
 size_t Transfer::read(char* buffer, size_t size, size_t nitems) {
-  return upload_.read(host, buffer, size, nitems, runtime_->config.settings.max_upload_replay);
+  const size_t limit = runtime_->config.settings.max_upload_replay;
+  size_t r = upload_.read(host, buffer, size, nitems, limit);
+  if (r == CURL_READFUNC_PAUSE && response_.candidate && !committed_ && !held_body_.empty()) {
+    // The response came before the host's first read, and the host pauses its upload until it
+    // sees that response (curl test 1533): it gets it now, as it already would have without us,
+    // and is asked again (it may have resumed the upload from its write callback).
+    response_.candidate = false;
+    switch (flush_held()) {
+      case Flush::done:
+        committed_ = true;
+        r = upload_.read(host, buffer, size, nitems, limit);
+        break;
+      case Flush::paused: break;
+      case Flush::refused: host_refused_ = true; return CURL_READFUNC_ABORT;
+    }
+  }
+  upload_paused_ = r == CURL_READFUNC_PAUSE;
+  return r;
 }
 
 int Transfer::seek(curl_off_t offset, int origin) {
@@ -490,22 +550,38 @@ core::Outcome Transfer::outcome(CURLcode code) const {
   core::Outcome o;
   long os_errno = 0;
   long response_code = 0;
+  long connect_code = 0;
   if (auto getinfo = api_->easy_getinfo) {
     LibcurlScope scope(*api_);
     getinfo(easy_, CURLINFO_OS_ERRNO, &os_errno);
     getinfo(easy_, CURLINFO_RESPONSE_CODE, &response_code);
+    getinfo(easy_, CURLINFO_HTTP_CONNECTCODE, &connect_code);
   }
   o.transport = transport_of(code, os_errno);
   if (code == CURLE_WRITE_ERROR && !host_refused_) o.transport = core::Transport::ok;  // our own stop
   o.status = response_.status != 0 ? response_.status : static_cast<int>(response_code);
+  if (code == CURLE_RECV_ERROR && connect_code != 0 && connect_code / 100 != 2) {
+    // libcurl reports a proxy's refusal of CONNECT (407, 403, 503...) as a receive error: it is
+    // a response like any other, classified by its status.
+    o.transport = core::Transport::ok;
+    o.status = static_cast<int>(connect_code);
+  } else if (code == CURLE_RECV_ERROR && os_errno == 0 && response_code != 0) {
+    // A response arrived and libcurl found it malformed (a bad chunk, curl test 1416): a protocol
+    // error, not a failure of the network. (A socket's receive error sets the errno; a body cut
+    // short by a close is CURLE_PARTIAL_FILE, still retried.)
+    o.transport = core::Transport::other;
+  }
   o.retry_after = response_.retry_after;
   o.retry_after_ms = response_.retry_after_ms;
   o.should_retry = response_.should_retry;
   o.body_prefix = held_body_.substr(0, policy_->body_window);
   o.stream_error = stream_hold_.error_data();
   o.stream_error_event = stream_hold_.error_event();
-  o.committed = committed_;
+  // A response delivered at the end of its headers had no body to hold: the decision (and its log
+  // line) is the one it had when it was delivered at the end of the attempt.
+  o.committed = committed_ && !committed_at_headers_;
   o.replayable = upload_replayable();
+  o.unsafe_method = method_ == "POST" || method_ == "PATCH";
   o.attempt = attempt_;
   auto now = Clock::now();
   o.elapsed = std::chrono::duration_cast<core::Millis>(now - started_);
@@ -524,11 +600,17 @@ core::Verdict Transfer::decide_now(CURLcode code) {
 Transfer::Step Transfer::finish_attempt(CURLcode code) {
   // The common case: a first attempt whose body already reached the host. Nothing to decide
   // (unless the attempt log wants a line for it).
-  // -v (debug) also logs a first-try success.
-  if (committed_ && attempt_ == 1 && !events::enabled() && !early_verdict_ && !log::enabled(LogLevel::debug)) {
+  // -v (debug) also logs a first-try success. (A response delivered at the end of its headers
+  // still gets its final log line, as it did when it was delivered here.)
+  if (committed_ && !committed_at_headers_ && attempt_ == 1 && !events::enabled() && !early_verdict_ &&
+      !log::enabled(LogLevel::debug)) {
     return Step{false, core::Millis{0}, code};
   }
   core::Verdict verdict = early_verdict_ ? *early_verdict_ : decide_now(code);
+  if (verdict.action == core::Action::retry && committed_at_headers_) {
+    verdict.action = core::Action::give_up;  // the host has its headers: nothing to take back
+    verdict.reason = "committed";
+  }
   refresh_credential(verdict);
   if (verdict.action == core::Action::retry && !rewind_upload()) {
     verdict.action = core::Action::give_up;

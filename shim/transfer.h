@@ -21,6 +21,7 @@
 #include "shim/credential_command.h"
 #include "shim/fallback.h"
 #include "shim/host_options.h"
+#include "shim/once_per_transfer.h"
 #include "shim/real_curl.h"
 #include "shim/request_override.h"
 #include "shim/stream_hold.h"
@@ -121,6 +122,8 @@ class Transfer {
     std::optional<std::string> retry_after_ms;
     std::optional<std::string> should_retry;
     bool candidate = false;  // a failure candidate: its body is held, not streamed
+    bool no_body = false;          // Content-Length: 0
+    bool location_not_http = false;  // a Location whose scheme is not http(s)
   };
 
   size_t write(char* data, size_t n);
@@ -142,6 +145,11 @@ class Transfer {
   void sync_read_callback();
   void reset_attempt();
   void note_header_line(const char* data, size_t n);
+  // At the end of a response's headers: nothing more can arrive in this attempt that we could
+  // retry (a final response without a body, a redirect to another protocol). Held headers then
+  // reach the host now, as they would without us, before libcurl goes on (closes the socket,
+  // starts the FTP transfer).
+  bool ends_our_part() const;
   // Without our header callback: the status from CURLINFO_RESPONSE_CODE, and the decision's
   // hints, when the status needs them, from curl_easy_header.
   void learn_status();
@@ -212,6 +220,7 @@ class Transfer {
   std::string auth_what_;  // "POST host/path -> HTTP 401", for the refresh's log line
   RequestOverride override_;  // applied from the next attempt on, undone by end()
   std::string wait_cause_;  // "529 overloaded", for the heartbeat lines
+  OncePerTransfer once_per_transfer_;
 
   // Per attempt.
   Response response_;
@@ -221,9 +230,11 @@ class Transfer {
   std::string held_body_;
   size_t flushed_body_ = 0;
   bool committed_ = false;
+  bool committed_at_headers_ = false;  // by ends_our_part(): no body byte went through write()
   bool status_learned_ = false;  // learn_status() ran for this attempt
   bool hints_learned_ = false;   // learn_hints() ran for this attempt
   bool host_refused_ = false;       // a host callback refused data: its own abort
+  bool upload_paused_ = false;      // the host's read callback paused the upload
   std::optional<core::Verdict> early_verdict_;  // decided when the held body overflowed, or on a stream error
   StreamHold stream_hold_;
   bool replay_paused_ = false;
