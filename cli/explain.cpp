@@ -167,6 +167,7 @@ int run_explain(const ExplainOptions& options) {
   std::cout << "attempt:  " << e->outcome.attempt << " of "
             << (e->max_attempts < 0 ? std::string("unlimited") : std::to_string(e->max_attempts)) << '\n';
   std::cout << "outcome:  " << e->verdict.what << '\n';
+  std::cout << "fleet:    " << describe_fleet(loaded.config->settings.fleet) << '\n';
   if (retry) {
     std::cout << "verdict:  retry in " << e->verdict.delay.count() << " ms (" << e->verdict.reason << ")\n";
   } else {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/fleet_settings.h"
 #include "core/policy.h"
 
 namespace curlretry::config {
@@ -41,6 +42,7 @@ struct Settings {
   std::string events_file;  // CURLRETRY_EVENTS, empty = none
   std::size_t max_upload_replay = 8 * 1024 * 1024;  // bounded tee of read-callback uploads
   std::size_t max_error_body = 64 * 1024;           // held body of a failure candidate
+  FleetSettings fleet;  // the `fleet:` section; its Sources keys are "fleet.*"
 };
 
 struct Config {

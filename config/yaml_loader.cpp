@@ -10,13 +10,14 @@
 #include "config/env.h"
 #include "config/glob.h"
 #include "config/limits.h"
+#include "config/yaml_fleet.h"
 #include "config/yaml_tree.h"
 #include "config/yaml_values.h"
 
 namespace curlretry::config {
 namespace {
 
-constexpr std::string_view kTopKeys[] = {"version", "defaults", "settings", "rules"};
+constexpr std::string_view kTopKeys[] = {"version", "defaults", "settings", "rules", "fleet"};
 constexpr std::string_view kPolicyKeys[] = {"max_attempts", "max_elapsed_ms", "backoff",  "retry_after",
                                                    "retry_on",     "never_retry",    "codes",    "body_window"};
 constexpr std::string_view kRuleKeys[] = {"name",     "match",       "max_attempts", "max_elapsed_ms",
@@ -105,6 +106,9 @@ class Loader {
       read_settings(*settings, config.settings, config.settings_sources);
     }
     if (const YamlNode* rules = find(root, "rules")) read_rules(*rules, config);
+    if (const YamlNode* fleet = find(root, "fleet")) {
+      read_fleet_section(v_, *fleet, config.settings.fleet, config.settings_sources);
+    }
     return config;
   }
 
@@ -444,6 +448,7 @@ Config builtin_config() {
   for (const char* key : {"disable", "log", "log_file", "events_file", "max_upload_replay", "max_error_body"}) {
     config.settings_sources[key] = "built-in";
   }
+  fleet_builtin_sources(config.settings_sources);
   return config;
 }
 
