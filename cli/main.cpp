@@ -9,6 +9,7 @@
 #include "cli/demo.h"
 #include "cli/doctor.h"
 #include "cli/explain.h"
+#include "cli/fleet.h"
 #include "cli/launch.h"
 #include "cli/library_path.h"
 #include "cli/stats.h"
@@ -129,6 +130,9 @@ int main(int argc, char** argv) {
       ->type_name("DURATION");
   stats->add_option("--width", stats_options.width, "Widest bar in characters (default 50)")->type_name("N");
 
+  FleetOptions fleet_options;
+  CLI::App* fleet = add_fleet_command(app, fleet_options);
+
   // Set last: subcommands copy their parent's footer when created.
   app.footer(
       "Examples:\n"
@@ -185,6 +189,10 @@ int main(int argc, char** argv) {
       return run_explain(ex);
     }
     if (demo->parsed()) return run_demo_command(curl, tls);
+    if (fleet->parsed()) {
+      if (!fleet_options.config) fleet_options.config = config();
+      return run_fleet(fleet_options);
+    }
     if (doctor->parsed()) {
       doctor_options.command = doctor->remaining();
       doctor_options.command.insert(doctor_options.command.end(), after.begin(), after.end());

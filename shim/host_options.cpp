@@ -31,6 +31,7 @@ bool is_recorded_option(CURLoption option) {
     case CURLOPT_TIMEOUT_MS:
     case CURLOPT_ERRORBUFFER:
     case CURLOPT_URL:
+    case CURLOPT_HTTPHEADER:
       return true;
     default:
       return false;
@@ -57,6 +58,7 @@ bool record_option(HostOptions& o, CURLoption option, OptionValue v) {
     case CURLOPT_TIMEOUT_MS: o.timeout_ms = v.number > 0 ? v.number : 0; return true;
     case CURLOPT_ERRORBUFFER: o.error_buffer = static_cast<char*>(v.pointer); return true;
     case CURLOPT_URL: o.url = v.pointer ? static_cast<const char*>(v.pointer) : ""; return true;
+    case CURLOPT_HTTPHEADER: o.http_headers = static_cast<const curl_slist*>(v.pointer); return true;
     default: return false;
   }
 }

@@ -28,6 +28,8 @@ struct HostOptions {
   long timeout_ms = 0;
   char* error_buffer = nullptr;
   std::string url;
+  // The host's request headers: the fleet keys a 429's cooldown by its credential header.
+  const curl_slist* http_headers = nullptr;
 
   // Which options the shim replaces with its trampolines during a transfer.
   static bool is_trampolined(CURLoption option);

@@ -6,7 +6,9 @@
 #include <string_view>
 
 #include "config/text.h"
+#include "core/cooldown.h"
 #include "shim/events.h"
+#include "shim/fleet_hook.h"
 #include "shim/log.h"
 #include "shim/real_curl.h"
 #include "shim/reentry_guard.h"
@@ -130,6 +132,7 @@ bool Transfer::begin(const Runtime& runtime) {
   sync_header_callback();
   reset_attempt();
   attempt_ = 1;
+  fleet_hook::count_request(runtime, host);
   return true;
 }
 
@@ -546,13 +549,15 @@ core::Verdict Transfer::decide_now(CURLcode code) {
 
 Transfer::Step Transfer::finish_attempt(CURLcode code) {
   // The common case: a first attempt whose body already reached the host. Nothing to decide
-  // (unless the attempt log wants a line for it).
-  if (committed_ && attempt_ == 1 && !events::enabled()) return Step{false, core::Millis{0}, code};
+  // (unless the attempt log wants a line for it, or the server asked the whole fleet to back off).
+  if (committed_ && attempt_ == 1 && !events::enabled() && !core::cooldown::cools_fleet(response_.status))
+    return Step{false, core::Millis{0}, code};
   core::Verdict verdict = early_verdict_ ? *early_verdict_ : decide_now(code);
   if (verdict.action == core::Action::retry && !rewind_upload()) {
     verdict.action = core::Action::give_up;
     verdict.reason = "not-replayable";
   }
+  settle_with_fleet(verdict);
   record_event(verdict, code);
   if (verdict.action == core::Action::retry) {
     log_retry(verdict);
@@ -565,6 +570,15 @@ Transfer::Step Transfer::finish_attempt(CURLcode code) {
   // Give up: the host now sees the held response byte for byte, as without the shim.
   replay_code_ = code;
   return resume_replay();
+}
+
+void Transfer::settle_with_fleet(core::Verdict& verdict) const {
+  auto now = Clock::now();
+  std::optional<core::Millis> left = policy_->max_elapsed - std::chrono::duration_cast<core::Millis>(now - started_);
+  if (deadline_) left = std::min(*left, std::chrono::duration_cast<core::Millis>(*deadline_ - now));
+  fleet_hook::Attempt attempt{api_, easy_, &host, policy_, response_.status, &response_.retry_after,
+                              &response_.retry_after_ms, left};
+  fleet_hook::settle(*runtime_, attempt, verdict);
 }
 
 Transfer::Step Transfer::resume_replay() {
@@ -643,7 +657,8 @@ void Transfer::log_final(const core::Verdict& verdict, int) const {
   // A first attempt that ends the transfer is what the host would have seen anyway; say so only
   // when curlretry itself chose not to retry something it otherwise would have.
   bool quiet = attempt_ == 1 && verdict.reason != "retry-after-too-long" && verdict.reason != "not-replayable" &&
-               verdict.reason != "deadline" && verdict.reason != "max-elapsed";
+               verdict.reason != "deadline" && verdict.reason != "max-elapsed" && verdict.reason != "budget" &&
+               verdict.reason != "cooldown";
   LogLevel level = quiet ? LogLevel::debug : LogLevel::info;
   if (!log::enabled(level)) return;
   std::string line = method_ + " " + display_ + " -> " + verdict.what;

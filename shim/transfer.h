@@ -131,6 +131,8 @@ class Transfer {
   void resolve_request();
   core::Outcome outcome(CURLcode code) const;
   core::Verdict decide_now(CURLcode code);
+  // The fleet's word on a verdict: shared cooldown and retry budget (shim/fleet_hook.h).
+  void settle_with_fleet(core::Verdict& verdict) const;
   void log_retry(const core::Verdict& verdict) const;
   void log_final(const core::Verdict& verdict, int status) const;
   void record_event(const core::Verdict& verdict, CURLcode code) const;

@@ -1,0 +1,181 @@
+#include "shim/fleet_hook.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+
+#include "core/cooldown.h"
+#include "core/fleet_key.h"
+#include "fleet/location.h"
+#include "fleet/store.h"
+#include "shim/log.h"
+#include "shim/reentry_guard.h"
+#include "shim/runtime.h"
+
+namespace curlretry::shim::fleet_hook {
+namespace {
+
+using config::LogLevel;
+namespace cooldown = core::cooldown;
+namespace fleet_key = core::fleet_key;
+
+constexpr std::size_t kAuthorityMax = 256;
+
+fleet::Store* open_store(const Runtime& runtime) {
+  const config::FleetSettings& settings = runtime.config.settings.fleet;
+  if (settings.store == config::FleetStore::off) return nullptr;
+  if (settings.store == config::FleetStore::redis) {
+    log::write(LogLevel::warn, "fleet store " + settings.redis_url +
+                                   ": this build has no Redis store; sharing through the machine store instead");
+  }
+  try {
+    const std::string dir = fleet::store_dir(settings.dir, [](const char* name) { return std::getenv(name); });
+    std::string error;
+    std::vector<std::string> notes;
+    auto store = fleet::Store::open(dir, error, notes);
+    for (const auto& note : notes) log::write(LogLevel::warn, note);
+    if (!store) {
+      log::write(LogLevel::warn, error + "; this process retries on its own (no fleet cooldown or budget)");
+      return nullptr;
+    }
+    return store.release();  // kept for the life of the process, like the runtime
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+fleet::Store* store(const Runtime& runtime) {
+  if (runtime.config.settings.fleet.store == config::FleetStore::off) return nullptr;
+  static fleet::Store* const opened = open_store(runtime);
+  return opened;
+}
+
+void warn_full_once() {
+  static std::atomic<bool> warned{false};
+  if (!warned.exchange(true, std::memory_order_relaxed)) {
+    log::write(LogLevel::warn, "the fleet table is full; keys that do not fit are retried per process");
+  }
+}
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string_view authority(const HostOptions& host, char (&buffer)[kAuthorityMax]) {
+  return {buffer, fleet_key::authority_of(host.url, buffer, sizeof buffer)};
+}
+
+std::optional<std::string_view> credential(const HostOptions& host) {
+  for (const curl_slist* h = host.http_headers; h != nullptr; h = h->next) {
+    if (h->data == nullptr) continue;
+    if (auto value = fleet_key::credential_of(h->data)) return value;
+  }
+  return std::nullopt;
+}
+
+// The later of the host's and the credential's cooldowns, from now.
+core::Millis cooling_left(fleet::Store& s, std::string_view key, const HostOptions& host, std::int64_t now) {
+  std::int64_t until = s.cooling(key, now).until_ms;
+  if (auto cred = credential(host)) until = std::max(until, s.cooling(fleet_key::credential_key(key, *cred), now).until_ms);
+  return cooldown::remaining(until, now);
+}
+
+std::optional<std::string> response_header(const real::Api& api, CURL* easy, const char* name) {
+  auto header = api.easy_header;
+  if (header == nullptr) return std::nullopt;
+  struct curl_header* h = nullptr;
+  CURLHcode found;
+  {
+    LibcurlScope scope(api);
+    found = header(easy, name, 0, CURLH_HEADER, -1, &h);
+  }
+  if (found != CURLHE_OK || h == nullptr || h->value == nullptr) return std::nullopt;
+  return std::string(h->value);
+}
+
+// The status as the decision saw it: without our header callback it may only be in libcurl.
+int status_of(const Attempt& a) {
+  if (a.status != 0) return a.status;
+  long code = 0;
+  if (auto getinfo = a.api->easy_getinfo) {
+    LibcurlScope scope(*a.api);
+    getinfo(a.easy, CURLINFO_RESPONSE_CODE, &code);
+  }
+  return static_cast<int>(code);
+}
+
+void record_cooldown(fleet::Store& s, const Attempt& a, std::string_view key, std::int64_t now) {
+  cooldown::Signal signal;
+  signal.status = status_of(a);
+  signal.retry_after = *a.retry_after;
+  signal.retry_after_ms = *a.retry_after_ms;
+  if (!signal.retry_after && !signal.retry_after_ms) {
+    signal.requests_reset = response_header(*a.api, a.easy, "anthropic-ratelimit-requests-reset");
+    signal.reset_requests = response_header(*a.api, a.easy, "x-ratelimit-reset-requests");
+  }
+  auto wait = cooldown::wait_of(signal, std::chrono::system_clock::now());
+  if (!wait || wait->count() == 0) return;
+  const std::string cool_key = fleet_key::cooldown_key(key, signal.status, credential(*a.host));
+  if (!s.cool(cool_key, now + wait->count(), signal.status, now)) warn_full_once();
+}
+
+}  // namespace
+
+void count_request(const Runtime& runtime, const HostOptions& host) {
+  fleet::Store* s = store(runtime);
+  if (s == nullptr) return;
+  char buffer[kAuthorityMax];
+  const std::string_view key = authority(host, buffer);
+  if (key.empty()) return;
+  if (!s->count(key, false, now_ms())) warn_full_once();
+}
+
+core::Millis hold_new(const Runtime& runtime, const HostOptions& host,
+                      std::optional<std::chrono::steady_clock::time_point> deadline) {
+  if (!runtime.config.settings.fleet.hold_new) return core::Millis{0};
+  fleet::Store* s = store(runtime);
+  if (s == nullptr) return core::Millis{0};
+  char buffer[kAuthorityMax];
+  const std::string_view key = authority(host, buffer);
+  if (key.empty()) return core::Millis{0};
+  core::Millis wait = std::min(cooling_left(*s, key, host, now_ms()), runtime.config.defaults.max_elapsed);
+  if (deadline) {
+    auto left = std::chrono::duration_cast<core::Millis>(*deadline - std::chrono::steady_clock::now());
+    wait = std::min(wait, std::max(core::Millis{0}, left));
+  }
+  return wait;
+}
+
+void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
+  fleet::Store* s = store(runtime);
+  if (s == nullptr) return;
+  char buffer[kAuthorityMax];
+  const std::string_view key = authority(*a.host, buffer);
+  if (key.empty()) return;
+  const std::int64_t now = now_ms();
+  if (cooldown::cools_fleet(status_of(a))) record_cooldown(*s, a, key, now);
+  if (verdict.action != core::Action::retry) return;
+
+  const core::Millis cooling = cooling_left(*s, key, *a.host, now);
+  if (cooling.count() > 0) {
+    const core::Millis wait = cooldown::combine(verdict.delay, cooling);
+    if (!cooldown::fits(wait, a.policy->max_retry_after, a.time_left)) {
+      verdict.action = core::Action::give_up;
+      verdict.reason = "cooldown";
+      return;
+    }
+    if (wait > verdict.delay) verdict.what += " (fleet cooldown)";
+    verdict.delay = wait;
+  }
+  const core::budget::Budget& budget = runtime.config.settings.fleet.budget;
+  auto counts = s->counts(key, now, budget.window).value_or(core::budget::Counts{});
+  if (!core::budget::retry_allowed(budget, counts)) {
+    verdict.action = core::Action::give_up;
+    verdict.reason = "budget";
+    return;
+  }
+  if (!s->count(key, true, now)) warn_full_once();
+}
+
+}  // namespace curlretry::shim::fleet_hook
