@@ -1,5 +1,7 @@
 #include "shim/fleet_hook.h"
 
+#include <sys/auxv.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -24,6 +26,9 @@ constexpr std::size_t kAuthorityMax = 256;
 fleet::Store* open_store(const Runtime& runtime) {
   const config::FleetSettings& settings = runtime.config.settings.fleet;
   if (settings.store == config::FleetStore::off) return nullptr;
+  // A setuid/setgid process must not create or trust files in a place its caller's environment
+  // picked (XDG_RUNTIME_DIR); it retries on its own.
+  if (::getauxval(AT_SECURE) != 0) return nullptr;
   if (settings.store == config::FleetStore::redis) {
     log::write(LogLevel::warn, "fleet store " + settings.redis_url +
                                    ": this build has no Redis store; sharing through the machine store instead");
@@ -121,6 +126,8 @@ void record_cooldown(fleet::Store& s, const Attempt& a, std::string_view key, st
 }
 
 }  // namespace
+
+bool active(const Runtime& runtime) { return store(runtime) != nullptr; }
 
 void count_request(const Runtime& runtime, const HostOptions& host) {
   fleet::Store* s = store(runtime);

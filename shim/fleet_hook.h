@@ -21,6 +21,9 @@ struct Runtime;
 
 namespace fleet_hook {
 
+// The store is on and open (opening it on the first call).
+bool active(const Runtime& runtime);
+
 // A first attempt begins: one request counted against the URL's host. Atomics only once the
 // store is open (it opens on the first call of the process).
 void count_request(const Runtime& runtime, const HostOptions& host);

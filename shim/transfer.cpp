@@ -549,15 +549,24 @@ core::Verdict Transfer::decide_now(CURLcode code) {
 
 Transfer::Step Transfer::finish_attempt(CURLcode code) {
   // The common case: a first attempt whose body already reached the host. Nothing to decide
-  // (unless the attempt log wants a line for it, or the server asked the whole fleet to back off).
-  if (committed_ && attempt_ == 1 && !events::enabled() && !core::cooldown::cools_fleet(response_.status))
+  // (unless the attempt log wants a line for it).
+  if (committed_ && attempt_ == 1 && !events::enabled()) {
+    // Not retried here, but the server may have asked the whole fleet to back off.
+    if (core::cooldown::cools_fleet(response_.status) && fleet_hook::active(*runtime_)) {
+      resolve_request();
+      learn_hints();
+      core::Verdict delivered;
+      settle_with_fleet(delivered);
+    }
     return Step{false, core::Millis{0}, code};
+  }
   core::Verdict verdict = early_verdict_ ? *early_verdict_ : decide_now(code);
+  // Before the rewind: a transfer the fleet stops leaves the host's upload stream alone.
+  settle_with_fleet(verdict);
   if (verdict.action == core::Action::retry && !rewind_upload()) {
     verdict.action = core::Action::give_up;
     verdict.reason = "not-replayable";
   }
-  settle_with_fleet(verdict);
   record_event(verdict, code);
   if (verdict.action == core::Action::retry) {
     log_retry(verdict);

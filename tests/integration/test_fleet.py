@@ -219,11 +219,17 @@ class Budget(FleetTestCase):
 
     def test_over_budget_gives_up_with_the_last_response_verbatim(self):
         self.write_config("fleet: {budget: {percent: 0, reserve: 2}}\n")
+        events = self.temp_dir() / "attempts.jsonl"
         k = self.key()
-        r = self.get(k, "503", CURLRETRY_MAX_ATTEMPTS="5")
+        r = self.get(k, "503", CURLRETRY_MAX_ATTEMPTS="5", CURLRETRY_EVENTS=str(events))
         self.assertRun(r, 0, overloaded_body(k, 3))
         self.assertCount(self.plain, k, 3, r)
         self.assertIn(b"giving up after 3 attempts (budget)", r.stderr)
+        lines = [json.loads(line) for line in events.read_text().splitlines()]
+        self.assertEqual([line["reason"] for line in lines], ["status:503", "status:503", "budget"])
+        stats = harness.run([harness.CURLRETRY_BIN, "stats", str(events)], preload=False, env=self.env())
+        self.assertRun(stats, 0)
+        self.assertIn(b"gave up because: budget (1)", stats.stdout)
 
     def test_the_budget_is_shared_between_processes(self):
         self.write_config("fleet: {budget: {percent: 0, reserve: 2}}\n")
