@@ -146,10 +146,12 @@ core::Millis hold_new(const Runtime& runtime, const HostOptions& host,
   char buffer[kAuthorityMax];
   const std::string_view key = authority(host, buffer);
   if (key.empty()) return core::Millis{0};
-  core::Millis wait = std::min(cooling_left(*s, key, host, now_ms()), runtime.config.defaults.max_elapsed);
-  if (deadline) {
-    auto left = std::chrono::duration_cast<core::Millis>(*deadline - std::chrono::steady_clock::now());
-    wait = std::min(wait, std::max(core::Millis{0}, left));
+  // A cooldown that outlasts the program's own deadline is not waited for at all: holding the
+  // request until its timeout would only turn it into a timeout.
+  const core::Millis wait = cooling_left(*s, key, host, now_ms());
+  if (wait >= runtime.config.defaults.max_elapsed) return core::Millis{0};
+  if (deadline && wait >= std::chrono::duration_cast<core::Millis>(*deadline - std::chrono::steady_clock::now())) {
+    return core::Millis{0};
   }
   return wait;
 }

@@ -29,8 +29,8 @@ bool active(const Runtime& runtime);
 void count_request(const Runtime& runtime, const HostOptions& host);
 
 // How long a new request should wait before its first attempt (fleet.hold_new and a cooldown on
-// its key), bounded by the host's `deadline` and the defaults' max_elapsed_ms. Zero when it need
-// not wait.
+// its key). Zero when it need not wait, and when the cooldown would outlast the host's
+// `deadline` or the defaults' max_elapsed_ms (the request then goes at once).
 core::Millis hold_new(const Runtime& runtime, const HostOptions& host,
                       std::optional<std::chrono::steady_clock::time_point> deadline);
 

@@ -48,6 +48,20 @@ void MultiState::park(CURL* easy, core::Millis delay, CURLcode code) {
   std::push_heap(heap_.begin(), heap_.end(), std::greater<>{});
 }
 
+void MultiState::hold_first_attempt(CURL* easy, core::Millis delay) {
+  Member* m = member(easy);
+  auto remove = api_->multi_remove_handle;
+  if (m == nullptr || remove == nullptr) return;
+  {
+    LibcurlScope scope(*api_);
+    if (remove(multi_, easy) != CURLM_OK) return;
+  }
+  m->transfer->hold_first_attempt();
+  // Should libcurl refuse it when it is due, the host gets a DONE with this code.
+  park(easy, delay, CURLE_FAILED_INIT);
+  update_host_timer();
+}
+
 void MultiState::discard_stale_heap_top() {
   while (!heap_.empty()) {
     const Parked& top = heap_.front();

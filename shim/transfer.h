@@ -75,6 +75,8 @@ class Transfer {
   Step resume_replay();
   // Arms the handle for the next attempt (fresh connection, remaining deadline).
   void prepare_next_attempt();
+  // The first attempt is held back (fleet.hold_new): the next prepare_next_attempt() arms it.
+  void hold_first_attempt() { attempt_ = 0; }
 
   // Calls the host's progress callback, as libcurl would during a transfer. False: the host
   // asked to abort.

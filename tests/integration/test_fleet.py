@@ -189,6 +189,25 @@ class Cooldown(FleetTestCase):
         self.assertCount(self.plain, k, 1, r)
         self.assertGreaterEqual(end - start, COOLDOWN_S, str(r))
 
+    def test_hold_new_parks_a_multi_transfer_before_its_first_attempt(self):
+        self.write_config("fleet: {hold_new: true}\n")
+        start = time.monotonic()
+        self.cool_the_host()
+        k = self.key()
+        r = curl(["-sS", "--parallel", self.plain.script_url(k, "200")], preload=True, env=self.env())
+        end = time.monotonic()
+        self.assertRun(r, 0, ok_body(k, 1))
+        self.assertCount(self.plain, k, 1, r)
+        self.assertGreaterEqual(end - start, COOLDOWN_S, str(r))
+
+    def test_hold_new_does_not_hold_past_the_programs_timeout(self):
+        self.write_config("fleet: {hold_new: true}\n")
+        self.cool_the_host("503+ra=30")
+        k = self.key()
+        r = self.get(k, "200", "--max-time", "5")
+        self.assertRun(r, 0, ok_body(k, 1))
+        self.assertLess(r.elapsed, FAST_S, str(r))
+
     def test_without_hold_new_a_first_attempt_goes_at_once(self):
         self.cool_the_host()
         k = self.key()
