@@ -17,7 +17,8 @@ std::optional<ParsedStore> parse_fleet_store(std::string_view text, std::string&
   const auto slash = rest.find('/');
   const std::string_view authority = rest.substr(0, slash);
   std::string_view host = authority;
-  if (const auto colon = authority.rfind(':'); colon != std::string_view::npos && authority.find(']') == std::string_view::npos) {
+  const auto colon = authority.rfind(':');
+  if (colon != std::string_view::npos && authority.find(']') == std::string_view::npos) {
     host = authority.substr(0, colon);
     const std::string_view port = authority.substr(colon + 1);
     bool digits = !port.empty() && port.size() <= 5;

@@ -11,6 +11,8 @@ packages=(
   # tests: real hosts of both libcurl flavours
   curl git libcurl3-gnutls python3 python3-pycurl php-cli php-curl
   libuv1-dev libevent-dev libcurl4-doc
+  # the fleet's Redis store and the server its tests run
+  libhiredis-dev redis-server
 )
 
 # shellcheck source=scripts/apt-missing.sh

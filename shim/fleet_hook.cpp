@@ -10,6 +10,7 @@
 #include "core/fleet_key.h"
 #include "fleet/location.h"
 #include "fleet/store.h"
+#include "shim/fleet_redis.h"
 #include "shim/log.h"
 #include "shim/reentry_guard.h"
 #include "shim/runtime.h"
@@ -29,10 +30,6 @@ fleet::Store* open_store(const Runtime& runtime) {
   // A setuid/setgid process must not create or trust files in a place its caller's environment
   // picked (XDG_RUNTIME_DIR); it retries on its own.
   if (::getauxval(AT_SECURE) != 0) return nullptr;
-  if (settings.store == config::FleetStore::redis) {
-    log::write(LogLevel::warn, "fleet store " + settings.redis_url +
-                                   ": this build has no Redis store; sharing through the machine store instead");
-  }
   try {
     const std::string dir = fleet::store_dir(settings.dir, [](const char* name) { return std::getenv(name); });
     std::string error;
@@ -53,6 +50,13 @@ fleet::Store* store(const Runtime& runtime) {
   if (runtime.config.settings.fleet.store == config::FleetStore::off) return nullptr;
   static fleet::Store* const opened = open_store(runtime);
   return opened;
+}
+
+// The Redis link when one is configured (the machine store stays the fallback and the local view).
+fleet_redis::Link* redis(const Runtime& runtime) {
+  const config::FleetSettings& settings = runtime.config.settings.fleet;
+  if (settings.store != config::FleetStore::redis) return nullptr;
+  return fleet_redis::link_for(settings.redis_url);
 }
 
 void warn_full_once() {
@@ -82,7 +86,9 @@ std::optional<std::string_view> credential(const HostOptions& host) {
 // The later of the host's and the credential's cooldowns, from now.
 core::Millis cooling_left(fleet::Store& s, std::string_view key, const HostOptions& host, std::int64_t now) {
   std::int64_t until = s.cooling(key, now).until_ms;
-  if (auto cred = credential(host)) until = std::max(until, s.cooling(fleet_key::credential_key(key, *cred), now).until_ms);
+  if (auto cred = credential(host)) {
+    until = std::max(until, s.cooling(fleet_key::credential_key(key, *cred), now).until_ms);
+  }
   return cooldown::remaining(until, now);
 }
 
@@ -110,7 +116,8 @@ int status_of(const Attempt& a) {
   return static_cast<int>(code);
 }
 
-void record_cooldown(fleet::Store& s, const Attempt& a, std::string_view key, std::int64_t now) {
+void record_cooldown(const Runtime& runtime, fleet::Store& s, const Attempt& a, std::string_view key,
+                     std::int64_t now) {
   cooldown::Signal signal;
   signal.status = status_of(a);
   signal.retry_after = *a.retry_after;
@@ -123,6 +130,7 @@ void record_cooldown(fleet::Store& s, const Attempt& a, std::string_view key, st
   if (!wait || wait->count() == 0) return;
   const std::string cool_key = fleet_key::cooldown_key(key, signal.status, credential(*a.host));
   if (!s.cool(cool_key, now + wait->count(), signal.status, now)) warn_full_once();
+  if (auto* link = redis(runtime)) link->cool(cool_key, now + wait->count(), signal.status);
 }
 
 }  // namespace
@@ -136,6 +144,7 @@ void count_request(const Runtime& runtime, const HostOptions& host) {
   const std::string_view key = authority(host, buffer);
   if (key.empty()) return;
   if (!s->count(key, false, now_ms())) warn_full_once();
+  if (auto* link = redis(runtime)) link->note_request(fleet_key::hash(key));
 }
 
 core::Millis hold_new(const Runtime& runtime, const HostOptions& host,
@@ -163,10 +172,32 @@ void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
   const std::string_view key = authority(*a.host, buffer);
   if (key.empty()) return;
   const std::int64_t now = now_ms();
-  if (cooldown::cools_fleet(status_of(a))) record_cooldown(*s, a, key, now);
+  if (cooldown::cools_fleet(status_of(a))) record_cooldown(runtime, *s, a, key, now);
   if (verdict.action != core::Action::retry) return;
 
-  const core::Millis cooling = cooling_left(*s, key, *a.host, now);
+  core::Millis cooling = cooling_left(*s, key, *a.host, now);
+  const core::budget::Budget& budget = runtime.config.settings.fleet.budget;
+  // With Redis: the fleet-wide cooldowns, and the budget checked and counted there in the same
+  // round trip. Without an answer, the machine store decides alone.
+  std::optional<bool> fleet_allowed;
+  if (auto* link = redis(runtime)) {
+    const auto cred = credential(*a.host);
+    const std::string cred_key = cred ? fleet_key::credential_key(key, *cred) : std::string();
+    curlretry_redis_sync request{};
+    const std::string host_key(key);
+    request.key = host_key.c_str();
+    request.cred_key = cred ? cred_key.c_str() : nullptr;
+    request.epoch = core::budget::epoch_of(now);
+    request.slots = static_cast<unsigned>(core::budget::slots_in(budget.window));
+    request.want_retry = 1;
+    request.percent = budget.percent;
+    request.reserve = budget.reserve;
+    if (auto answer = link->sync(request, fleet_key::hash(key))) {
+      cooling = std::max({cooling, cooldown::remaining(answer->host_until_ms, now),
+                          cooldown::remaining(answer->cred_until_ms, now)});
+      fleet_allowed = answer->allowed != 0;
+    }
+  }
   if (cooling.count() > 0) {
     const core::Millis wait = cooldown::combine(verdict.delay, cooling);
     if (!cooldown::fits(wait, a.policy->max_retry_after, a.time_left)) {
@@ -177,9 +208,10 @@ void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
     if (wait > verdict.delay) verdict.what += " (fleet cooldown)";
     verdict.delay = wait;
   }
-  const core::budget::Budget& budget = runtime.config.settings.fleet.budget;
-  auto counts = s->counts(key, now, budget.window).value_or(core::budget::Counts{});
-  if (!core::budget::retry_allowed(budget, counts)) {
+  const bool allowed = fleet_allowed ? *fleet_allowed
+                                     : core::budget::retry_allowed(
+                                           budget, s->counts(key, now, budget.window).value_or(core::budget::Counts{}));
+  if (!allowed) {
     verdict.action = core::Action::give_up;
     verdict.reason = "budget";
     return;

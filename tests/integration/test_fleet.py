@@ -11,6 +11,9 @@ integration tests (CMakePresets.json, preset tsan).
 import datetime
 import json
 import os
+import shutil
+import signal
+import socket
 import subprocess
 import time
 import unittest
@@ -358,6 +361,111 @@ class Store(FleetTestCase):
         text = r.stdout.decode()
         self.assertEqual(text.count("\033[H\033[2J"), 2)
         self.assertRegex(text, rf"127\.0\.0\.1:{self.plain.port}\s+[0-9.]+ s\s+HTTP 503 pid \d+\s+1\s+0\s+10")
+
+
+REDIS_SERVER = shutil.which("redis-server") or ""
+
+
+class RedisServer:
+    """A redis-server on a free loopback port, no persistence, killed by the test."""
+
+    def __init__(self):
+        self.proc = None
+        self.port = 0
+
+    def start(self) -> "RedisServer":
+        for _ in range(3):
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                self.port = s.getsockname()[1]
+            self.proc = subprocess.Popen([REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
+                                          "--save", "", "--appendonly", "no"],
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and self.proc.poll() is None:
+                try:
+                    with socket.create_connection(("127.0.0.1", self.port), timeout=1) as c:
+                        c.sendall(b"PING\r\n")
+                        if c.recv(16).startswith(b"+PONG"):
+                            return self
+                except OSError:
+                    time.sleep(0.02)
+            self.stop()
+        raise RuntimeError("redis-server did not start")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+
+@unittest.skipUnless(REDIS_SERVER, "redis-server not installed (scripts/install-deps.sh installs it)")
+class Redis(FleetTestCase):
+    """Two simulated machines: two fleet directories (two machine stores) sharing one Redis."""
+
+    def setUp(self):
+        super().setUp()
+        self.redis = RedisServer().start()
+        self.addCleanup(self.redis.stop)
+        self.other_dir = str(self.temp_dir() / "other-machine")
+
+    def on(self, machine, key, script, *args, **env):
+        d = self.dir if machine == 1 else self.other_dir
+        return self.get(key, script, *args, CURLRETRY_FLEET=self.redis.url, CURLRETRY_FLEET_DIR=d, **env)
+
+    def test_a_cooldown_crosses_machines(self):
+        start = time.monotonic()
+        k = self.key("setter")
+        self.assertRun(self.on(1, k, "503+ra=2", CURLRETRY_MAX_ATTEMPTS="1"), 0)
+        k = self.key()
+        r = self.on(2, k, "503,200")
+        end = time.monotonic()
+        self.assertRun(r, 0, ok_body(k, 2))
+        self.assertGreaterEqual(end - start, COOLDOWN_S, str(r))
+        self.assertEqual(r.stderr.count(b"fleet store"), 0, str(r))
+
+    def test_control_two_machine_stores_without_redis_share_nothing(self):
+        k = self.key("setter")
+        r = curl(["-sS", self.plain.script_url(k, "503+ra=2")], preload=True,
+                 env=self.env(CURLRETRY_MAX_ATTEMPTS="1"))
+        self.assertRun(r, 0)
+        k = self.key()
+        r = curl(["-sS", self.plain.script_url(k, "503,200")], preload=True,
+                 env=self.env(CURLRETRY_FLEET_DIR=self.other_dir))
+        self.assertRun(r, 0, ok_body(k, 2))
+        self.assertLess(r.elapsed, FAST_S, str(r))
+
+    def test_the_budget_crosses_machines(self):
+        self.write_config("fleet: {budget: {percent: 0, reserve: 2}}\n")
+        first, second = self.key("first"), self.key("second")
+        self.assertRun(self.on(1, first, "503,503,200"), 0, ok_body(first, 3))
+        r = self.on(2, second, "503,200")
+        self.assertRun(r, 0, overloaded_body(second, 1))
+        self.assertIn(b"(budget)", r.stderr)
+
+    def test_redis_killed_the_fleet_falls_back_to_the_machine_store(self):
+        self.redis.stop()
+        k = self.key()
+        r = self.on(1, k, "503,503,200")
+        self.assertRun(r, 0, ok_body(k, 3))
+        self.assertLess(r.elapsed, FAST_S, str(r))
+        self.assertEqual(r.stderr.count(b"deciding with the machine store until it answers again"), 1, str(r))
+        self.assertEqual(self.keys()[self.host_key()]["retries"], 2)
+
+    def test_redis_hanging_costs_milliseconds_not_the_transfer(self):
+        os.kill(self.redis.proc.pid, signal.SIGSTOP)
+        try:
+            k = self.key()
+            r = self.on(1, k, "503,503,200")
+        finally:
+            os.kill(self.redis.proc.pid, signal.SIGCONT)
+        self.assertRun(r, 0, ok_body(k, 3))
+        self.assertLess(r.elapsed, FAST_S, str(r))
+        self.assertIn(b"deciding with the machine store", r.stderr)
 
 
 if __name__ == "__main__":
