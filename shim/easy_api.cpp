@@ -82,7 +82,7 @@ __attribute__((visibility("default"))) CURLcode curl_easy_perform(CURL* easy) {
         code = step.paused ? wait_for_unpause(*transfer, step) : step.code;
         break;
       }
-      if (!wait_backoff(*transfer, step.delay)) {
+      if (!wait_before_retry(*transfer, step.delay)) {
         code = transfer->aborted_during_backoff();
         break;
       }

@@ -84,7 +84,7 @@ std::optional<std::string_view> credential(const HostOptions& host) {
 }
 
 // The later of the host's and the credential's cooldowns, from now.
-core::Millis cooling_left(fleet::Store& s, std::string_view key, const HostOptions& host, std::int64_t now) {
+core::Millis key_cooling_left(fleet::Store& s, std::string_view key, const HostOptions& host, std::int64_t now) {
   std::int64_t until = s.cooling(key, now).until_ms;
   if (auto cred = credential(host)) {
     until = std::max(until, s.cooling(fleet_key::credential_key(key, *cred), now).until_ms);
@@ -147,6 +147,15 @@ void count_request(const Runtime& runtime, const HostOptions& host) {
   if (auto* link = redis(runtime)) link->note_request(fleet_key::hash(key));
 }
 
+core::Millis cooling_left(const Runtime& runtime, const HostOptions& host) {
+  fleet::Store* s = store(runtime);
+  if (s == nullptr) return core::Millis{0};
+  char buffer[kAuthorityMax];
+  const std::string_view key = authority(host, buffer);
+  if (key.empty()) return core::Millis{0};
+  return key_cooling_left(*s, key, host, now_ms());
+}
+
 core::Millis hold_new(const Runtime& runtime, const HostOptions& host,
                       std::optional<std::chrono::steady_clock::time_point> deadline) {
   if (!runtime.config.settings.fleet.hold_new) return core::Millis{0};
@@ -157,7 +166,7 @@ core::Millis hold_new(const Runtime& runtime, const HostOptions& host,
   if (key.empty()) return core::Millis{0};
   // A cooldown that outlasts the program's own deadline is not waited for at all: holding the
   // request until its timeout would only turn it into a timeout.
-  const core::Millis wait = cooling_left(*s, key, host, now_ms());
+  const core::Millis wait = key_cooling_left(*s, key, host, now_ms());
   if (wait >= runtime.config.defaults.max_elapsed) return core::Millis{0};
   if (deadline && wait >= std::chrono::duration_cast<core::Millis>(*deadline - std::chrono::steady_clock::now())) {
     return core::Millis{0};
@@ -175,7 +184,7 @@ void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
   if (cooldown::cools_fleet(status_of(a))) record_cooldown(runtime, *s, a, key, now);
   if (verdict.action != core::Action::retry) return;
 
-  core::Millis cooling = cooling_left(*s, key, *a.host, now);
+  core::Millis cooling = key_cooling_left(*s, key, *a.host, now);
   const core::budget::Budget& budget = runtime.config.settings.fleet.budget;
   // With Redis: the fleet-wide cooldowns, and the budget checked and counted there in the same
   // round trip. Without an answer, the machine store decides alone.
@@ -193,6 +202,9 @@ void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
     request.percent = budget.percent;
     request.reserve = budget.reserve;
     if (auto answer = link->sync(request, fleet_key::hash(key))) {
+      // The local view learns the fleet's cooldowns, for the re-check when the wait ends.
+      if (answer->host_until_ms > now) s->cool(key, answer->host_until_ms, 0, now);
+      if (cred && answer->cred_until_ms > now) s->cool(cred_key, answer->cred_until_ms, 0, now);
       cooling = std::max({cooling, cooldown::remaining(answer->host_until_ms, now),
                           cooldown::remaining(answer->cred_until_ms, now)});
       fleet_allowed = answer->allowed != 0;

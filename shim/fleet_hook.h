@@ -34,6 +34,10 @@ void count_request(const Runtime& runtime, const HostOptions& host);
 core::Millis hold_new(const Runtime& runtime, const HostOptions& host,
                       std::optional<std::chrono::steady_clock::time_point> deadline);
 
+// How long the request's key (host, and its credential) is still cooling down, from the machine
+// store (which also holds what Redis last said).
+core::Millis cooling_left(const Runtime& runtime, const HostOptions& host);
+
 // What an attempt's end looked like, for settle().
 struct Attempt {
   const real::Api* api;

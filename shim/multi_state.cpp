@@ -104,6 +104,11 @@ void MultiState::readd_due() {
     Member* m = member(next.easy);
     if (m == nullptr) continue;
     Transfer* transfer = m->transfer;
+    // Other processes raised the fleet's cooldown while this one waited: wait on.
+    if (const core::Millis more = transfer->fleet_wait_more(); more.count() > 0) {
+      park(next.easy, more, last_code);
+      continue;
+    }
     transfer->prepare_next_attempt();
     CURLMcode added = CURLM_BAD_FUNCTION_ARGUMENT;
     if (add) {

@@ -121,6 +121,7 @@ bool Transfer::begin(const Runtime& runtime) {
   fresh_connect_forced_ = false;
   timeout_changed_ = false;
   last_transport_error_ = false;
+  fleet_extensions_ = 0;
   read_called_ = false;
   tee_.clear();
   tee_overflow_ = false;
@@ -579,6 +580,19 @@ Transfer::Step Transfer::finish_attempt(CURLcode code) {
   // Give up: the host now sees the held response byte for byte, as without the shim.
   replay_code_ = code;
   return resume_replay();
+}
+
+core::Millis Transfer::fleet_wait_more() {
+  constexpr int kMaxExtensions = 8;  // a cooldown raised over and over still ends in a retry
+  if (runtime_ == nullptr || policy_ == nullptr || fleet_extensions_ >= kMaxExtensions) return core::Millis{0};
+  const core::Millis more = fleet_hook::cooling_left(*runtime_, host);
+  if (more.count() == 0) return more;
+  const auto now = Clock::now();
+  core::Millis left = policy_->max_elapsed - std::chrono::duration_cast<core::Millis>(now - started_);
+  if (deadline_) left = std::min(left, std::chrono::duration_cast<core::Millis>(*deadline_ - now));
+  if (more >= left) return core::Millis{0};
+  ++fleet_extensions_;
+  return more;
 }
 
 void Transfer::settle_with_fleet(core::Verdict& verdict) const {

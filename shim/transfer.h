@@ -77,6 +77,10 @@ class Transfer {
   void prepare_next_attempt();
   // The first attempt is held back (fleet.hold_new): the next prepare_next_attempt() arms it.
   void hold_first_attempt() { attempt_ = 0; }
+  // A retry's wait is over: how much longer the fleet's cooldown for this request now asks for
+  // (other processes may have raised it meanwhile). Zero when none, when it would outrun the
+  // transfer's limits, or after a few extensions.
+  core::Millis fleet_wait_more();
 
   // Calls the host's progress callback, as libcurl would during a transfer. False: the host
   // asked to abort.
@@ -163,6 +167,7 @@ class Transfer {
   bool fresh_connect_forced_ = false;
   bool timeout_changed_ = false;
   bool last_transport_error_ = false;
+  int fleet_extensions_ = 0;
 
   // Per attempt.
   Response response_;

@@ -92,6 +92,32 @@ class Cooldown(FleetTestCase):
         self.assertGreaterEqual(end - start, COOLDOWN_S, f"the retry did not wait for the fleet's cooldown\n{r}")
         self.assertIn(b"(fleet cooldown): retrying in", r.stderr)
 
+    def wait_for_count(self, key, n):
+        deadline = time.monotonic() + 10
+        while self.plain.count(key) < n:
+            self.assertLess(time.monotonic(), deadline, f"{key} never reached {n} requests")
+            time.sleep(0.01)
+
+    def test_a_cooldown_raised_during_a_wait_extends_it(self):
+        for multi in (False, True):
+            with self.subTest(multi=multi):
+                k = self.key("waiting")
+                args = ["-q", "-sS", *(["--parallel"] if multi else []), self.plain.script_url(k, "503,200")]
+                waiting = subprocess.Popen([harness.CURL, *args], env=harness.environment(True, self.env(
+                    CURLRETRY_BASE_MS="1000")), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                try:
+                    self.wait_for_count(k, 1)  # its first attempt is over: it now waits 1 s
+                    start = time.monotonic()
+                    self.cool_the_host()  # another process learns of a 2 s cooldown meanwhile
+                    out, err = waiting.communicate(timeout=30)
+                    end = time.monotonic()
+                finally:
+                    if waiting.poll() is None:
+                        waiting.kill()
+                        waiting.wait()
+                self.assertEqual((waiting.returncode, out), (0, ok_body(k, 2)), err)
+                self.assertGreaterEqual(end - start, COOLDOWN_S, err)
+
     def test_control_without_the_fleet_the_retry_does_not_wait(self):
         self.cool_the_host()
         k = self.key()
