@@ -48,30 +48,46 @@ std::uint64_t hash(std::string_view text) {
 }
 
 std::size_t authority_of(std::string_view url, char* out, std::size_t capacity) {
-  std::string_view default_port = "80";
-  auto scheme_end = url.find("://");
-  if (scheme_end != std::string_view::npos) {
-    if (starts_with_fold(url, "https")) default_port = "443";
-    url.remove_prefix(scheme_end + 3);
+  // One pass, no library search: this runs for every request the shim sees.
+  const char* p = url.data();
+  const char* const end = p + url.size();
+  bool https = false;
+  for (const char* q = p; q < end && q < p + 16; ++q) {
+    if (*q == ':') {
+      if (end - q >= 3 && q[1] == '/' && q[2] == '/') {
+        https = q - p == 5 && fold(p[4]) == 's';
+        p = q + 3;
+      }
+      break;
+    }
+    if (*q == '/' || *q == '?' || *q == '#') break;
   }
-  url = url.substr(0, url.find_first_of("/?#"));
-  if (auto at = url.rfind('@'); at != std::string_view::npos) url.remove_prefix(at + 1);
-  std::string_view host = url;
-  std::string_view port = default_port;
-  if (!url.empty() && url[0] == '[') {
-    auto close = url.find(']');
-    if (close == std::string_view::npos) return 0;
-    host = url.substr(0, close + 1);
-    if (close + 1 < url.size() && url[close + 1] == ':') port = url.substr(close + 2);
-  } else if (auto colon = url.rfind(':'); colon != std::string_view::npos) {
-    host = url.substr(0, colon);
-    port = url.substr(colon + 1);
+  const char* host = p;
+  const char* colon = nullptr;  // the last ':' outside brackets
+  bool bracket = false;
+  for (; p < end && *p != '/' && *p != '?' && *p != '#'; ++p) {
+    if (*p == '@') {
+      host = p + 1;
+      colon = nullptr;
+      bracket = false;
+    } else if (*p == '[') {
+      bracket = true;
+    } else if (*p == ']') {
+      bracket = false;
+    } else if (*p == ':' && !bracket) {
+      colon = p;
+    }
   }
-  if (!host.empty() && host.back() == '.') host.remove_suffix(1);
-  if (port.empty()) port = default_port;
-  if (host.empty() || host.size() + 1 + port.size() > capacity) return 0;
+  if (bracket) return 0;  // "[::1" without its ']'
+  const char* host_end = colon ? colon : p;
+  std::string_view port = colon ? std::string_view(colon + 1, static_cast<std::size_t>(p - colon - 1))
+                                : std::string_view();
+  if (port.empty()) port = https ? "443" : "80";
+  if (host_end > host && host_end[-1] == '.') --host_end;
+  const auto host_size = static_cast<std::size_t>(host_end - host);
+  if (host_size == 0 || host_size + 1 + port.size() > capacity) return 0;
   std::size_t n = 0;
-  for (char c : host) out[n++] = fold(c);
+  for (const char* c = host; c < host_end; ++c) out[n++] = fold(*c);
   out[n++] = ':';
   for (char c : port) out[n++] = c;
   return n;

@@ -106,7 +106,11 @@ Entry* Store::find_or_claim(std::uint64_t hash, std::string_view key, std::int64
 }
 
 bool Store::count(std::string_view key, bool retry, std::int64_t now_ms) {
-  Entry* e = find_or_claim(core::fleet_key::hash(key), key, now_ms);
+  return count(core::fleet_key::hash(key), key, retry, now_ms);
+}
+
+bool Store::count(std::uint64_t hash, std::string_view key, bool retry, std::int64_t now_ms) {
+  Entry* e = find_or_claim(hash, key, now_ms);
   if (e == nullptr) return false;
   const std::uint32_t epoch = budget::epoch_of(now_ms);
   auto& slot = e->ring[budget::ring_index(epoch)];

@@ -44,6 +44,8 @@ class Store {
 
   // Counts one request (first attempt) or one retry against `key`. False: the table is full.
   bool count(std::string_view key, bool retry, std::int64_t now_ms);
+  // The same with the key's hash (core::fleet_key::hash) already known.
+  bool count(std::uint64_t hash, std::string_view key, bool retry, std::int64_t now_ms);
   // The key's counts over `window` ending now; nullopt when the key is unknown.
   std::optional<core::budget::Counts> counts(std::string_view key, std::int64_t now_ms, core::Millis window) const;
 

@@ -137,14 +137,18 @@ void record_cooldown(const Runtime& runtime, fleet::Store& s, const Attempt& a, 
 
 bool active(const Runtime& runtime) { return store(runtime) != nullptr; }
 
-void count_request(const Runtime& runtime, const HostOptions& host) {
+void count_request(const Runtime& runtime, const HostOptions& host, KeyCache& cache) {
   fleet::Store* s = store(runtime);
   if (s == nullptr) return;
-  char buffer[kAuthorityMax];
-  const std::string_view key = authority(host, buffer);
-  if (key.empty()) return;
-  if (!s->count(key, false, now_ms())) warn_full_once();
-  if (auto* link = redis(runtime)) link->note_request(fleet_key::hash(key));
+  if (cache.url != host.url) {
+    char buffer[kAuthorityMax];
+    cache.key = authority(host, buffer);
+    cache.hash = fleet_key::hash(cache.key);
+    cache.url = host.url;
+  }
+  if (cache.key.empty()) return;
+  if (!s->count(cache.hash, cache.key, false, now_ms())) warn_full_once();
+  if (auto* link = redis(runtime)) link->note_request(cache.hash);
 }
 
 core::Millis cooling_left(const Runtime& runtime, const HostOptions& host) {

@@ -8,6 +8,7 @@
 #include <curl/curl.h>
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -24,9 +25,17 @@ namespace fleet_hook {
 // The store is on and open (opening it on the first call).
 bool active(const Runtime& runtime);
 
+// A URL's fleet key, remembered while the handle's URL stays the same: a handle reused for one
+// endpoint parses it once.
+struct KeyCache {
+  std::string url;
+  std::string key;
+  std::uint64_t hash = 0;
+};
+
 // A first attempt begins: one request counted against the URL's host. Atomics only once the
-// store is open (it opens on the first call of the process).
-void count_request(const Runtime& runtime, const HostOptions& host);
+// store is open (it opens on the first call of the process) and the key is cached.
+void count_request(const Runtime& runtime, const HostOptions& host, KeyCache& cache);
 
 // How long a new request should wait before its first attempt (fleet.hold_new and a cooldown on
 // its key). Zero when it need not wait, and when the cooldown would outlast the host's

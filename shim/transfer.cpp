@@ -121,7 +121,7 @@ bool Transfer::begin(const Runtime& runtime) {
   fresh_connect_forced_ = false;
   timeout_changed_ = false;
   last_transport_error_ = false;
-  fleet_extensions_ = 0;
+  fleet_extended_ = core::Millis{0};
   read_called_ = false;
   tee_.clear();
   tee_overflow_ = false;
@@ -133,7 +133,7 @@ bool Transfer::begin(const Runtime& runtime) {
   sync_header_callback();
   reset_attempt();
   attempt_ = 1;
-  fleet_hook::count_request(runtime, host);
+  fleet_hook::count_request(runtime, host, fleet_key_);
   return true;
 }
 
@@ -583,15 +583,17 @@ Transfer::Step Transfer::finish_attempt(CURLcode code) {
 }
 
 core::Millis Transfer::fleet_wait_more() {
-  constexpr int kMaxExtensions = 8;  // a cooldown raised over and over still ends in a retry
-  if (runtime_ == nullptr || policy_ == nullptr || fleet_extensions_ >= kMaxExtensions) return core::Millis{0};
+  if (runtime_ == nullptr || policy_ == nullptr) return core::Millis{0};
   const core::Millis more = fleet_hook::cooling_left(*runtime_, host);
   if (more.count() == 0) return more;
+  // A cooldown raised over and over (every new request told "come back in 1 s") is waited out
+  // for as long as one server wait may last (retry_after.max_ms), then the retry goes.
+  if (fleet_extended_ + more > policy_->max_retry_after) return core::Millis{0};
   const auto now = Clock::now();
   core::Millis left = policy_->max_elapsed - std::chrono::duration_cast<core::Millis>(now - started_);
   if (deadline_) left = std::min(left, std::chrono::duration_cast<core::Millis>(*deadline_ - now));
   if (more >= left) return core::Millis{0};
-  ++fleet_extensions_;
+  fleet_extended_ += more;
   return more;
 }
 

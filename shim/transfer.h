@@ -14,6 +14,7 @@
 
 #include "core/decide.h"
 #include "core/random.h"
+#include "shim/fleet_hook.h"
 #include "shim/host_options.h"
 #include "shim/real_curl.h"
 #include "shim/url_parts.h"
@@ -78,8 +79,8 @@ class Transfer {
   // The first attempt is held back (fleet.hold_new): the next prepare_next_attempt() arms it.
   void hold_first_attempt() { attempt_ = 0; }
   // A retry's wait is over: how much longer the fleet's cooldown for this request now asks for
-  // (other processes may have raised it meanwhile). Zero when none, when it would outrun the
-  // transfer's limits, or after a few extensions.
+  // (other processes may have raised it meanwhile). Zero when none, or when it would outrun the
+  // transfer's limits or retry_after.max_ms in all.
   core::Millis fleet_wait_more();
 
   // Calls the host's progress callback, as libcurl would during a transfer. False: the host
@@ -167,7 +168,8 @@ class Transfer {
   bool fresh_connect_forced_ = false;
   bool timeout_changed_ = false;
   bool last_transport_error_ = false;
-  int fleet_extensions_ = 0;
+  fleet_hook::KeyCache fleet_key_;  // kept across transfers of the handle
+  core::Millis fleet_extended_{0};  // waited beyond the decided delay for fleet cooldowns
 
   // Per attempt.
   Response response_;
