@@ -155,7 +155,7 @@ def instruction_cost(lib, upstream, work, root):
                         "easy", "-u", f"http://127.0.0.1:{upstream.port}/ok", "-n", "2000", "-w", "50"],
                        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
         with open(out) as f:
-            total = next(int(line.split()[1]) for line in f if line.startswith("summary:") or line.startswith("totals:"))
+            total = next(int(line.split()[1]) for line in f if line.startswith(("summary:", "totals:")))
         counts[mode] = total
     return counts
 

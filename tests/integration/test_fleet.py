@@ -103,8 +103,9 @@ class Cooldown(FleetTestCase):
             with self.subTest(multi=multi):
                 k = self.key("waiting")
                 args = ["-q", "-sS", *(["--parallel"] if multi else []), self.plain.script_url(k, "503,200")]
-                waiting = subprocess.Popen([harness.CURL, *args], env=harness.environment(True, self.env(
-                    CURLRETRY_BASE_MS="1000")), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                env = harness.environment(True, self.env(CURLRETRY_BASE_MS="1000"))
+                waiting = subprocess.Popen([harness.CURL, *args], env=env, stdin=subprocess.DEVNULL,
+                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                 try:
                     self.wait_for_count(k, 1)  # its first attempt is over: it now waits 1 s
                     start = time.monotonic()
