@@ -12,7 +12,13 @@ namespace curlretry::fleet {
 std::string store_dir(const std::string& configured, const std::function<const char*(const char*)>& getenv) {
   if (!configured.empty()) return configured;
   const char* runtime = getenv ? getenv("XDG_RUNTIME_DIR") : nullptr;
-  if (runtime != nullptr && runtime[0] == '/') return std::string(runtime) + "/curlretry";
+  // Only the user's own runtime directory: root under `sudo -E` must not leave a root-owned
+  // directory in the user's, which would lock the user's own processes out of the store.
+  struct stat st {};
+  if (runtime != nullptr && runtime[0] == '/' && ::stat(runtime, &st) == 0 && S_ISDIR(st.st_mode) &&
+      st.st_uid == ::getuid()) {
+    return std::string(runtime) + "/curlretry";
+  }
   return "/dev/shm/curlretry-" + std::to_string(::getuid());
 }
 

@@ -18,14 +18,31 @@ TEST(StoreDir, ConfiguredWins) {
 }
 
 TEST(StoreDir, XdgRuntimeDirThenDevShm) {
+  TempDir tmp;
+  static std::string runtime;
+  runtime = tmp.path();
   auto xdg = [](const char* name) -> const char* {
-    return std::string(name) == "XDG_RUNTIME_DIR" ? "/run/user/1000" : nullptr;
+    return std::string(name) == "XDG_RUNTIME_DIR" ? runtime.c_str() : nullptr;
   };
-  EXPECT_EQ(store_dir("", xdg), "/run/user/1000/curlretry");
+  EXPECT_EQ(store_dir("", xdg), runtime + "/curlretry");
   auto none = [](const char*) -> const char* { return nullptr; };
   EXPECT_EQ(store_dir("", none), "/dev/shm/curlretry-" + std::to_string(::getuid()));
   auto relative = [](const char*) -> const char* { return "relative"; };
   EXPECT_EQ(store_dir("", relative), "/dev/shm/curlretry-" + std::to_string(::getuid()));
+}
+
+TEST(StoreDir, AnotherUsersRuntimeDirIsNotUsed) {
+  if (::getuid() != 0) GTEST_SKIP() << "needs root to give a directory to another user";
+  TempDir tmp;
+  ASSERT_EQ(::chown(tmp.path().c_str(), 65534, 65534), 0);
+  static std::string runtime;
+  runtime = tmp.path();
+  auto xdg = [](const char* name) -> const char* {
+    return std::string(name) == "XDG_RUNTIME_DIR" ? runtime.c_str() : nullptr;
+  };
+  EXPECT_EQ(store_dir("", xdg), "/dev/shm/curlretry-" + std::to_string(::getuid()));
+  auto missing = [](const char*) -> const char* { return "/nonexistent/run/user/1"; };
+  EXPECT_EQ(store_dir("", missing), "/dev/shm/curlretry-" + std::to_string(::getuid()));
 }
 
 TEST(PrivateDir, CreatedWithMode0700) {
