@@ -71,6 +71,12 @@ KeyValues describe_settings(const config::Settings& s) {
       {"max_error_body", std::to_string(s.max_error_body)},
       {"persistent", s.persistent ? "true" : "false"},
       {"heartbeat_ms", std::to_string(s.heartbeat_ms) + (s.heartbeat_ms == 0 ? " (never)" : "")},
+      {"fleet.store", config::describe_fleet_store(s.fleet)},
+      {"fleet.hold_new", s.fleet.hold_new ? "true" : "false"},
+      {"fleet.budget.percent", std::to_string(s.fleet.budget.percent)},
+      {"fleet.budget.window_ms", std::to_string(s.fleet.budget.window.count())},
+      {"fleet.budget.reserve", std::to_string(s.fleet.budget.reserve)},
+      {"fleet.dir", s.fleet.dir.empty() ? "\"\" (default)" : json_quote(s.fleet.dir)},
   };
 }
 
@@ -94,6 +100,14 @@ KeyValues describe_agent(const config::Rule& rule) {
                                  "), timeout_ms: " + std::to_string(a.timeout_ms) + "}");
   }
   return out;
+}
+
+std::string describe_fleet(const config::FleetSettings& f) {
+  if (f.store == config::FleetStore::off) return "off (every process retries on its own)";
+  std::string store = f.store == config::FleetStore::machine ? "machine store" : "Redis " + f.redis_url;
+  return store + "; retries within " + std::to_string(f.budget.percent) + "% of requests per " +
+         std::to_string(f.budget.window.count()) + " ms + " + std::to_string(f.budget.reserve) +
+         (f.hold_new ? "; new requests wait out a cooldown" : "; new requests do not wait");
 }
 
 std::string describe_match(const config::Match& m) {

@@ -245,6 +245,7 @@ int run_explain(const ExplainOptions& options) {
             << (e->max_attempts < 0 ? std::string("unlimited") : std::to_string(e->max_attempts)) << '\n';
   if (!e->stream.empty()) std::cout << "stream:   " << e->stream << '\n';
   std::cout << "outcome:  " << e->verdict.what << '\n';
+  std::cout << "fleet:    " << describe_fleet(loaded.config->settings.fleet) << '\n';
   if (retry) {
     std::cout << "verdict:  retry in " << e->verdict.delay.count() << " ms (" << e->verdict.reason << ")\n";
     if (!e->fallback.empty()) {

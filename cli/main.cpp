@@ -11,6 +11,7 @@
 #include "cli/demo.h"
 #include "cli/doctor.h"
 #include "cli/explain.h"
+#include "cli/fleet.h"
 #include "cli/launch.h"
 #include "cli/library_path.h"
 #include "cli/stats.h"
@@ -181,6 +182,11 @@ int main(int argc, char** argv) {
   stats->add_option("--width", stats_options.width, "Widest bar in characters (default 50)")->type_name("N")
       ->check(whole_number(1));
 
+  FleetOptions fleet_options;
+  CLI::App* fleet = add_fleet_command(app, fleet_options);
+  add_common(*fleet);
+  set_usage(*fleet, "curlretry fleet [--json] [--watch [--interval S] [--count N]] [--clear KEY] [--config FILE]");
+
   // Set last: subcommands copy their parent's footer when created.
   app.footer(
       "Examples:\n"
@@ -260,6 +266,7 @@ int main(int argc, char** argv) {
       return run_explain(ex);
     }
     if (demo->parsed()) return run_demo_command(curl, tls);
+    if (fleet->parsed()) return run_fleet(fleet_options);
     if (doctor->parsed()) {
       doctor_options.command = doctor->remaining();
       doctor_options.command.insert(doctor_options.command.end(), after.begin(), after.end());

@@ -243,7 +243,8 @@ std::string pad_left(const std::string& s, std::size_t w) {
 // Reasons that mean "curlretry would have retried, but a limit said stop".
 bool is_limit_reason(std::string_view reason) {
   return reason == "exhausted" || reason == "max-elapsed" || reason == "deadline" ||
-         reason == "retry-after-too-long" || reason == "not-replayable";
+         reason == "retry-after-too-long" || reason == "not-replayable" || reason == "budget" ||
+         reason == "cooldown";
 }
 
 enum class Kind { ok, retry, gave_up, failed };

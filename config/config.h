@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/agent.h"
+#include "config/fleet_settings.h"
 #include "core/policy.h"
 
 namespace curlretry::config {
@@ -48,6 +49,7 @@ struct Settings {
   std::size_t max_error_body = 64 * 1024;           // held body of a failure candidate
   bool persistent = false;    // unattended: retry retryable classes without an attempt limit
   long long heartbeat_ms = 30000;  // a wait longer than this says "still waiting" once per period
+  FleetSettings fleet;  // the `fleet:` section; its Sources keys are "fleet.*"
 };
 
 struct Config {

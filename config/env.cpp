@@ -160,6 +160,21 @@ EnvReadResult read_env(const Environment& env) {
     if (auto value = reader.raw("CURLRETRY_LOG_FILE")) out.log_file = FromEnv<std::string>{*value, "CURLRETRY_LOG_FILE"};
     if (auto value = reader.raw("CURLRETRY_EVENTS")) out.events_file = FromEnv<std::string>{*value, "CURLRETRY_EVENTS"};
     if (auto value = reader.raw("CURLRETRY_CONFIG")) out.config_path = *value;
+    if (auto value = reader.raw("CURLRETRY_FLEET")) {
+      std::string why;
+      if (auto store = parse_fleet_store(*value, why)) {
+        out.fleet_store = FromEnv<ParsedStore>{*store, "CURLRETRY_FLEET"};
+      } else {
+        reader.fail("CURLRETRY_FLEET", *value, why);
+      }
+    }
+    if (auto value = reader.raw("CURLRETRY_FLEET_DIR")) {
+      if ((*value)[0] == '/') {
+        out.fleet_dir = FromEnv<std::string>{*value, "CURLRETRY_FLEET_DIR"};
+      } else {
+        reader.fail("CURLRETRY_FLEET_DIR", *value, "not an absolute path");
+      }
+    }
   } catch (const std::exception& e) {
     reader.result.error = std::string("cannot read the environment: ") + e.what();
   }
@@ -216,6 +231,15 @@ void apply_env(const EnvOverrides& env, Config& config) {
   if (env.events_file) {
     s.events_file = env.events_file->value;
     src["events_file"] = "env " + env.events_file->variable;
+  }
+  if (env.fleet_store) {
+    s.fleet.store = env.fleet_store->value.store;
+    s.fleet.redis_url = env.fleet_store->value.redis_url;
+    src["fleet.store"] = "env " + env.fleet_store->variable;
+  }
+  if (env.fleet_dir) {
+    s.fleet.dir = env.fleet_dir->value;
+    src["fleet.dir"] = "env " + env.fleet_dir->variable;
   }
 }
 

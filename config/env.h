@@ -28,6 +28,8 @@ struct EnvOverrides {
   std::optional<FromEnv<std::string>> log_file;
   std::optional<FromEnv<std::string>> events_file;
   std::optional<std::string> config_path;  // CURLRETRY_CONFIG
+  std::optional<FromEnv<ParsedStore>> fleet_store;  // CURLRETRY_FLEET
+  std::optional<FromEnv<std::string>> fleet_dir;    // CURLRETRY_FLEET_DIR
 };
 
 struct EnvReadResult {

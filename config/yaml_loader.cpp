@@ -12,6 +12,7 @@
 #include "config/limits.h"
 #include "config/yaml_agent.h"
 #include "config/yaml_stream.h"
+#include "config/yaml_fleet.h"
 #include "config/yaml_tree.h"
 #include "config/yaml_values.h"
 
@@ -19,7 +20,7 @@ namespace curlretry::config {
 namespace {
 
 // `include:` is read by include_merge.cpp before the loader sees the tree.
-constexpr std::string_view kTopKeys[] = {"version", "include", "defaults", "settings", "rules"};
+constexpr std::string_view kTopKeys[] = {"version", "include", "defaults", "settings", "rules", "fleet"};
 constexpr std::string_view kPolicyKeys[] = {"max_attempts", "max_elapsed_ms", "backoff",  "retry_after",
                                                    "retry_on",     "never_retry",    "codes",    "body_window",
                                                    "stream"};
@@ -117,6 +118,9 @@ class Loader {
       read_settings(*settings, config.settings, config.settings_sources);
     }
     if (const YamlNode* rules = find(root, "rules")) read_rules(*rules, config);
+    if (const YamlNode* fleet = find(root, "fleet")) {
+      read_fleet_section(v_, *fleet, config.settings.fleet, config.settings_sources);
+    }
     return config;
   }
 
@@ -476,6 +480,7 @@ Config builtin_config() {
                           "persistent", "heartbeat_ms"}) {
     config.settings_sources[key] = "built-in";
   }
+  fleet_builtin_sources(config.settings_sources);
   return config;
 }
 

@@ -18,6 +18,8 @@ packages=(
   # scripts/curl-suite.sh: apt-get source, and building curl's tool and test tools (issue 18)
   dpkg-dev autoconf automake libtool perl zlib1g-dev libnghttp2-dev libpsl-dev libidn2-dev
   libbrotli-dev libzstd-dev stunnel4
+  # the fleet's Redis store and the server its tests run
+  libhiredis-dev redis-server
 )
 
 # shellcheck source=scripts/apt-missing.sh

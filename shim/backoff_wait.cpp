@@ -17,6 +17,14 @@ bool wait_backoff(Transfer& transfer, core::Millis delay) {
   }
 }
 
+bool wait_before_retry(Transfer& transfer, core::Millis delay) {
+  if (!wait_backoff(transfer, delay)) return false;
+  for (core::Millis more = transfer.fleet_wait_more(); more.count() > 0; more = transfer.fleet_wait_more()) {
+    if (!wait_backoff(transfer, more)) return false;
+  }
+  return true;
+}
+
 CURLcode wait_for_unpause(Transfer& transfer, Transfer::Step step) {
   constexpr auto kSlice = std::chrono::milliseconds(10);
   constexpr int kSlicesPerProgressCall = 10;

@@ -60,6 +60,20 @@ void MultiState::schedule(CURL* easy, std::uint64_t generation, Clock::time_poin
   std::push_heap(heap_.begin(), heap_.end(), std::greater<>{});
 }
 
+void MultiState::hold_first_attempt(CURL* easy, core::Millis delay) {
+  Member* m = member(easy);
+  auto remove = api_->multi_remove_handle;
+  if (m == nullptr || remove == nullptr) return;
+  {
+    LibcurlScope scope(*api_);
+    if (remove(multi_, easy) != CURLM_OK) return;
+  }
+  m->transfer->hold_first_attempt();
+  // Should libcurl refuse it when it is due, the host gets a DONE with this code.
+  park(easy, delay, CURLE_FAILED_INIT);
+  update_host_timer();
+}
+
 void MultiState::discard_stale_heap_top() {
   while (!heap_.empty()) {
     const Parked& top = heap_.front();
@@ -129,6 +143,11 @@ void MultiState::readd_due() {
     parked_.erase(next.easy);
     if (m == nullptr) continue;
     Transfer* transfer = m->transfer;
+    // Other processes raised the fleet's cooldown while this one waited: wait on.
+    if (const core::Millis more = transfer->fleet_wait_more(); more.count() > 0) {
+      park(next.easy, more, last_code);
+      continue;
+    }
     transfer->prepare_next_attempt();
     CURLMcode added = CURLM_BAD_FUNCTION_ARGUMENT;
     if (add) {

@@ -29,6 +29,10 @@ class MultiState {
   // its transfer now runs): this multi forgets it without touching the transfer.
   void release(CURL* easy);
 
+  // fleet.hold_new: a transfer the host just added waits `delay` before its first attempt.
+  // libcurl lets go of it at once (it never started) and it is parked like a retry.
+  void hold_first_attempt(CURL* easy, core::Millis delay);
+
   // Re-adds every parked transfer whose wait is over (from our wrappers, never in a callback).
   void readd_due();
   // Reads libcurl's DONE messages: retries are parked, final results queued for the host.

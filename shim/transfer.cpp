@@ -6,8 +6,10 @@
 #include <string_view>
 
 #include "config/text.h"
+#include "core/cooldown.h"
 #include "core/duration_text.h"
 #include "shim/events.h"
+#include "shim/fleet_hook.h"
 #include "shim/log.h"
 #include "shim/real_curl.h"
 #include "shim/reentry_guard.h"
@@ -127,6 +129,7 @@ bool Transfer::begin(const Runtime& runtime) {
   if (host.cookie_engine || host.shared) cookies_.take(*api_, easy_);
   fallback_.reset();
   auth_tried_ = false;
+  fleet_extended_ = core::Millis{0};
   // Installed once and left in place between transfers (the host's later setopts are recorded
   // and honoured through them): a handle reused for thousands of requests pays this once.
   if (!installed_) install();
@@ -135,6 +138,7 @@ bool Transfer::begin(const Runtime& runtime) {
   reset_attempt();
   attempt_ = 1;
   apply_cached_credential();
+  fleet_hook::count_request(runtime, host, fleet_key_);
   return true;
 }
 
@@ -604,6 +608,13 @@ Transfer::Step Transfer::finish_attempt(CURLcode code) {
   // still gets its final log line, as it did when it was delivered here.)
   if (committed_ && !committed_at_headers_ && attempt_ == 1 && !events::enabled() && !early_verdict_ &&
       !log::enabled(LogLevel::debug)) {
+    // Not retried here, but the server may have asked the whole fleet to back off.
+    if (core::cooldown::cools_fleet(response_.status) && fleet_hook::active(*runtime_)) {
+      resolve_request();
+      learn_hints();
+      core::Verdict delivered;
+      settle_with_fleet(delivered);
+    }
     return Step{false, core::Millis{0}, code};
   }
   core::Verdict verdict = early_verdict_ ? *early_verdict_ : decide_now(code);
@@ -611,6 +622,8 @@ Transfer::Step Transfer::finish_attempt(CURLcode code) {
     verdict.action = core::Action::give_up;  // the host has its headers: nothing to take back
     verdict.reason = "committed";
   }
+  // Before the rewind: a transfer the fleet stops leaves the host's upload stream alone.
+  settle_with_fleet(verdict);
   refresh_credential(verdict);
   if (verdict.action == core::Action::retry && !rewind_upload()) {
     verdict.action = core::Action::give_up;
@@ -630,6 +643,30 @@ Transfer::Step Transfer::finish_attempt(CURLcode code) {
   // Give up: the host now sees the held response byte for byte, as without the shim.
   replay_code_ = code;
   return resume_replay();
+}
+
+core::Millis Transfer::fleet_wait_more() {
+  if (runtime_ == nullptr || policy_ == nullptr) return core::Millis{0};
+  const core::Millis more = fleet_hook::cooling_left(*runtime_, host);
+  if (more.count() == 0) return more;
+  // A cooldown raised over and over (every new request told "come back in 1 s") is waited out
+  // for as long as one server wait may last (retry_after.max_ms), then the retry goes.
+  if (fleet_extended_ + more > policy_->max_retry_after) return core::Millis{0};
+  const auto now = Clock::now();
+  core::Millis left = policy_->max_elapsed - std::chrono::duration_cast<core::Millis>(now - started_);
+  if (deadline_) left = std::min(left, std::chrono::duration_cast<core::Millis>(*deadline_ - now));
+  if (more >= left) return core::Millis{0};
+  fleet_extended_ += more;
+  return more;
+}
+
+void Transfer::settle_with_fleet(core::Verdict& verdict) const {
+  auto now = Clock::now();
+  std::optional<core::Millis> left = policy_->max_elapsed - std::chrono::duration_cast<core::Millis>(now - started_);
+  if (deadline_) left = std::min(*left, std::chrono::duration_cast<core::Millis>(*deadline_ - now));
+  fleet_hook::Attempt attempt{api_, easy_, &host, policy_, response_.status, &response_.retry_after,
+                              &response_.retry_after_ms, left};
+  fleet_hook::settle(*runtime_, attempt, verdict);
 }
 
 Transfer::Step Transfer::resume_replay() {
@@ -715,7 +752,7 @@ void Transfer::log_final(const core::Verdict& verdict, int) const {
   const bool success = verdict.reason == "success" || verdict.reason == "committed";
   const bool quiet = attempt_ == 1 && verdict.reason != "retry-after-too-long" &&
                      verdict.reason != "not-replayable" && verdict.reason != "deadline" &&
-                     verdict.reason != "max-elapsed";
+                     verdict.reason != "max-elapsed" && verdict.reason != "budget" && verdict.reason != "cooldown";
   const LogLevel level = quiet ? LogLevel::debug : success ? LogLevel::info : LogLevel::warn;
   if (!log::enabled(level)) return;
   std::string line = method_ + " " + display_ + " -> " + verdict.what;

@@ -20,6 +20,7 @@
 #include "shim/cookie_snapshot.h"
 #include "shim/credential_command.h"
 #include "shim/fallback.h"
+#include "shim/fleet_hook.h"
 #include "shim/host_options.h"
 #include "shim/once_per_transfer.h"
 #include "shim/real_curl.h"
@@ -85,6 +86,12 @@ class Transfer {
   Step resume_replay();
   // Arms the handle for the next attempt (fresh connection, remaining deadline).
   void prepare_next_attempt();
+  // The first attempt is held back (fleet.hold_new): the next prepare_next_attempt() arms it.
+  void hold_first_attempt() { attempt_ = 0; }
+  // A retry's wait is over: how much longer the fleet's cooldown for this request now asks for
+  // (other processes may have raised it meanwhile). Zero when none, or when it would outrun the
+  // transfer's limits or retry_after.max_ms in all.
+  core::Millis fleet_wait_more();
 
   // Multi hosts: a credential command runs while the transfer is parked (finish_attempt() then
   // asks for an immediate retry); the parked transfer asks how it is going before its next
@@ -170,6 +177,8 @@ class Transfer {
   void resolve_request();
   core::Outcome outcome(CURLcode code) const;
   core::Verdict decide_now(CURLcode code);
+  // The fleet's word on a verdict: shared cooldown and retry budget (shim/fleet_hook.h).
+  void settle_with_fleet(core::Verdict& verdict) const;
   void log_retry(const core::Verdict& verdict) const;
   void arm_heartbeat(const core::Verdict& verdict);
   // After an attempt that will be retried: counts overloads, switches to the rule's fallback
@@ -221,6 +230,8 @@ class Transfer {
   RequestOverride override_;  // applied from the next attempt on, undone by end()
   std::string wait_cause_;  // "529 overloaded", for the heartbeat lines
   OncePerTransfer once_per_transfer_;
+  fleet_hook::KeyCache fleet_key_;  // kept across transfers of the handle
+  core::Millis fleet_extended_{0};  // waited beyond the decided delay for fleet cooldowns
 
   // Per attempt.
   Response response_;

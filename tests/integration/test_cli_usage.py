@@ -21,6 +21,7 @@ VALID = {
     "explain": ["GET", "http://example.com/"],
     "stats": ["/dev/null"],
     "demo": [],
+    "fleet": ["--json"],
 }
 USAGE = {
     "check": "Usage: curlretry check [--json] [--config FILE]... [FILE...]",
@@ -29,6 +30,7 @@ USAGE = {
     "stats": "Usage: curlretry stats [--json] [--since TIME] [--until TIME] [--processes] [--bucket DURATION] "
              "[--width N] FILE...",
     "demo": "Usage: curlretry demo [--tls] [--curl PATH]",
+    "fleet": "Usage: curlretry fleet [--json] [--watch [--interval S] [--count N]] [--clear KEY] [--config FILE]",
     "doctor": "Usage: curlretry doctor [--json] [--] COMMAND|PATH [ARGS...]",
     "run": "Usage: curlretry run [-n N] [--base-ms MS] [--max-delay-ms MS] [--jitter KIND] [-q|-v] "
            "[--log-file F] [--events F] [--config F]... [--] COMMAND [ARGS...]",

@@ -259,6 +259,8 @@ printf '%s\n' "${COMPREPLY[@]}"
         self.assertEqual(self.complete("curlretry curl -"), ["OFFSET:1"])
         self.assertEqual(self.complete("curlretry doctor --json py"), ["OFFSET:3"])
         self.assertEqual(self.complete("curlretry doctor --j"), ["--json"])
+        self.assertIn("fleet", self.complete("curlretry fl"))
+        self.assertEqual(self.complete("curlretry fleet --w"), ["--watch"])
         self.assertEqual(self.complete("curlretry --config "), ["FILEDIR:@(yaml|yml)"])
         self.assertEqual(self.complete("curlretry -n 3 --jitter full curl -"), ["OFFSET:5"])
         self.assertEqual(self.complete("curlretry --jitter e"), ["equal"])
