@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/proxy_settings.h"
 #include "core/policy.h"
 
 namespace curlretry::config {
@@ -50,6 +51,7 @@ struct Config {
   std::vector<Rule> rules;
   Settings settings;
   Sources settings_sources;
+  ProxySettings proxy;  // `proxy:`, read by `curlretry proxy` only
 
   // The first rule whose match fits, or nullptr for the defaults.
   const Rule* match(std::string_view method, std::string_view host, std::string_view path) const;

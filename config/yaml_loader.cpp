@@ -10,13 +10,14 @@
 #include "config/env.h"
 #include "config/glob.h"
 #include "config/limits.h"
+#include "config/yaml_proxy.h"
 #include "config/yaml_tree.h"
 #include "config/yaml_values.h"
 
 namespace curlretry::config {
 namespace {
 
-constexpr std::string_view kTopKeys[] = {"version", "defaults", "settings", "rules"};
+constexpr std::string_view kTopKeys[] = {"version", "defaults", "settings", "rules", "proxy"};
 constexpr std::string_view kPolicyKeys[] = {"max_attempts", "max_elapsed_ms", "backoff",  "retry_after",
                                                    "retry_on",     "never_retry",    "codes",    "body_window"};
 constexpr std::string_view kRuleKeys[] = {"name",     "match",       "max_attempts", "max_elapsed_ms",
@@ -105,6 +106,7 @@ class Loader {
       read_settings(*settings, config.settings, config.settings_sources);
     }
     if (const YamlNode* rules = find(root, "rules")) read_rules(*rules, config);
+    if (const YamlNode* proxy = find(root, "proxy")) read_proxy(v_, *proxy, config.proxy, config.settings_sources);
     return config;
   }
 

@@ -1,0 +1,302 @@
+#include "proxy/session.h"
+
+#include <sys/socket.h>
+
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+
+#include <cerrno>
+
+#include "proxy/headers.h"
+#include "proxy/server.h"
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+
+namespace curlretry::proxy {
+namespace {
+
+bool same_secret(std::string_view given, std::string_view expected) {
+  // Constant time in the secret's length: the comparison leaks nothing but a length mismatch.
+  unsigned char diff = given.size() == expected.size() ? 0 : 1;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    diff |= static_cast<unsigned char>(expected[i] ^ (i < given.size() ? given[i] : 0));
+  }
+  return diff == 0;
+}
+
+std::string json_string(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+Session::Session(Server& server, asio::ip::tcp::socket socket) : server_(server), stream_(std::move(socket)) {}
+
+Session::~Session() = default;
+
+void Session::start() {
+  enrolled_ = server_.enrol(shared_from_this());
+  read_head();
+}
+
+void Session::read_head() {
+  if (closed_) return;
+  if (winding_down_) {
+    close();
+    return;
+  }
+  const ServerOptions& o = server_.options();
+  parser_.emplace();
+  parser_->header_limit(static_cast<std::uint32_t>(o.header_limit));
+  parser_->body_limit(static_cast<std::uint64_t>(o.settings.max_body));
+  reading_ = true;
+  // One deadline for the whole head: a client trickling it byte by byte gains nothing.
+  stream_.expires_after(buffer_.size() > 0 ? o.header_timeout : o.idle_timeout);
+  http::async_read_header(stream_, buffer_, *parser_,
+                          [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_head(ec); });
+}
+
+void Session::on_head(beast::error_code ec) {
+  reading_ = false;
+  if (closed_) return;
+  if (ec) {
+    if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset) {
+      close();
+    } else if (ec == beast::error::timeout) {
+      close();  // beast closed the socket already: nothing can be answered
+    } else if (ec == http::error::header_limit) {
+      respond(431, "application/json", "{\"error\":\"request head too large\"}\n", true);
+    } else {
+      respond(400, "application/json", "{\"error\":\"malformed request\",\"detail\":" + json_string(ec.message()) + "}\n",
+              true);
+    }
+    return;
+  }
+  auto& request = parser_->get();
+  if (beast::iequals(request[http::field::expect], "100-continue") && !parser_->is_done()) {
+    send("HTTP/1.1 100 Continue\r\n\r\n");
+  }
+  if (parser_->is_done()) {
+    on_request({});
+    return;
+  }
+  reading_ = true;
+  stream_.expires_after(server_.options().body_timeout);
+  http::async_read(stream_, buffer_, *parser_,
+                   [self = shared_from_this()](beast::error_code ec2, std::size_t) { self->on_request(ec2); });
+}
+
+void Session::on_request(beast::error_code ec) {
+  reading_ = false;
+  if (closed_) return;
+  if (ec) {
+    if (ec == http::error::body_limit) {
+      respond(413, "application/json",
+              "{\"error\":\"request body too large\",\"limit\":" + std::to_string(server_.options().settings.max_body) +
+                  "}\n",
+              true);
+    } else if (ec == beast::error::timeout || ec == http::error::partial_message || ec == asio::error::eof ||
+               ec == http::error::end_of_stream || ec == asio::error::connection_reset) {
+      close();
+    } else {
+      respond(400, "application/json", "{\"error\":\"malformed request\",\"detail\":" + json_string(ec.message()) + "}\n",
+              true);
+    }
+    return;
+  }
+  stream_.expires_never();
+  dispatch(parser_->get());
+}
+
+void Session::dispatch(Request& request) {
+  const ServerOptions& o = server_.options();
+  const bool keep_alive = request.keep_alive() && !winding_down_;
+  if (!o.settings.token.empty()) {
+    const std::string expected = "Bearer " + o.settings.token;
+    if (!same_secret(request[http::field::proxy_authorization], expected)) {
+      respond(407, "application/json", "{\"error\":\"proxy authentication required\"}\n", !keep_alive,
+              "Proxy-Authenticate: Bearer realm=\"curlretry\"\r\n");
+      return;
+    }
+  }
+  const std::string_view target = request.target();
+  if (request.method() == http::verb::connect) {
+    respond(501, "application/json", "{\"error\":\"CONNECT (forward proxying) is not implemented yet\"}\n", true);
+    return;
+  }
+  if (target.empty() || target[0] != '/') {
+    respond(501, "application/json", "{\"error\":\"absolute-form requests (forward proxying) are not implemented yet\"}\n",
+            !keep_alive);
+    return;
+  }
+  const std::string_view path = target.substr(0, target.find('?'));
+  if (path == "/_curlretry/health") {
+    if (request.method() != http::verb::get && request.method() != http::verb::head) {
+      respond(405, "application/json", "{\"error\":\"method not allowed\"}\n", !keep_alive, "Allow: GET, HEAD\r\n");
+      return;
+    }
+    std::string body = "{\"status\":\"ok\",\"connections\":" + std::to_string(server_.connections()) +
+                       ",\"active\":" + std::to_string(server_.active_exchanges()) + ",\"routes\":[";
+    for (std::size_t i = 0; i < o.settings.routes.size(); ++i) {
+      body += (i ? "," : "") + json_string(o.settings.routes[i].name);
+    }
+    body += "]}\n";
+    respond(200, "application/json", request.method() == http::verb::head ? "" : body, !keep_alive);
+    return;
+  }
+  const std::size_t name_end = std::min(target.find_first_of("/?", 1), target.size());
+  const std::string_view name = target.substr(1, name_end - 1);
+  const config::ProxyRoute* route = nullptr;
+  for (const auto& r : o.settings.routes) {
+    if (r.name == name) route = &r;
+  }
+  if (route == nullptr) {
+    respond(404, "application/json", "{\"error\":\"no route\",\"route\":" + json_string(name) + "}\n", !keep_alive);
+    return;
+  }
+  if (server_.stopping()) {
+    respond(503, "application/json", "{\"error\":\"the proxy is shutting down\"}\n", true);
+    return;
+  }
+  std::string rest(target.substr(name_end));
+  if (rest.empty() || rest[0] == '?') rest = "/" + rest;
+
+  UpstreamRequest up;
+  up.method = std::string(request.method_string());
+  up.url = route->upstream + rest;
+  std::vector<std::string> listed = connection_tokens(request[http::field::connection]);
+  for (const auto& field : request) {
+    const std::string_view field_name = field.name_string();
+    if (hop_by_hop(field_name, listed) || iequals(field_name, "host") || iequals(field_name, "content-length") ||
+        iequals(field_name, "expect")) {
+      continue;
+    }
+    up.headers.emplace_back(std::string(field_name), std::string(field.value()));
+  }
+  up.has_body = request.has_content_length() || request.chunked();
+  up.body = std::move(request.body());
+  up.client_http11 = request.version() >= 11;
+  up.client_keep_alive = keep_alive;
+
+  exchange_ = std::make_unique<Exchange>(server_.loop(), *this, std::move(up), this);
+  if (!exchange_->start()) {
+    exchange_.reset();
+    respond(502, "application/json", "{\"error\":\"libcurl refused the transfer\"}\n", !keep_alive);
+    return;
+  }
+  server_.exchange_started();
+  watch_client();
+}
+
+// A client that hangs up mid-exchange: its transfer goes. A readable socket that is not at its
+// end carries a pipelined request; that one waits its turn in the kernel, unwatched.
+void Session::watch_client() {
+  if (watching_ || closed_ || !exchange_) return;
+  watching_ = true;
+  stream_.socket().async_wait(asio::ip::tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) {
+    self->watching_ = false;
+    if (self->closed_ || !self->exchange_) return;
+    if (ec) {
+      self->close();
+      return;
+    }
+    char probe;
+    const ssize_t n = ::recv(self->stream_.socket().native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      self->close();
+    } else if (n < 0) {
+      self->watch_client();
+    }
+  });
+}
+
+void Session::exchange_done(CURLcode code) {
+  auto self = shared_from_this();
+  if (!exchange_) return;
+  const bool keep_alive = exchange_->finish(code);
+  exchange_.reset();
+  server_.exchange_ended();
+  after_response(keep_alive);
+}
+
+void Session::respond(int status, const std::string& content_type, const std::string& body, bool close,
+                      const std::string& extra_headers) {
+  std::string out = "HTTP/1.1 " + std::to_string(status) + " " +
+                    std::string(http::obsolete_reason(http::int_to_status(static_cast<unsigned>(status)))) + "\r\n";
+  out += "Content-Type: " + content_type + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+  out += extra_headers;
+  if (close) out += "Connection: close\r\n";
+  out += "\r\n" + body;
+  send(std::move(out));
+  after_response(!close);
+}
+
+void Session::after_response(bool keep_alive) {
+  after_ = keep_alive && !winding_down_ ? After::next : After::close;
+  if (!writing_ && pending_.empty()) next_or_close();
+}
+
+void Session::next_or_close() {
+  const After after = after_;
+  after_ = After::nothing;
+  if (after == After::next) read_head();
+  else if (after == After::close) close();
+}
+
+void Session::send(std::string bytes) {
+  if (closed_) return;
+  pending_ += bytes;
+  if (!writing_) start_write();
+}
+
+void Session::start_write() {
+  inflight_.swap(pending_);
+  pending_.clear();
+  writing_ = true;
+  stream_.expires_after(server_.options().write_stall);
+  asio::async_write(stream_, asio::buffer(inflight_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+    self->writing_ = false;
+    self->inflight_.clear();
+    if (self->closed_) return;
+    if (ec) {
+      self->close();
+      return;
+    }
+    if (self->exchange_ && self->backlog() < Exchange::kLowWater) self->exchange_->drained();
+    if (!self->writing_ && !self->pending_.empty()) self->start_write();
+    if (!self->writing_ && !self->closed_) {
+      if (!self->reading_) self->stream_.expires_never();
+      if (self->after_ != After::nothing) self->next_or_close();
+    }
+  });
+}
+
+void Session::wind_down() {
+  winding_down_ = true;
+  if (!exchange_ && !writing_ && after_ == After::nothing) close();
+}
+
+void Session::close() {
+  if (closed_) return;
+  auto self = shared_from_this();
+  closed_ = true;
+  if (exchange_) {
+    exchange_.reset();
+    server_.exchange_ended();
+  }
+  beast::error_code ignored;
+  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  stream_.close();
+  server_.leave(enrolled_);
+}
+
+}  // namespace curlretry::proxy
