@@ -11,6 +11,7 @@
 #include "cli/explain.h"
 #include "cli/launch.h"
 #include "cli/library_path.h"
+#include "cli/proxy_exec.h"
 #include "cli/stats.h"
 
 #ifndef CURLRETRY_VERSION
@@ -51,6 +52,8 @@ int run_demo_command(const std::string& curl, bool tls) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `curlretry proxy ...` belongs to curlretry-proxy, options and all.
+  if (argc >= 2 && std::string_view(argv[1]) == "proxy") return exec_proxy(argc, argv);
   CLI::App app{"Retries transient libcurl failures (503, 429, 529, captcha 400, resets) of an unmodified "
                "program, by preloading libcurlretry.so.\n\n"
                "  curlretry [--config F] [-v] [--] COMMAND [ARGS...]\n"
@@ -75,6 +78,8 @@ int main(int argc, char** argv) {
   run->add_flag("-v,--verbose", launch.verbose, "Log every decision (CURLRETRY_LOG=debug)");
   run->prefix_command();
 
+  // Listed for --help only: main() hands `proxy` to curlretry-proxy before parsing.
+  app.add_subcommand("proxy", "Run the local retrying proxy for programs without libcurl (see curlretry proxy --help)");
   CLI::App* check = app.add_subcommand("check", "Validate the config and print the effective policy with sources");
   add_common(*check);
   check->add_option("--config", config_path, "Config file (default: the usual search)")->type_name("FILE");

@@ -55,14 +55,36 @@ void Session::read_head() {
     return;
   }
   const ServerOptions& o = server_.options();
+  reading_ = true;
+  if (buffer_.size() == 0) {
+    // Idle between requests (or before the first): the head's own deadline starts at its first byte.
+    stream_.expires_after(o.idle_timeout);
+    stream_.async_read_some(buffer_.prepare(4096), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+      self->reading_ = false;
+      if (self->closed_) return;
+      if (ec) {
+        self->close();
+        return;
+      }
+      self->buffer_.commit(n);
+      self->read_head();
+    });
+    return;
+  }
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(o.header_limit));
   parser_->body_limit(static_cast<std::uint64_t>(o.settings.max_body));
-  reading_ = true;
   // One deadline for the whole head: a client trickling it byte by byte gains nothing.
-  stream_.expires_after(buffer_.size() > 0 ? o.header_timeout : o.idle_timeout);
+  stream_.expires_after(o.header_timeout);
   http::async_read_header(stream_, buffer_, *parser_,
                           [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_head(ec); });
+}
+
+void Session::too_large() {
+  respond(413, "application/json",
+          "{\"error\":\"request body too large\",\"limit\":" + std::to_string(server_.options().settings.max_body) +
+              "}\n",
+          true);
 }
 
 void Session::on_head(beast::error_code ec) {
@@ -73,6 +95,8 @@ void Session::on_head(beast::error_code ec) {
       close();
     } else if (ec == beast::error::timeout) {
       close();  // beast closed the socket already: nothing can be answered
+    } else if (ec == http::error::body_limit) {
+      too_large();  // its Content-Length says so: nothing of it is read
     } else if (ec == http::error::header_limit) {
       respond(431, "application/json", "{\"error\":\"request head too large\"}\n", true);
     } else {
@@ -100,10 +124,7 @@ void Session::on_request(beast::error_code ec) {
   if (closed_) return;
   if (ec) {
     if (ec == http::error::body_limit) {
-      respond(413, "application/json",
-              "{\"error\":\"request body too large\",\"limit\":" + std::to_string(server_.options().settings.max_body) +
-                  "}\n",
-              true);
+      too_large();
     } else if (ec == beast::error::timeout || ec == http::error::partial_message || ec == asio::error::eof ||
                ec == http::error::end_of_stream || ec == asio::error::connection_reset) {
       close();
@@ -249,7 +270,28 @@ void Session::next_or_close() {
   const After after = after_;
   after_ = After::nothing;
   if (after == After::next) read_head();
-  else if (after == After::close) close();
+  else if (after == After::close) linger();
+}
+
+// A close with request bytes still unread (an early 413, a 400) would make the kernel answer them
+// with a reset that can destroy the response before the client reads it: stop sending, drain
+// what still comes for a short while, then close.
+void Session::linger() {
+  if (closed_) return;
+  beast::error_code ignored;
+  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  stream_.expires_after(std::chrono::seconds(2));
+  drain();
+}
+
+void Session::drain() {
+  stream_.async_read_some(buffer_.prepare(64 * 1024), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+    if (self->closed_) return;
+    self->drained_ += n;
+    self->buffer_.consume(self->buffer_.size());
+    if (ec || self->drained_ > 16 * 1024 * 1024) self->close();
+    else self->drain();
+  });
 }
 
 void Session::send(std::string bytes) {

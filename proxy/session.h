@@ -45,12 +45,15 @@ class Session : public std::enable_shared_from_this<Session>, public Sink {
   void on_head(boost::system::error_code ec);
   void on_request(boost::system::error_code ec);
   void dispatch(Request& request);
+  void too_large();
   void respond(int status, const std::string& content_type, const std::string& body, bool close,
                const std::string& extra_headers = "");
   void watch_client();
   void start_write();
   void after_response(bool keep_alive);
   void next_or_close();
+  void linger();
+  void drain();
 
   Server& server_;
   boost::beast::tcp_stream stream_;
@@ -65,6 +68,7 @@ class Session : public std::enable_shared_from_this<Session>, public Sink {
   bool closed_ = false;
   bool reading_ = false;
   bool winding_down_ = false;
+  std::size_t drained_ = 0;  // bytes discarded while lingering
   enum class After { nothing, next, close } after_ = After::nothing;  // once the output is flushed
 };
 

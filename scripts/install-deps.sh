@@ -15,7 +15,12 @@ packages=(
   nghttp2-proxy
   # the fuzz targets' regression pass (libFuzzer)
   clang libclang-rt-14-dev
+  # the proxy: Boost.Beast/Asio (headers); its tests' real clients: Node.js fetch and the npm SDKs
+  # (scripts/proxy-test-clients.sh installs those from npm into the build tree)
+  libboost-dev nodejs
 )
+# npm: Debian's, unless a Node.js that bundles its own (NodeSource) is installed already.
+command -v npm >/dev/null || packages+=(npm)
 
 # shellcheck source=scripts/apt-missing.sh
 . "$(dirname "$0")/apt-missing.sh"
