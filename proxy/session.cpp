@@ -198,7 +198,7 @@ void Session::dispatch(Request& request) {
   for (const auto& field : request) {
     const std::string_view field_name = field.name_string();
     if (hop_by_hop(field_name, listed) || iequals(field_name, "host") || iequals(field_name, "content-length") ||
-        iequals(field_name, "expect")) {
+        iequals(field_name, "expect") || iequals(field_name, "accept-encoding")) {  // libcurl negotiates
       continue;
     }
     up.headers.emplace_back(std::string(field_name), std::string(field.value()));
