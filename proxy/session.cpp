@@ -80,6 +80,11 @@ void Session::read_head() {
                           [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_head(ec); });
 }
 
+void Session::malformed(beast::error_code ec) {
+  respond(400, "application/json", "{\"error\":\"malformed request\",\"detail\":" + json_string(ec.message()) + "}\n",
+          true);
+}
+
 void Session::too_large() {
   respond(413, "application/json",
           "{\"error\":\"request body too large\",\"limit\":" + std::to_string(server_.options().settings.max_body) +
@@ -100,8 +105,7 @@ void Session::on_head(beast::error_code ec) {
     } else if (ec == http::error::header_limit) {
       respond(431, "application/json", "{\"error\":\"request head too large\"}\n", true);
     } else {
-      respond(400, "application/json", "{\"error\":\"malformed request\",\"detail\":" + json_string(ec.message()) + "}\n",
-              true);
+      malformed(ec);
     }
     return;
   }
@@ -129,8 +133,7 @@ void Session::on_request(beast::error_code ec) {
                ec == http::error::end_of_stream || ec == asio::error::connection_reset) {
       close();
     } else {
-      respond(400, "application/json", "{\"error\":\"malformed request\",\"detail\":" + json_string(ec.message()) + "}\n",
-              true);
+      malformed(ec);
     }
     return;
   }
@@ -155,8 +158,8 @@ void Session::dispatch(Request& request) {
     return;
   }
   if (target.empty() || target[0] != '/') {
-    respond(501, "application/json", "{\"error\":\"absolute-form requests (forward proxying) are not implemented yet\"}\n",
-            !keep_alive);
+    respond(501, "application/json",
+            "{\"error\":\"absolute-form requests (forward proxying) are not implemented yet\"}\n", !keep_alive);
     return;
   }
   const std::string_view path = target.substr(0, target.find('?'));

@@ -254,11 +254,13 @@ class HostileClients(ProxyTestCase):
         self.assertNothingUpstream(key)
 
     def test_unknown_route_404_connect_and_absolute_form_501(self):
-        self.assertEqual(self.status_of(raw_exchange(self.proxy.port, b"GET /nope/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")), 404)
+        self.assertEqual(self.status_of(raw_exchange(
+            self.proxy.port, b"GET /nope/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")), 404)
         self.assertEqual(self.status_of(raw_exchange(
             self.proxy.port, b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")), 501)
         self.assertEqual(self.status_of(raw_exchange(
-            self.proxy.port, b"GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n")), 501)
+            self.proxy.port,
+            b"GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n")), 501)
 
     def test_slow_head_times_out(self):
         key = self.key()
