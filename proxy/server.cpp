@@ -54,6 +54,10 @@ void Server::accept() {
       boost::system::error_code ignored;
       socket.close(ignored);
     } else {
+      // Heads and bodies leave in separate writes: Nagle would hold the second for the client's
+      // delayed ACK (40 ms a response).
+      boost::system::error_code ignored;
+      socket.set_option(asio::ip::tcp::no_delay(true), ignored);
       std::make_shared<Session>(*this, std::move(socket))->start();
     }
     accept();
