@@ -2,7 +2,9 @@
 
 #include <boost/beast/http/status.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 
 #include "proxy/curl_loop.h"
 #include "proxy/headers.h"
@@ -68,7 +70,19 @@ bool Exchange::start() {
   curl_easy_setopt(e, CURLOPT_WRITEDATA, this);
 
   const std::string& m = request_.method;
-  if (m == "HEAD") {
+  if (request_.streamed) {
+    curl_easy_setopt(e, CURLOPT_READFUNCTION, &Exchange::on_read);
+    curl_easy_setopt(e, CURLOPT_READDATA, this);
+    const auto length = static_cast<curl_off_t>(request_.streamed_length);
+    if (m == "POST") {
+      curl_easy_setopt(e, CURLOPT_POST, 1L);
+      curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, length);
+    } else {
+      curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
+      curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, length);
+      curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, m.c_str());
+    }
+  } else if (m == "HEAD") {
     curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
   } else if (m == "GET" && !request_.has_body) {
     curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
@@ -208,8 +222,46 @@ size_t Exchange::body(const char* data, size_t n) {
 void Exchange::drained() {
   if (!paused_ || easy_ == nullptr) return;
   paused_ = false;
-  curl_easy_pause(easy_, CURLPAUSE_CONT);
+  apply_pause();
+}
+
+// curl_easy_pause sets both directions at once: keep the one still waiting paused.
+void Exchange::apply_pause() {
+  curl_easy_pause(easy_, (paused_ ? CURLPAUSE_RECV : 0) | (upload_paused_ ? CURLPAUSE_SEND : 0));
   loop_.kick();
+}
+
+size_t Exchange::on_read(char* buffer, size_t size, size_t nitems, void* userdata) {
+  return static_cast<Exchange*>(userdata)->upload(buffer, size * nitems);
+}
+
+size_t Exchange::upload(char* buffer, size_t n) {
+  const std::size_t available = upload_.size() - upload_offset_;
+  if (available > 0) {
+    const std::size_t k = std::min(available, n);
+    std::memcpy(buffer, upload_.data() + upload_offset_, k);
+    upload_offset_ += k;
+    if (upload_offset_ == upload_.size()) {
+      upload_.clear();
+      upload_offset_ = 0;
+    }
+    if (!upload_done_ && upload_backlog() < kLowWater) sink_.want_body();
+    return k;
+  }
+  if (upload_done_) return 0;
+  if (sink_.client_gone()) return CURL_READFUNC_ABORT;
+  upload_paused_ = true;
+  sink_.want_body();
+  return CURL_READFUNC_PAUSE;
+}
+
+void Exchange::feed(const char* data, std::size_t n, bool done) {
+  upload_.append(data, n);
+  upload_done_ = done;
+  if (upload_paused_ && easy_ != nullptr && (n > 0 || done)) {
+    upload_paused_ = false;
+    apply_pause();
+  }
 }
 
 void Exchange::send_error(int status, const std::string& detail) {

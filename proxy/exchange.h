@@ -8,6 +8,7 @@
 #include <curl/curl.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,8 @@ class Sink {
   virtual void send(std::string bytes) = 0;
   virtual std::size_t backlog() const = 0;  // bytes queued, not yet written to the client
   virtual bool client_gone() const = 0;
+  // A streamed request body ran dry: read more of it from the client.
+  virtual void want_body() = 0;
 
  protected:
   ~Sink() = default;
@@ -33,6 +36,11 @@ struct UpstreamRequest {
   std::vector<std::pair<std::string, std::string>> headers;  // end to end only
   std::string body;
   bool has_body = false;   // the client framed a body (even an empty one)
+  // A body above proxy.max_body_bytes: not kept here, fed through feed() as the client sends it
+  // and handed to libcurl by a read callback (the shim's upload rules decide whether it can be
+  // replayed).
+  bool streamed = false;
+  std::uint64_t streamed_length = 0;
   bool client_http11 = true;
   bool client_keep_alive = true;
 };
@@ -55,11 +63,17 @@ class Exchange {
   bool finish(CURLcode code);
   // The client's backlog fell below kLowWater: a paused transfer goes on.
   void drained();
+  // The next piece of a streamed request body (`done`: it was the last).
+  void feed(const char* data, std::size_t n, bool done);
+  std::size_t upload_backlog() const { return upload_.size() - upload_offset_; }
   void* owner() const { return owner_; }
 
  private:
   static size_t on_header(char* data, size_t size, size_t nmemb, void* userdata);
   static size_t on_write(char* data, size_t size, size_t nmemb, void* userdata);
+  static size_t on_read(char* buffer, size_t size, size_t nitems, void* userdata);
+  size_t upload(char* buffer, size_t n);
+  void apply_pause();
   size_t header_line(const char* data, size_t n);
   size_t body(const char* data, size_t n);
   void send_head();
@@ -73,7 +87,11 @@ class Exchange {
   CURL* easy_ = nullptr;
   curl_slist* header_list_ = nullptr;
   bool added_ = false;
-  bool paused_ = false;
+  bool paused_ = false;          // receiving: the client's backlog is full
+  bool upload_paused_ = false;   // sending: the client has not sent more of the body yet
+  std::string upload_;
+  std::size_t upload_offset_ = 0;
+  bool upload_done_ = false;
 
   // The response as libcurl delivers it.
   int status_ = 0;

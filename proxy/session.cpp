@@ -8,6 +8,7 @@
 #include <boost/beast/http/read.hpp>
 
 #include <cerrno>
+#include <limits>
 
 #include "proxy/headers.h"
 #include "proxy/server.h"
@@ -73,7 +74,10 @@ void Session::read_head() {
   }
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(o.header_limit));
-  parser_->body_limit(static_cast<std::uint64_t>(o.settings.max_body));
+  // A Content-Length above max_body streams (on_head); a chunked body is kept up to max_body.
+  // (Not boost::none: Beast 1.74 compares the length with the empty optional, and everything is "too large".)
+  parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
+  streaming_ = false;
   // One deadline for the whole head: a client trickling it byte by byte gains nothing.
   stream_.expires_after(o.header_timeout);
   http::async_read_header(stream_, buffer_, *parser_,
@@ -110,8 +114,17 @@ void Session::on_head(beast::error_code ec) {
     return;
   }
   auto& request = parser_->get();
+  const auto length = parser_->content_length();
+  const std::uint64_t max_body = server_.options().settings.max_body;
+  streaming_ = length && *length > max_body;
+  if (!streaming_) parser_->body_limit(max_body);
   if (beast::iequals(request[http::field::expect], "100-continue") && !parser_->is_done()) {
     send("HTTP/1.1 100 Continue\r\n\r\n");
+  }
+  if (streaming_) {
+    stream_.expires_never();
+    dispatch(request);
+    return;
   }
   if (parser_->is_done()) {
     on_request({});
@@ -207,7 +220,9 @@ void Session::dispatch(Request& request) {
     up.headers.emplace_back(std::string(field_name), std::string(field.value()));
   }
   up.has_body = request.has_content_length() || request.chunked();
-  up.body = std::move(request.body());
+  up.streamed = streaming_;
+  if (streaming_) up.streamed_length = *parser_->content_length();
+  else up.body = std::move(request.body());
   up.client_http11 = request.version() >= 11;
   up.client_keep_alive = keep_alive;
 
@@ -218,7 +233,44 @@ void Session::dispatch(Request& request) {
     return;
   }
   server_.exchange_started();
-  watch_client();
+  if (streaming_) {
+    body_parser_.emplace(std::move(*parser_));
+    pump_body();
+  } else {
+    watch_client();
+  }
+}
+
+void Session::want_body() {
+  // Called from libcurl's read callback: only starts a read, never calls libcurl.
+  pump_body();
+}
+
+void Session::pump_body() {
+  if (closed_ || body_reading_ || !body_parser_ || body_parser_->is_done() || !exchange_) return;
+  if (exchange_->upload_backlog() >= Exchange::kHighWater) return;  // want_body() comes back for more
+  body_reading_ = true;
+  auto& body = body_parser_->get().body();
+  body.data = chunk_.data();
+  body.size = chunk_.size();
+  body.more = true;
+  stream_.expires_after(server_.options().body_timeout);
+  http::async_read_some(stream_, buffer_, *body_parser_, [self = shared_from_this()](beast::error_code ec,
+                                                                                     std::size_t) {
+    self->body_reading_ = false;
+    if (self->closed_) return;
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec) {
+      self->close();  // a client that stops sending its body takes the transfer along
+      return;
+    }
+    const std::size_t got = self->chunk_.size() - self->body_parser_->get().body().size;
+    const bool done = self->body_parser_->is_done();
+    if (done) self->stream_.expires_never();
+    if (self->exchange_) self->exchange_->feed(self->chunk_.data(), got, done);
+    if (done) self->watch_client();
+    else self->pump_body();
+  });
 }
 
 // A client that hangs up mid-exchange: its transfer goes. A readable socket that is not at its
@@ -246,14 +298,21 @@ void Session::watch_client() {
 void Session::exchange_done(CURLcode code) {
   auto self = shared_from_this();
   if (!exchange_) return;
-  const bool keep_alive = exchange_->finish(code);
+  bool keep_alive = exchange_->finish(code);
   exchange_.reset();
+  // An answer before the whole streamed body arrived: the rest of it cannot be told from a next request.
+  if (streaming_ && !(body_parser_ && body_parser_->is_done())) keep_alive = false;
+  if (streaming_) {
+    streaming_ = false;
+    body_parser_.reset();
+  }
   server_.exchange_ended();
   after_response(keep_alive);
 }
 
 void Session::respond(int status, const std::string& content_type, const std::string& body, bool close,
                       const std::string& extra_headers) {
+  if (streaming_ && !(body_parser_ && body_parser_->is_done())) close = true;  // its body is still coming
   std::string out = "HTTP/1.1 " + std::to_string(status) + " " +
                     std::string(http::obsolete_reason(http::int_to_status(static_cast<unsigned>(status)))) + "\r\n";
   out += "Content-Type: " + content_type + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
@@ -281,6 +340,10 @@ void Session::next_or_close() {
 // what still comes for a short while, then close.
 void Session::linger() {
   if (closed_) return;
+  if (body_reading_) {
+    close();  // a streamed body's read is under way: no second reader on the connection
+    return;
+  }
   beast::error_code ignored;
   stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
   stream_.expires_after(std::chrono::seconds(2));

@@ -9,7 +9,10 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/string_body.hpp>
+
+#include <array>
 
 #include <list>
 #include <memory>
@@ -38,6 +41,7 @@ class Session : public std::enable_shared_from_this<Session>, public Sink {
   void send(std::string bytes) override;
   std::size_t backlog() const override { return pending_.size() + inflight_.size(); }
   bool client_gone() const override { return closed_; }
+  void want_body() override;
 
  private:
   using Request = boost::beast::http::request<boost::beast::http::string_body>;
@@ -50,6 +54,7 @@ class Session : public std::enable_shared_from_this<Session>, public Sink {
   void respond(int status, const std::string& content_type, const std::string& body, bool close,
                const std::string& extra_headers = "");
   void watch_client();
+  void pump_body();
   void start_write();
   void after_response(bool keep_alive);
   void next_or_close();
@@ -61,6 +66,11 @@ class Session : public std::enable_shared_from_this<Session>, public Sink {
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   std::unique_ptr<Exchange> exchange_;
+  // A request body too large to keep: read piece by piece as the upstream transfer takes it.
+  bool streaming_ = false;
+  std::optional<boost::beast::http::request_parser<boost::beast::http::buffer_body>> body_parser_;
+  bool body_reading_ = false;
+  std::array<char, 64 * 1024> chunk_{};
   std::list<std::shared_ptr<Session>>::iterator enrolled_;
   std::string pending_;
   std::string inflight_;

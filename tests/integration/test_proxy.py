@@ -114,6 +114,26 @@ class RetriesThroughTheProxy(ProxyTestCase):
             self.assertEqual(response.read(), harness.echo_body(data))
         self.assertCount(self.plain, key, 3)
 
+    def test_body_over_the_bound_streams_upstream(self):
+        # Above proxy.max_body_bytes the body is not kept by the proxy: it goes to libcurl through
+        # a read callback as the client sends it.
+        key = self.key()
+        data = pattern_bytes(3 * MAX_BODY + 7)
+        request = urllib.request.Request(self.route(key, "echo"), data=data, method="PUT")
+        with urllib.request.urlopen(request, timeout=60) as response:
+            self.assertEqual(response.read(), harness.echo_body(data))
+        self.assertCount(self.plain, key, 1)
+
+    def test_streamed_body_within_the_shims_upload_replay_is_retried(self):
+        # The shim's own rule for read-callback uploads (settings.max_upload_replay, 8 MiB): it
+        # keeps a copy as libcurl reads, so a 503 after the whole body is replayed from that copy.
+        key = self.key()
+        data = pattern_bytes(2 * MAX_BODY)
+        request = urllib.request.Request(self.route(key, "503,echo"), data=data, method="POST")
+        with urllib.request.urlopen(request, timeout=60) as response:
+            self.assertEqual(response.read(), harness.echo_body(data))
+        self.assertCount(self.plain, key, 2)
+
     def test_urllib_sees_the_give_up_status(self):
         key = self.key()
         with self.assertRaises(urllib.error.HTTPError) as caught:
@@ -231,13 +251,11 @@ class HostileClients(ProxyTestCase):
         self.assertEqual(self.status_of(raw), 431)
         self.assertNothingUpstream(key)
 
-    def test_body_over_the_replay_bound_gets_413(self):
-        key = self.key()
-        # Refused on its Content-Length, before a byte of the body is read.
-        raw = raw_exchange(self.proxy.port, f"POST /flaky/s/{key}/echo HTTP/1.1\r\nHost: x\r\n"
+    def test_unknown_route_with_a_large_body_is_answered_and_closed(self):
+        raw = raw_exchange(self.proxy.port, f"POST /nope/x HTTP/1.1\r\nHost: x\r\n"
                            f"Content-Length: {MAX_BODY + 1}\r\n\r\n".encode())
-        self.assertEqual(self.status_of(raw), 413)
-        self.assertNothingUpstream(key)
+        self.assertEqual(self.status_of(raw), 404)
+        self.assertIn(b"Connection: close\r\n", raw)
 
     def test_chunked_body_over_the_replay_bound_gets_413(self):
         key = self.key()
@@ -375,6 +393,19 @@ class Lifecycle(harness.UpstreamTestCase):
         self.assertTrue((first + rest).endswith(b"0\r\n\r\n"))
         self.assertEqual(proxy.terminate(), 0, proxy.log())
         self.assertIn("SIGTERM", proxy.log())
+
+    def test_streamed_body_beyond_the_shims_upload_replay_is_not_retried(self):
+        proxy = Proxy(f"version: 1\nsettings:\n  max_upload_replay: 65536\nproxy:\n  max_body_bytes: 65536\n"
+                      f"  routes:\n    flaky: {{upstream: \"{self.plain.origin}\"}}\n").start()
+        self.addCleanup(proxy.stop)
+        key = self.key()
+        data = pattern_bytes(1024 * 1024)
+        request = urllib.request.Request(proxy.url(f"/flaky/s/{key}/503,echo"), data=data, method="POST")
+        with self.assertRaises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(request, timeout=60)
+        self.assertEqual(caught.exception.code, 503)
+        self.assertEqual(caught.exception.read(), overloaded_body(key, 1))
+        self.assertCount(self.plain, key, 1)
 
     def test_non_loopback_listen_needs_a_token(self):
         proxy = Proxy("version: 1\n")
