@@ -407,6 +407,19 @@ class Lifecycle(harness.UpstreamTestCase):
         self.assertEqual(caught.exception.read(), overloaded_body(key, 1))
         self.assertCount(self.plain, key, 1)
 
+    def test_upstream_tls_is_verified_against_the_system_store(self):
+        # The flaky upstream's self-signed certificate is in no system store: the proxy refuses it.
+        tls = self.tls()
+        proxy = Proxy(f"version: 1\nproxy:\n  routes:\n    tls: {{upstream: \"{tls.origin}\"}}\n").start()
+        self.addCleanup(proxy.stop)
+        key = self.key()
+        raw = raw_exchange(proxy.port, f"GET /tls/s/{key}/200 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                           .encode())
+        head, body = head_and_body(raw)
+        self.assertTrue(head.startswith(b"HTTP/1.1 502 Bad Gateway"), raw)
+        self.assertIn(b"certificate", body.lower())
+        self.assertCount(tls, key, 0)
+
     def test_non_loopback_listen_needs_a_token(self):
         proxy = Proxy("version: 1\n")
         self.addCleanup(proxy.stop)
