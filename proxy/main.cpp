@@ -13,6 +13,7 @@
 #include <iostream>
 
 #include "config/config.h"
+#include "proxy/ensure.h"
 #include "proxy/listen_address.h"
 #include "proxy/preload.h"
 #include "proxy/server.h"
@@ -66,6 +67,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(100L, 3600000L));
   app.add_option("--shutdown-grace-ms", shutdown_grace_ms, "Time in-flight responses get on SIGINT/SIGTERM")
       ->check(CLI::Range(0L, 3600000L));
+  bool ensure = false;
+  app.add_flag("--ensure", ensure,
+               "Start the proxy in the background unless a healthy one already listens there, then return");
   CLI11_PARSE(app, argc, argv);
 
   const std::string preload_error = proxy::ensure_preloaded(argv, config_path);
@@ -86,6 +90,28 @@ int main(int argc, char** argv) {
   if (!listen.endpoint) {
     std::cerr << "curlretry: proxy: " << listen.error << '\n';
     return 2;
+  }
+  if (ensure) {
+    if (listen.endpoint->port() == 0) {
+      std::cerr << "curlretry: proxy: --ensure needs a fixed port in --listen (a shared proxy must be findable)\n";
+      return 2;
+    }
+    std::vector<std::string> args;
+    for (int i = 1; i < argc; ++i) {
+      const std::string_view a = argv[i];
+      if (a == "--ensure" || a.rfind("--config=", 0) == 0) continue;
+      if (a == "--config") {
+        ++i;
+        continue;
+      }
+      args.emplace_back(a);
+    }
+    // The background proxy reads the file this one validated, wherever it runs from.
+    if (config_path) {
+      args.emplace_back("--config");
+      args.emplace_back(std::getenv("CURLRETRY_CONFIG"));
+    }
+    return proxy::ensure_running(*listen.endpoint, args);
   }
   const bool loopback = proxy::is_loopback(listen.endpoint->address());
   if (!loopback && cfg.proxy.token.empty()) {

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import socket
 import subprocess
 import time
@@ -419,6 +420,35 @@ class Lifecycle(harness.UpstreamTestCase):
         self.assertTrue(head.startswith(b"HTTP/1.1 502 Bad Gateway"), raw)
         self.assertIn(b"certificate", body.lower())
         self.assertCount(tls, key, 0)
+
+    def test_two_ensures_at_once_start_one_shared_proxy(self):
+        runtime = self.temp_dir()
+        config = runtime / "config.yaml"
+        config.write_text(f"version: 1\nproxy:\n  routes:\n    flaky: {{upstream: \"{self.plain.origin}\"}}\n")
+        with socket.socket() as probe:  # a free port: --ensure needs a fixed one
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        env = harness.environment(False, {"XDG_RUNTIME_DIR": str(runtime), "CURLRETRY_BASE_MS": harness.FAST_BASE_MS})
+        cmd = [harness.CURLRETRY_BIN, "proxy", "--ensure", "--listen", f"127.0.0.1:{port}", "--config", str(config)]
+        both = [subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE) for _ in range(2)]
+        outcomes = sorted(p.communicate(timeout=60)[1].decode() for p in both)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_curlretry/health", timeout=10) as response:
+            pid = json.loads(response.read())["pid"]
+
+        def stop():
+            os.kill(pid, 15)
+            wait_for(lambda: not os.path.exists(f"/proc/{pid}"), 20, "the background proxy to exit")
+        self.addCleanup(stop)
+        self.assertEqual([p.returncode for p in both], [0, 0], outcomes)
+        self.assertIn("curlretry: proxy already running on", outcomes[0])
+        self.assertIn(f"curlretry: proxy started on http://127.0.0.1:{port} (pid {pid}", outcomes[1])
+        key = self.key()
+        result = harness.curl(["-sS", f"http://127.0.0.1:{port}/flaky/s/{key}/503,200"], preload=False)
+        self.assertRun(result, 0, ok_body(key, 2))
+        again = harness.run(cmd, preload=False, env={"XDG_RUNTIME_DIR": str(runtime)})
+        self.assertRun(again, 0)
+        self.assertIn(b"already running", again.stderr)
 
     def test_non_loopback_listen_needs_a_token(self):
         proxy = Proxy("version: 1\n")
