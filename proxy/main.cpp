@@ -7,7 +7,11 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
+#include <string_view>
+#include <vector>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -45,12 +49,29 @@ void raise_descriptor_limit() {
   }
 }
 
+// COMMAND with each route's `env` variable pointing at the proxy, and the preload (this process's
+// LD_PRELOAD) still in place for children that do use libcurl.
+int run_with_routes(const std::vector<std::string>& command, const config::Config& cfg,
+                    const boost::asio::ip::tcp::endpoint& where) {
+  const std::string origin = "http://" + where.address().to_string() + ":" + std::to_string(where.port());
+  for (const auto& route : cfg.proxy.routes) {
+    if (!route.env.empty()) ::setenv(route.env.c_str(), (origin + "/" + route.name).c_str(), 1);
+  }
+  std::vector<char*> argv;
+  for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  ::execvp(argv[0], argv.data());
+  std::cerr << "curlretry: proxy: cannot run " << command[0] << ": " << std::strerror(errno) << '\n';
+  return errno == ENOENT ? 127 : 126;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Serves reverse routes to HTTP(S) upstreams through curlretry's retry engine (libcurl with "
                "libcurlretry.so preloaded), for programs the preload cannot reach.\n\n"
-               "  curlretry proxy [--listen 127.0.0.1:7878] [--config F] [--port-file F]\n",
+               "  curlretry proxy [--listen 127.0.0.1:7878] [--config F] [--port-file F]\n"
+               "  curlretry proxy --ensure [--listen ...] [--config F] [-- COMMAND [ARGS...]]\n",
                "curlretry proxy"};
   app.set_version_flag("--version", "curlretry-proxy " CURLRETRY_VERSION, "Print the version and exit");
   app.set_help_flag("-h,--help", "Print this help and exit");
@@ -70,7 +91,20 @@ int main(int argc, char** argv) {
   bool ensure = false;
   app.add_flag("--ensure", ensure,
                "Start the proxy in the background unless a healthy one already listens there, then return");
+  // `--ensure -- COMMAND [ARGS...]`: everything after `--` is the command, never our options.
+  std::vector<std::string> command;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--") {
+      command.assign(argv + i + 1, argv + argc);
+      argc = i;
+      break;
+    }
+  }
   CLI11_PARSE(app, argc, argv);
+  if (!command.empty() && !ensure) {
+    std::cerr << "curlretry: proxy: a COMMAND after -- needs --ensure (it runs once the shared proxy answers)\n";
+    return 2;
+  }
 
   const std::string preload_error = proxy::ensure_preloaded(argv, config_path);
   if (!preload_error.empty()) {
@@ -111,7 +145,9 @@ int main(int argc, char** argv) {
       args.emplace_back("--config");
       args.emplace_back(std::getenv("CURLRETRY_CONFIG"));
     }
-    return proxy::ensure_running(*listen.endpoint, args);
+    const int status = proxy::ensure_running(*listen.endpoint, args);
+    if (status != 0 || command.empty()) return status;
+    return run_with_routes(command, cfg, *listen.endpoint);
   }
   const bool loopback = proxy::is_loopback(listen.endpoint->address());
   if (!loopback && cfg.proxy.token.empty()) {

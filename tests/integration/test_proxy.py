@@ -446,8 +446,14 @@ class Lifecycle(harness.UpstreamTestCase):
         key = self.key()
         result = harness.curl(["-sS", f"http://127.0.0.1:{port}/flaky/s/{key}/503,200"], preload=False)
         self.assertRun(result, 0, ok_body(key, 2))
-        again = harness.run(cmd, preload=False, env={"XDG_RUNTIME_DIR": str(runtime)})
-        self.assertRun(again, 0)
+        # With a COMMAND: it runs with each route's variable pointing at the shared proxy.
+        config.write_text(config.read_text().replace("}", ", env: FLAKY_BASE_URL}"))
+        key = self.key("command")
+        script = f"import os, urllib.request; print(urllib.request.urlopen(os.environ['FLAKY_BASE_URL'] + " \
+                 f"'/s/{key}/503,200').read().decode(), end='')"
+        again = harness.run([*cmd, "--", harness.PYTHON, "-c", script], preload=False,
+                            env={"XDG_RUNTIME_DIR": str(runtime)})
+        self.assertRun(again, 0, ok_body(key, 2))
         self.assertIn(b"already running", again.stderr)
 
     def test_non_loopback_listen_needs_a_token(self):
