@@ -182,7 +182,8 @@ void Session::dispatch(Request& request) {
       respond(405, "application/json", "{\"error\":\"method not allowed\"}\n", !keep_alive, "Allow: GET, HEAD\r\n");
       return;
     }
-    std::string body = "{\"status\":\"ok\",\"pid\":" + std::to_string(::getpid()) + ",\"connections\":" + std::to_string(server_.connections()) +
+    std::string body = "{\"status\":\"ok\",\"pid\":" + std::to_string(::getpid()) +
+                       ",\"connections\":" + std::to_string(server_.connections()) +
                        ",\"active\":" + std::to_string(server_.active_exchanges()) + ",\"routes\":[";
     for (std::size_t i = 0; i < o.settings.routes.size(); ++i) {
       body += (i ? "," : "") + json_string(o.settings.routes[i].name);
