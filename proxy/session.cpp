@@ -171,9 +171,20 @@ void Session::dispatch(Request& request) {
     respond(501, "application/json", "{\"error\":\"CONNECT (forward proxying) is not implemented yet\"}\n", true);
     return;
   }
+  // Forward proxying of plain HTTP (`curl -x`, HTTP_PROXY): the absolute-form target is the URL.
+  // (https:// targets come as CONNECT.)
+  if (target.size() > 7 && beast::iequals(target.substr(0, 7), "http://")) {
+    if (target.size() == 7 || target[7] == '/' || target.find_first_of("@", 7) < target.find('/', 7)) {
+      respond(400, "application/json", "{\"error\":\"absolute-form target without a host, or with credentials\"}\n",
+              true);
+      return;
+    }
+    forward(request, std::string(target), keep_alive);
+    return;
+  }
   if (target.empty() || target[0] != '/') {
-    respond(501, "application/json",
-            "{\"error\":\"absolute-form requests (forward proxying) are not implemented yet\"}\n", !keep_alive);
+    respond(400, "application/json",
+            "{\"error\":\"the target must be /ROUTE/... or an absolute http:// URL\"}\n", true);
     return;
   }
   const std::string_view path = target.substr(0, target.find('?'));
@@ -202,16 +213,19 @@ void Session::dispatch(Request& request) {
     respond(404, "application/json", "{\"error\":\"no route\",\"route\":" + json_string(name) + "}\n", !keep_alive);
     return;
   }
+  std::string rest(target.substr(name_end));
+  if (rest.empty() || rest[0] == '?') rest = "/" + rest;
+  forward(request, route->upstream + rest, keep_alive);
+}
+
+void Session::forward(Request& request, std::string url, bool keep_alive) {
   if (server_.stopping()) {
     respond(503, "application/json", "{\"error\":\"the proxy is shutting down\"}\n", true);
     return;
   }
-  std::string rest(target.substr(name_end));
-  if (rest.empty() || rest[0] == '?') rest = "/" + rest;
-
   UpstreamRequest up;
   up.method = std::string(request.method_string());
-  up.url = route->upstream + rest;
+  up.url = std::move(url);
   std::vector<std::string> listed = connection_tokens(request[http::field::connection]);
   for (const auto& field : request) {
     const std::string_view field_name = field.name_string();

@@ -188,6 +188,33 @@ class RetriesThroughTheProxy(ProxyTestCase):
         self.assertRun(result, 0, b"".join(ok_body(k, 2) for k in keys))
 
 
+class ForwardProxy(ProxyTestCase):
+    """Absolute-form requests (plain http://): the program's proxy setting, no route needed."""
+
+    def test_curl_x_retries(self):
+        key = self.key()
+        result = harness.curl(["-sS", "-x", self.proxy.url(""), self.plain.script_url(key, "503,429,200")],
+                              preload=False)
+        self.assertRun(result, 0, ok_body(key, 3))
+        self.assertCount(self.plain, key, 3, result)
+
+    def test_urllib_http_proxy_retries_and_replays_the_body(self):
+        key = self.key()
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": self.proxy.url("")}))
+        data = pattern_bytes(5000)
+        with opener.open(urllib.request.Request(self.plain.script_url(key, "captcha,echo"), data=data),
+                         timeout=30) as response:
+            self.assertEqual(response.read(), harness.echo_body(data))
+        self.assertCount(self.plain, key, 2)
+
+    def test_give_up_is_verbatim(self):
+        key = self.key()
+        result = harness.curl(["-sS", "-i", "-x", self.proxy.url(""), self.plain.script_url(key, "529")],
+                              preload=False)
+        body = overloaded_body(key, 3)
+        self.assertRun(result, 0, harness.head("HTTP/1.1 529 Site Overloaded", "application/json", len(body)) + body)
+
+
 class Headers(ProxyTestCase):
     def test_request_headers_pass_host_is_the_upstreams_hop_by_hop_stay(self):
         body = b'{"q":1}'
@@ -273,14 +300,15 @@ class HostileClients(ProxyTestCase):
         self.assertEqual(self.status_of(raw), 413)
         self.assertNothingUpstream(key)
 
-    def test_unknown_route_404_connect_and_absolute_form_501(self):
+    def test_unknown_route_404_connect_501_other_targets_400(self):
         self.assertEqual(self.status_of(raw_exchange(
             self.proxy.port, b"GET /nope/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")), 404)
         self.assertEqual(self.status_of(raw_exchange(
             self.proxy.port, b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")), 501)
-        self.assertEqual(self.status_of(raw_exchange(
-            self.proxy.port,
-            b"GET http://example.com/ HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n")), 501)
+        for target in (b"ftp://example.com/", b"*", b"http://", b"http://user@example.com/"):
+            self.assertEqual(self.status_of(raw_exchange(
+                self.proxy.port, b"GET " + target + b" HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n")),
+                400, target)
 
     def test_slow_head_times_out(self):
         key = self.key()
