@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
@@ -13,6 +14,7 @@
 
 #include "proxy/headers.h"
 #include "proxy/server.h"
+#include "proxy/tunnel.h"
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -168,7 +170,7 @@ void Session::dispatch(Request& request) {
   }
   const std::string_view target = request.target();
   if (request.method() == http::verb::connect) {
-    respond(501, "application/json", "{\"error\":\"CONNECT (forward proxying) is not implemented yet\"}\n", true);
+    tunnel(target);
     return;
   }
   // Forward proxying of plain HTTP (`curl -x`, HTTP_PROXY): the absolute-form target is the URL.
@@ -216,6 +218,31 @@ void Session::dispatch(Request& request) {
   std::string rest(target.substr(name_end));
   if (rest.empty() || rest[0] == '?') rest = "/" + rest;
   forward(request, route->upstream + rest, keep_alive);
+}
+
+// CONNECT host:port: a blind tunnel (no interception yet, so nothing to retry). The connection
+// leaves this session for the Tunnel.
+void Session::tunnel(std::string_view authority) {
+  const std::size_t colon = authority.rfind(':');
+  std::string host(authority.substr(0, colon == std::string_view::npos ? 0 : colon));
+  const std::string port(colon == std::string_view::npos ? "" : authority.substr(colon + 1));
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  const bool port_ok = !port.empty() && port.size() <= 5 && port.find_first_not_of("0123456789") == std::string::npos;
+  if (host.empty() || !port_ok) {
+    respond(400, "application/json", "{\"error\":\"CONNECT needs host:port\"}\n", true);
+    return;
+  }
+  if (server_.stopping()) {
+    respond(503, "application/json", "{\"error\":\"the proxy is shutting down\"}\n", true);
+    return;
+  }
+  std::string early = beast::buffers_to_string(buffer_.data());
+  buffer_.consume(buffer_.size());
+  stream_.expires_never();
+  auto handed = std::make_shared<Tunnel>(stream_.release_socket(), std::move(early), std::move(host), port);
+  handed->start();
+  closed_ = true;  // the socket is the tunnel's now
+  server_.leave(enrolled_);
 }
 
 void Session::forward(Request& request, std::string url, bool keep_alive) {

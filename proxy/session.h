@@ -50,6 +50,7 @@ class Session : public std::enable_shared_from_this<Session>, public Sink {
   void on_request(boost::system::error_code ec);
   void dispatch(Request& request);
   void forward(Request& request, std::string url, bool keep_alive);
+  void tunnel(std::string_view authority);
   void too_large();
   void malformed(boost::system::error_code ec);
   void respond(int status, const std::string& content_type, const std::string& body, bool close,

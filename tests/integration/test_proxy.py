@@ -215,6 +215,45 @@ class ForwardProxy(ProxyTestCase):
         self.assertRun(result, 0, harness.head("HTTP/1.1 529 Site Overloaded", "application/json", len(body)) + body)
 
 
+class Tunnels(ProxyTestCase):
+    """CONNECT: a blind tunnel. Nothing inside it can be read, so nothing is retried (yet: the
+    intercepting mode with a local CA is what will make HTTPS_PROXY retry)."""
+
+    def test_curl_https_through_connect(self):
+        tls = self.tls()
+        key = self.key()
+        result = harness.curl(["-sS", "-x", self.proxy.url(""), "--cacert", tls.cert, tls.script_url(key, "200")],
+                              preload=False)
+        self.assertRun(result, 0, ok_body(key, 1))
+
+    def test_blind_tunnel_does_not_retry(self):
+        tls = self.tls()
+        key = self.key()
+        result = harness.curl(["-sS", "-x", self.proxy.url(""), "--cacert", tls.cert, tls.script_url(key, "503,200")],
+                              preload=False)
+        self.assertRun(result, 0, overloaded_body(key, 1))
+        self.assertCount(tls, key, 1, result)
+
+    def test_urllib_https_proxy(self):
+        import ssl
+        tls = self.tls()
+        key = self.key()
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({"https": self.proxy.url("")}),
+                                             urllib.request.HTTPSHandler(
+                                                 context=ssl.create_default_context(cafile=tls.cert)))
+        with opener.open(tls.script_url(key, "sse3"), timeout=30) as response:
+            self.assertEqual(response.read(), b"".join(b'data: {"n":%d}\n\n' % i for i in range(1, 4))
+                             + b"data: [DONE]\n\n")
+
+    def test_connect_to_a_closed_port_gets_502(self):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        raw = raw_exchange(self.proxy.port, f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        self.assertTrue(raw.startswith(b"HTTP/1.1 502 Bad Gateway\r\n"), raw)
+        self.assertIn(b"cannot connect", raw)
+
+
 class Headers(ProxyTestCase):
     def test_request_headers_pass_host_is_the_upstreams_hop_by_hop_stay(self):
         body = b'{"q":1}'
@@ -304,7 +343,7 @@ class HostileClients(ProxyTestCase):
         self.assertEqual(self.status_of(raw_exchange(
             self.proxy.port, b"GET /nope/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")), 404)
         self.assertEqual(self.status_of(raw_exchange(
-            self.proxy.port, b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")), 501)
+            self.proxy.port, b"CONNECT example.com HTTP/1.1\r\nHost: example.com\r\n\r\n")), 400)
         for target in (b"ftp://example.com/", b"*", b"http://", b"http://user@example.com/"):
             self.assertEqual(self.status_of(raw_exchange(
                 self.proxy.port, b"GET " + target + b" HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n")),
