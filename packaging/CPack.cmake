@@ -50,6 +50,9 @@ add_custom_target(curlretry_man ALL DEPENDS ${_man_outputs})
 
 install(FILES ${_pkg_src}/completion/curlretry DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
 install(FILES ${_pkg_src}/config.yaml DESTINATION ${CURLRETRY_INSTALL_SYSCONFDIR})
+if(TARGET curlretry-proxy)
+  install(FILES ${_pkg_src}/systemd/curlretry-proxy.service DESTINATION lib/systemd/user)
+endif()
 file(GLOB _presets ${_pkg_src}/examples/*.yaml)
 install(FILES ${_presets} ${_pkg_src}/examples/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
 

@@ -108,6 +108,7 @@ class Package(harness.UpstreamTestCase):
         expected = {
             "/usr/bin/curlretry": "-rwxr-xr-x",
             "/usr/bin/curlretry-proxy": "-rwxr-xr-x",
+            "/usr/lib/systemd/user/curlretry-proxy.service": "-rw-r--r--",
             f"{lib}/libcurlretry.so": "-rw-r--r--",
             f"{lib}/curlretry-yaml.so": "-rw-r--r--",
             "/usr/share/man/man1/curlretry.1.gz": "-rw-r--r--",
@@ -178,6 +179,12 @@ class Package(harness.UpstreamTestCase):
                 proxy.terminate()
                 proxy.wait(timeout=20)
                 proxy.stderr.close()
+
+    def test_systemd_user_unit_runs_the_packaged_proxy_on_loopback(self):
+        unit = (self.root / "usr/lib/systemd/user/curlretry-proxy.service").read_text()
+        exec_start = [line for line in unit.splitlines() if line.startswith("ExecStart=")]
+        self.assertEqual(exec_start, ["ExecStart=/usr/bin/curlretry-proxy --listen 127.0.0.1:7878"])
+        self.assertIn("WantedBy=default.target", unit)
 
     def test_it_preloads_the_library_of_the_package(self):
         r = self.installed("--", "sh", "-c", 'printf %s "$LD_PRELOAD"')
