@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   run->prefix_command();
 
   // Listed for --help only: main() hands `proxy` to curlretry-proxy before parsing.
-  app.add_subcommand("proxy", "Run the local retrying proxy for programs without libcurl (see curlretry proxy --help)");
+  app.add_subcommand("proxy", "Run the local retrying proxy for programs without libcurl (curlretry proxy --help)");
   CLI::App* check = app.add_subcommand("check", "Validate the config and print the effective policy with sources");
   add_common(*check);
   check->add_option("--config", config_path, "Config file (default: the usual search)")->type_name("FILE");
