@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/describe.h"
+#include "cli/json.h"
 #include "config/config.h"
 
 namespace curlretry::cli {
@@ -34,24 +35,76 @@ void print_values(const KeyValues& values, const config::Sources& sources) {
   }
 }
 
+std::string json_values(const KeyValues& values, const config::Sources& sources) {
+  std::string out = "{";
+  for (const auto& [key, value] : values) {
+    const auto source = sources.find(key);
+    if (out.size() > 1) out += ",";
+    out += json_quote(key) + ":{\"value\":" + json_quote(value) +
+           ",\"source\":" + json_quote(source == sources.end() ? "built-in" : source->second) + "}";
+  }
+  return out + "}";
+}
+
+std::string json_strings(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (const auto& item : items) out += (out.size() > 1 ? "," : "") + json_quote(item);
+  return out + "]";
+}
+
 }  // namespace
+
+std::string check_json(const config::LoadResult& result) {
+  if (!result.ok()) {
+    return "{\"ok\":false,\"error\":" + json_quote(result.error) + ",\"warnings\":" +
+           json_strings(result.warnings) + "}\n";
+  }
+  const config::Config& c = *result.config;
+  std::string out = "{\"ok\":true,\"files\":" + json_strings(c.files);
+  out += ",\"settings\":" + json_values(describe_settings(c.settings), c.settings_sources);
+  out += ",\"defaults\":" + json_values(describe_policy(c.defaults), c.default_sources);
+  out += ",\"rules\":[";
+  for (std::size_t i = 0; i < c.rules.size(); ++i) {
+    const config::Rule& rule = c.rules[i];
+    out += std::string(i ? "," : "") + "{\"name\":" + json_quote(rule.name) + ",\"match\":{\"host\":" +
+           json_quote(rule.match.host) + ",\"path\":" + json_quote(rule.match.path) + ",\"method\":" +
+           json_quote(rule.match.method) + "},\"from\":" + json_quote(rule.where) +
+           ",\"values\":" + json_values(describe_policy(rule.policy), rule.sources) + "}";
+  }
+  out += "],\"warnings\":" + json_strings(result.warnings) + "}\n";
+  return out;
+}
 
 int run_check(const CheckOptions& options) {
   const config::LoadResult result = config::load(config::Environment::process(), options.config);
+  if (options.json) {
+    std::cout << check_json(result);
+    return result.ok() && std::cout.good() ? 0 : 1;
+  }
   if (!result.ok()) {
     for (const auto& warning : result.warnings) std::cerr << "curlretry: warning: " << warning << '\n';
     std::cerr << "curlretry: " << result.error << '\n';
     return 1;
   }
   const config::Config& c = *result.config;
-  std::cout << "config: " << (c.file.empty() ? "none found, built-in defaults" : c.file) << "\n\n";
+  if (c.files.empty()) {
+    std::cout << "config: none found, built-in defaults\n\n";
+  } else if (c.files.size() == 1) {
+    std::cout << "config: " << c.files.front() << "\n\n";
+  } else {
+    std::cout << "config: " << c.files.size() << " files, applied in this order (a later value wins):\n";
+    for (const auto& file : c.files) std::cout << "  " << file << '\n';
+    std::cout << '\n';
+  }
   std::cout << "settings:\n";
   print_values(describe_settings(c.settings), c.settings_sources);
   std::cout << "\ndefaults:\n";
   print_values(describe_policy(c.defaults), c.default_sources);
   for (const auto& rule : c.rules) {
-    std::cout << "\nrule \"" << rule.name << "\" (" << describe_match(rule.match) << "):\n";
+    std::cout << "\nrule \"" << rule.name << "\" (" << describe_match(rule.match) << ")"
+              << (rule.where.empty() ? "" : " from " + rule.where) << ":\n";
     print_values(describe_policy(rule.policy), rule.sources);
+    print_values(describe_agent(rule), rule.sources);
   }
   if (!result.warnings.empty()) {
     std::cout << "\nwarnings:\n";

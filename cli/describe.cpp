@@ -50,9 +50,14 @@ KeyValues describe_policy(const core::Policy& p) {
       {"retry_on.status", statuses},
       {"retry_on.body_markers", list_of_strings(p.retry_markers)},
       {"retry_on.transport", transports},
+      {"retry_on.unanswered_post", p.retry_unanswered_post ? "true" : "false"},
       {"never_retry.body_markers", list_of_strings(p.permanent_markers)},
       {"codes", codes(p.codes)},
       {"body_window", std::to_string(p.body_window)},
+      {"stream.hold", p.stream.hold ? "true" : "false"},
+      {"stream.hold_max_bytes", std::to_string(p.stream.hold_max_bytes)},
+      {"stream.content_events", list_of_strings(p.stream.content_events)},
+      {"stream.setup_events", list_of_strings(p.stream.setup_events)},
   };
 }
 
@@ -64,7 +69,45 @@ KeyValues describe_settings(const config::Settings& s) {
       {"events_file", s.events_file.empty() ? "\"\" (none)" : json_quote(s.events_file)},
       {"max_upload_replay", std::to_string(s.max_upload_replay)},
       {"max_error_body", std::to_string(s.max_error_body)},
+      {"persistent", s.persistent ? "true" : "false"},
+      {"heartbeat_ms", std::to_string(s.heartbeat_ms) + (s.heartbeat_ms == 0 ? " (never)" : "")},
+      {"fleet.store", config::describe_fleet_store(s.fleet)},
+      {"fleet.hold_new", s.fleet.hold_new ? "true" : "false"},
+      {"fleet.budget.percent", std::to_string(s.fleet.budget.percent)},
+      {"fleet.budget.window_ms", std::to_string(s.fleet.budget.window.count())},
+      {"fleet.budget.reserve", std::to_string(s.fleet.budget.reserve)},
+      {"fleet.dir", s.fleet.dir.empty() ? "\"\" (default)" : json_quote(s.fleet.dir)},
   };
+}
+
+KeyValues describe_agent(const config::Rule& rule) {
+  KeyValues out;
+  if (const auto& f = rule.fallback; f.enabled()) {
+    std::string on;
+    for (const int status : f.on_status) on += (on.empty() ? "" : ", ") + std::to_string(status);
+    for (const auto& marker : f.on_markers) on += (on.empty() ? "" : ", ") + json_quote(marker);
+    std::string value = "{after: " + std::to_string(f.after) + ", on: [" + on + "]";
+    if (!f.model.empty()) value += ", model: " + json_quote(f.model);
+    if (!f.url.empty()) value += ", url: " + json_quote(f.url);
+    out.emplace_back("fallback", value + "}");
+  }
+  if (const auto& a = rule.auth; a.enabled()) {
+    std::string on;
+    for (const int status : a.on) on += (on.empty() ? "" : ", ") + std::to_string(status);
+    const std::size_t args = a.command.size() - 1;
+    out.emplace_back("auth", "{on: [" + on + "], header: " + a.header + ", command: " + json_quote(a.command.front()) +
+                                 " (" + std::to_string(args) + (args == 1 ? " argument" : " arguments") +
+                                 "), timeout_ms: " + std::to_string(a.timeout_ms) + "}");
+  }
+  return out;
+}
+
+std::string describe_fleet(const config::FleetSettings& f) {
+  if (f.store == config::FleetStore::off) return "off (every process retries on its own)";
+  std::string store = f.store == config::FleetStore::machine ? "machine store" : "Redis " + f.redis_url;
+  return store + "; retries within " + std::to_string(f.budget.percent) + "% of requests per " +
+         std::to_string(f.budget.window.count()) + " ms + " + std::to_string(f.budget.reserve) +
+         (f.hold_new ? "; new requests wait out a cooldown" : "; new requests do not wait");
 }
 
 std::string describe_match(const config::Match& m) {
@@ -76,6 +119,7 @@ std::string describe_match(const config::Match& m) {
   add("host", m.host);
   add("path", m.path);
   add("method", m.method);
+  for (const auto& h : m.headers) add("header", h.name + ": " + h.glob);
   return out.empty() ? "every request" : out;
 }
 

@@ -14,6 +14,12 @@ using KeyValues = std::vector<std::pair<std::string, std::string>>;  // in displ
 
 KeyValues describe_policy(const core::Policy& policy);
 KeyValues describe_settings(const config::Settings& settings);
+// A rule's `fallback` and `auth`, when set (the credential command's arguments are not shown).
+KeyValues describe_agent(const config::Rule& rule);
+
+// "machine store; retries within 10% of requests per 10000 ms + 10; new requests do not wait",
+// or "off".
+std::string describe_fleet(const config::FleetSettings& fleet);
 
 // "host open.bigmodel.cn, path /api/*, method POST", or "every request".
 std::string describe_match(const config::Match& match);

@@ -785,6 +785,10 @@ Privilege privilege_of(const std::string& path) {
 // =================================================================================================
 // The diagnosis.
 
+// The same words the launcher uses after the fact (reach_watch.h), said ahead of time.
+constexpr const char* kNothingToRetry =
+    "curlretry would have nothing to retry: use this program's own retry options instead";
+
 constexpr const char* kProxyAdvice =
     "no LD_PRELOAD can reach it: run `curlretry proxy --ensure` with a route in proxy.routes of the "
     "config (e.g. anthropic: {upstream: \"https://api.anthropic.com\", env: ANTHROPIC_BASE_URL}) and "
@@ -843,7 +847,7 @@ void diagnose_python(Diagnosis& d, const Examined& x, const std::string& script)
     } else {
       d.verdict = DoctorVerdict::nothing_to_do;
       d.summary = base + " has no pycurl: its HTTP (urllib, requests, httpx, aiohttp) does not go through libcurl";
-      d.advice = "nothing for curlretry to do here";
+      d.advice = kNothingToRetry;
     }
     detail(d, "pycurl", "not importable by " + x.interpreter);
     return;
@@ -1085,7 +1089,7 @@ void diagnose_elf(Diagnosis& d, const Examined& x, const std::string& script, co
   d.summary = name + " does not use libcurl (" +
               (e.interpreter.empty() ? std::string("statically linked, no libcurl inside") : "no libcurl in what it loads") +
               ")";
-  d.advice = "nothing for curlretry to do here";
+  d.advice = kNothingToRetry;
 }
 
 Diagnosis diagnose_at_depth(const std::vector<std::string>& command, int depth) {

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include "config/url.h"
 #include "config/text.h"
 #include "core/random.h"
+#include "core/stream_events.h"
 
 namespace curlretry::cli {
 namespace {
@@ -52,6 +54,45 @@ bool read_body(const std::string& spec, std::size_t limit, std::string& body, st
   return true;
 }
 
+bool is_event_stream(std::string_view content_type) {
+  const std::string type = lower(trim(content_type.substr(0, content_type.find(';'))));
+  return type == "text/event-stream";
+}
+
+// What the shim's hold would make of a whole 2xx event stream: the deciding event goes into the
+// outcome (an error before content) and into `e.stream` (said in words).
+void explain_stream(const core::Policy& policy, Explanation& e) {
+  core::Outcome& o = e.outcome;
+  const core::StreamRules& rules = policy.stream;
+  if (policy.max_attempts == 1 || !rules.hold) {
+    e.stream = std::string("not held (") + (rules.hold ? "max_attempts is 1" : "stream.hold is false") +
+               "): the first body byte commits";
+    return;
+  }
+  const core::StreamScan scan = core::scan_stream(rules, o.body_prefix);
+  const std::string at = "event " + std::to_string(scan.event) + " (" + scan.type + ") ending at byte " +
+                         std::to_string(scan.end);
+  switch (scan.kind) {
+    case core::StreamScan::Kind::content:
+      e.stream = at + " is the first content event: it commits the stream";
+      break;
+    case core::StreamScan::Kind::error:
+      e.stream = at + " is an error before any content";
+      o.stream_error = scan.data;
+      o.stream_error_event = scan.type;
+      break;
+    case core::StreamScan::Kind::limit:
+      e.stream = "no content or error event within stream.hold_max_bytes (" + std::to_string(scan.end) +
+                 "): the stream is committed there";
+      break;
+    case core::StreamScan::Kind::end:
+      e.stream = "only setup events (" + std::to_string(scan.end) +
+                 " bytes): held until content, an error, or the end of the stream";
+      break;
+  }
+  o.body_prefix = o.body_prefix.substr(0, policy.body_window);
+}
+
 }  // namespace
 
 std::optional<Explanation> explain(const config::Config& config, const ExplainOptions& options, std::string& error) {
@@ -62,13 +103,23 @@ std::optional<Explanation> explain(const config::Config& config, const ExplainOp
   }
   const std::string method = upper(options.method);
 
+  // The same headers pick a rule by `match.header` (as the request's) and give the response's
+  // hints below (Retry-After and friends).
+  config::RequestHeaders request_headers;
+  for (const auto& header : options.headers) {
+    const auto colon = header.find(':');
+    if (colon == std::string::npos) continue;  // reported below
+    request_headers.emplace_back(lower(trim(std::string_view(header).substr(0, colon))),
+                                 std::string(trim(std::string_view(header).substr(colon + 1))));
+  }
   Explanation e;
-  e.matched = config.match(method, url->host, url->path);
+  e.matched = config.match(method, url->host, url->path, &request_headers);
   e.rule = e.matched ? e.matched->name : "defaults";
   const core::Policy& policy = e.matched ? e.matched->policy : config.defaults;
   e.max_attempts = policy.max_attempts;
 
   core::Outcome& o = e.outcome;
+  std::optional<std::string> content_type;
   std::string transport = options.transport;
   for (char& c : transport) c = c == '-' ? '_' : c;  // "connect-refused" reads naturally too
   const auto kind = core::transport_from_string(lower(transport));
@@ -101,9 +152,16 @@ std::optional<Explanation> explain(const config::Config& config, const ExplainOp
     if (name == "retry-after" && !o.retry_after) o.retry_after = value;
     if (name == "retry-after-ms" && !o.retry_after_ms) o.retry_after_ms = value;
     if (name == "x-should-retry" && !o.should_retry) o.should_retry = value;
+    if (name == "content-type" && !content_type) content_type = value;
   }
 
-  if (options.body && !read_body(*options.body, policy.body_window, o.body_prefix, error)) return std::nullopt;
+  // An event stream is read as far as the hold would look (one byte more shows the bound passed).
+  const bool stream = o.status >= 200 && o.status < 300 && o.transport == core::Transport::ok && content_type &&
+                      is_event_stream(*content_type) && options.body;
+  const std::size_t limit =
+      stream ? std::max(policy.body_window, policy.stream.hold_max_bytes + 1) : policy.body_window;
+  if (options.body && !read_body(*options.body, limit, o.body_prefix, error)) return std::nullopt;
+  if (stream) explain_stream(policy, e);
 
   if (options.attempt < 1) {
     error = "--attempt " + std::to_string(options.attempt) + ": attempts count from 1";
@@ -134,6 +192,20 @@ std::optional<Explanation> explain(const config::Config& config, const ExplainOp
   core::SplitMix random(static_cast<std::uint64_t>(now.time_since_epoch().count()) ^
                         (static_cast<std::uint64_t>(::getpid()) << 32));
   e.verdict = core::decide(policy, o, random, now);
+  if (e.matched != nullptr && e.matched->fallback.enabled() && e.verdict.action == core::Action::retry &&
+      o.attempt >= e.matched->fallback.after) {
+    const config::Fallback& f = e.matched->fallback;
+    bool overload = std::find(f.on_status.begin(), f.on_status.end(), o.status) != f.on_status.end();
+    for (const auto& marker : f.on_markers) overload = overload || o.body_prefix.find(marker) != std::string::npos;
+    if (overload) {
+      if (!f.model.empty()) e.fallback = "model " + f.model;
+      if (!f.url.empty()) {
+        const auto base = config::split_url(f.url);
+        const std::string shown = base ? config::display_url(*base) : f.url;
+        e.fallback += (e.fallback.empty() ? "" : "; ") + std::string("url ") + shown;
+      }
+    }
+  }
   return e;
 }
 
@@ -142,21 +214,26 @@ int run_explain(const ExplainOptions& options) {
   for (const auto& warning : loaded.warnings) std::cerr << "curlretry: warning: " << warning << '\n';
   if (!loaded.ok()) {
     std::cerr << "curlretry: " << loaded.error << '\n';
-    return 1;
+    return kExplainCannotDecide;
   }
   std::string error;
   const auto e = explain(*loaded.config, options, error);
   if (!e) {
     std::cerr << "curlretry explain: " << error << '\n';
-    return 2;
+    return kExplainCannotDecide;
   }
   const bool retry = e->verdict.action == core::Action::retry;
+  // Scripts can ask `if curlretry explain ...` whether curlretry would retry.
+  const int status = retry ? kExplainRetry : kExplainNoRetry;
   if (options.json) {
     std::cout << "{\"verdict\":" << (retry ? "\"retry\"" : "\"give_up\"");
     if (retry) std::cout << ",\"delay_ms\":" << e->verdict.delay.count();
     std::cout << ",\"reason\":" << json_quote(e->verdict.reason) << ",\"rule\":" << json_quote(e->rule)
-              << ",\"what\":" << json_quote(e->verdict.what) << "}\n";
-    return std::cout.good() ? 0 : 1;
+              << ",\"what\":" << json_quote(e->verdict.what);
+    if (!e->fallback.empty()) std::cout << ",\"fallback\":" << json_quote(e->fallback);
+    if (!e->stream.empty()) std::cout << ",\"stream\":" << json_quote(e->stream);
+    std::cout << "}\n";
+    return std::cout.good() ? status : kExplainCannotDecide;
   }
   const auto url = config::split_url(options.url);
   std::cout << "request:  " << upper(options.method) << ' ' << config::display_url(*url) << '\n';
@@ -166,13 +243,21 @@ int run_explain(const ExplainOptions& options) {
   std::cout << '\n';
   std::cout << "attempt:  " << e->outcome.attempt << " of "
             << (e->max_attempts < 0 ? std::string("unlimited") : std::to_string(e->max_attempts)) << '\n';
+  if (!e->stream.empty()) std::cout << "stream:   " << e->stream << '\n';
   std::cout << "outcome:  " << e->verdict.what << '\n';
+  std::cout << "fleet:    " << describe_fleet(loaded.config->settings.fleet) << '\n';
   if (retry) {
     std::cout << "verdict:  retry in " << e->verdict.delay.count() << " ms (" << e->verdict.reason << ")\n";
+    if (!e->fallback.empty()) {
+      std::cout << "fallback: the next attempt sends " << e->fallback << " (after " << e->outcome.attempt
+                << " overloads in a row)\n";
+    }
+  } else if (e->verdict.reason == "success") {
+    std::cout << "verdict:  done (success)\n";
   } else {
     std::cout << "verdict:  give up (" << e->verdict.reason << ")\n";
   }
-  return std::cout.good() ? 0 : 1;
+  return std::cout.good() ? status : kExplainCannotDecide;
 }
 
 }  // namespace curlretry::cli

@@ -35,11 +35,24 @@ struct Explanation {
   core::Outcome outcome;
   core::Verdict verdict;
   int max_attempts = 0;
+  // When this attempt, and every one before it, was an overload of the rule's `fallback:` and
+  // it is retried after at least `after` of them: what the next attempt switches to
+  // ("model claude-y", "url backup.example/v1"). Empty otherwise.
+  std::string fallback;
+  // For a 2xx text/event-stream body: which event decided, e.g. "event 3 (error) at byte 290:
+  // an error before any content". Empty otherwise.
+  std::string stream;
 };
 
 // Builds the Outcome from the options (headers matched case-insensitively, body cut to the
 // rule's body_window) and decides. `error` is set (and nullopt returned) for bad options.
 std::optional<Explanation> explain(const config::Config& config, const ExplainOptions& options, std::string& error);
+
+// Exit status: 0 curlretry would retry, 1 it would not (give up, or done on success), 2 it cannot
+// say (bad options, config or environment).
+constexpr int kExplainRetry = 0;
+constexpr int kExplainNoRetry = 1;
+constexpr int kExplainCannotDecide = 2;
 
 int run_explain(const ExplainOptions& options);
 

@@ -9,7 +9,9 @@
 #include <system_error>
 
 #include "cli/library_path.h"
+#include "cli/reach_watch.h"
 #include "config/config.h"
+#include "config/include_merge.h"
 
 namespace curlretry::cli {
 
@@ -26,36 +28,111 @@ std::string prepend_preload(const std::string& library, const char* current) {
   return library + ":" + list;
 }
 
+std::vector<FlagVariable> flag_variables(const LaunchOptions& options) {
+  std::vector<FlagVariable> out;
+  const auto add = [&out](const char* flag, const char* variable, const std::optional<std::string>& value) {
+    if (value) out.push_back({flag, variable, *value});
+  };
+  add("--max-attempts", "CURLRETRY_MAX_ATTEMPTS", options.max_attempts);
+  add("--base-ms", "CURLRETRY_BASE_MS", options.base_ms);
+  add("--max-delay-ms", "CURLRETRY_MAX_DELAY_MS", options.max_delay_ms);
+  add("--jitter", "CURLRETRY_JITTER", options.jitter);
+  if (options.verbose) out.push_back({"-v", "CURLRETRY_LOG", "debug"});
+  if (options.quiet) out.push_back({"-q", "CURLRETRY_LOG", "warn"});
+  add("--log-file", "CURLRETRY_LOG_FILE", options.log_file);
+  add("--events", "CURLRETRY_EVENTS", options.events);
+  return out;
+}
+
+std::string name_the_flag(const std::string& error, const std::vector<FlagVariable>& flags) {
+  for (const FlagVariable& f : flags) {
+    const std::string prefix = f.variable + "=";
+    if (error.rfind(prefix, 0) == 0) return f.flag + " " + error.substr(prefix.size());
+  }
+  return error;
+}
+
+std::optional<std::string> stacking_warning(const std::vector<std::string>& command, int max_attempts) {
+  if (command.empty() || std::filesystem::path(command[0]).filename() != "curl") return std::nullopt;
+  long long retries = 0;  // 0: no --retry, or one curl refuses anyway
+  bool all_errors = false;
+  for (std::size_t i = 1; i < command.size(); ++i) {
+    if (command[i] == "--") break;
+    if (command[i] == "--retry-all-errors") all_errors = true;
+    if (command[i] == "--retry" && i + 1 < command.size()) {
+      try {
+        retries = std::stoll(command[i + 1]);
+      } catch (const std::exception&) {
+        retries = 0;
+      }
+    }
+  }
+  if (retries <= 0 && !all_errors) return std::nullopt;
+  std::string line = "curl " + (retries > 0 ? "--retry " + std::to_string(retries) : "--retry-all-errors") +
+                     " retries on top of curlretry: ";
+  if (retries > 0 && retries < 1000000 && max_attempts > 0) {
+    line += "one failing request can be sent up to " + std::to_string(retries + 1) + " x " +
+            std::to_string(max_attempts) + " = " + std::to_string((retries + 1) * max_attempts) + " times";
+  } else {
+    line += "the attempts of the two layers multiply";
+  }
+  return line + "; drop curl's --retry or run curlretry -n 1";
+}
+
 int run_launch(const LaunchOptions& options) {
   if (options.command.empty()) {
-    std::cerr << "curlretry: no command to run (usage: curlretry [--config F] [-v] -- COMMAND [ARGS...])\n";
-    return 2;
+    std::cerr << "curlretry: no command to run\nUsage: curlretry [OPTIONS] [--] COMMAND [ARGS...]\n"
+                 "Run 'curlretry --help' for more.\n";
+    return kLaunchError;
   }
-  const config::LoadResult loaded = config::load(config::Environment::process(), options.config);
+  // Several files reach the library as CURLRETRY_CONFIG=A:B (config/include_merge.h), so a
+  // name with ':' cannot be one of them; `include:` from a file can name it.
+  for (const std::string& file : options.configs) {
+    if (file.find(':') != std::string::npos) {
+      std::cerr << "curlretry: --config " << file << ": a file name with ':' cannot be passed on; name it in "
+                   "another file's `include:`\n";
+      return kLaunchError;
+    }
+  }
+  // The flags become the variables of the same settings before anything reads the environment,
+  // so the config is validated with them and the child inherits them.
+  const std::vector<FlagVariable> flags = flag_variables(options);
+  for (const FlagVariable& f : flags) ::setenv(f.variable.c_str(), f.value.c_str(), 1);
+  std::optional<std::string> config;
+  for (const std::string& file : options.configs) config = config ? *config + ":" + file : file;
+  const config::LoadResult loaded = config::load(config::Environment::process(), config);
   for (const auto& warning : loaded.warnings) std::cerr << "curlretry: warning: " << warning << '\n';
   if (!loaded.ok()) {
-    std::cerr << "curlretry: " << loaded.error << '\n';
-    return 1;
+    std::cerr << "curlretry: " << name_the_flag(loaded.error, flags) << '\n';
+    return kLaunchError;
+  }
+
+  if (!options.quiet) {
+    if (auto warning = stacking_warning(options.command, loaded.config->defaults.max_attempts)) {
+      std::cerr << "curlretry: warning: " << *warning << '\n';
+    }
   }
 
   const LibraryLookup library = find_library();
   if (!library.path) {
     std::cerr << "curlretry: " << library.error << '\n';
-    return 1;
+    return kLaunchError;
   }
   if (library.path->find_first_of(": ") != std::string::npos) {
     std::cerr << "curlretry: " << *library.path << ": LD_PRELOAD cannot carry a path with ':' or ' '\n";
-    return 1;
+    return kLaunchError;
   }
 
   // Children may chdir or change HOME; an absolute path keeps them on the file validated here.
   if (!loaded.config->file.empty()) {
-    std::error_code ec;
-    const auto absolute = std::filesystem::absolute(loaded.config->file, ec);
-    const std::string path = ec ? loaded.config->file : absolute.lexically_normal().string();
-    ::setenv("CURLRETRY_CONFIG", path.c_str(), 1);
+    std::string list;
+    for (const std::string& file : config::split_config_list(loaded.config->file)) {
+      std::error_code ec;
+      const auto absolute = std::filesystem::absolute(file, ec);
+      list += (list.empty() ? "" : ":") + (ec ? file : absolute.lexically_normal().string());
+    }
+    ::setenv("CURLRETRY_CONFIG", list.c_str(), 1);
   }
-  if (options.verbose) ::setenv("CURLRETRY_LOG", "debug", 1);
   const std::string preload = prepend_preload(*library.path, std::getenv("LD_PRELOAD"));
   ::setenv("LD_PRELOAD", preload.c_str(), 1);
 
@@ -64,17 +141,20 @@ int run_launch(const LaunchOptions& options) {
   for (const auto& arg : options.command) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
   std::cout.flush();
+  std::optional<ReachWatch> watch;
+  if (!options.quiet) watch = start_reach_watch(options.command[0]);
   ::execvp(argv[0], argv.data());
 
   // Same exit codes as a shell: 127 not found, 126 found but not runnable.
   const int e = errno;
+  if (watch) cancel_reach_watch(*watch);
   if (e == ENOENT || e == ENOTDIR) {
     std::cerr << "curlretry: " << options.command[0] << ": command not found\n";
-    return 127;
+    return kCommandNotFound;
   }
   std::cerr << "curlretry: " << options.command[0] << ": " << std::error_code(e, std::generic_category()).message()
             << '\n';
-  return 126;
+  return kCannotExecute;
 }
 
 }  // namespace curlretry::cli

@@ -6,10 +6,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <set>
 
+#include "cli/json.h"
 #include "core/civil_date.h"
 
 namespace curlretry::cli {
@@ -241,7 +243,8 @@ std::string pad_left(const std::string& s, std::size_t w) {
 // Reasons that mean "curlretry would have retried, but a limit said stop".
 bool is_limit_reason(std::string_view reason) {
   return reason == "exhausted" || reason == "max-elapsed" || reason == "deadline" ||
-         reason == "retry-after-too-long" || reason == "not-replayable";
+         reason == "retry-after-too-long" || reason == "not-replayable" || reason == "budget" ||
+         reason == "cooldown";
 }
 
 enum class Kind { ok, retry, gave_up, failed };
@@ -254,8 +257,9 @@ Kind kind_of(const AttemptRecord& r) {
 
 constexpr char kMark[] = {'o', 'r', 'x', '-'};
 
+// `ok` counts every success; `first_try` and `saved` (by a retry) split it.
 struct Totals {
-  long long requests = 0, ok = 0, saved = 0, gave_up = 0, failed = 0, retries = 0, waited_ms = 0;
+  long long requests = 0, ok = 0, first_try = 0, saved = 0, gave_up = 0, failed = 0, retries = 0, waited_ms = 0;
 
   void add(const AttemptRecord& r) {
     if (r.attempt == 1) ++requests;
@@ -264,12 +268,49 @@ struct Totals {
         ++retries;
         waited_ms += std::max(0LL, r.delay_ms);
         break;
-      case Kind::ok: ++(r.attempt > 1 ? saved : ok); break;
+      case Kind::ok:
+        ++ok;
+        ++(r.attempt > 1 ? saved : first_try);
+        break;
       case Kind::gave_up: ++gave_up; break;
       case Kind::failed: ++failed; break;
     }
   }
 };
+
+template <typename Key>
+std::string table(const std::map<Key, Totals>& rows, const std::vector<std::string>& key_columns,
+                  const std::function<std::vector<std::string>(const Key&)>& key_text, const Totals* all) {
+  std::vector<std::size_t> key_width;
+  for (const auto& c : key_columns) key_width.push_back(c.size());
+  for (const auto& [key, _] : rows) {
+    const auto texts = key_text(key);
+    for (std::size_t i = 0; i < texts.size(); ++i) key_width[i] = std::max(key_width[i], texts[i].size());
+  }
+  const std::vector<std::string> columns = {"requests", "ok", "first-try", "saved", "gave up", "failed", "retries",
+                                            "waited"};
+  std::string out;
+  for (std::size_t i = 0; i < key_columns.size(); ++i) out += (i ? "  " : "") + pad_right(key_columns[i], key_width[i]);
+  for (const auto& c : columns) out += "  " + c;
+  out += '\n';
+  auto row = [&](const std::vector<std::string>& keys, const Totals& t) {
+    const std::vector<std::string> values = {std::to_string(t.requests), std::to_string(t.ok),
+                                             std::to_string(t.first_try), std::to_string(t.saved),
+                                             std::to_string(t.gave_up),  std::to_string(t.failed),
+                                             std::to_string(t.retries),  duration_text(t.waited_ms)};
+    std::string line;
+    for (std::size_t i = 0; i < keys.size(); ++i) line += (i ? "  " : "") + pad_right(keys[i], key_width[i]);
+    for (std::size_t i = 0; i < columns.size(); ++i) line += "  " + pad_left(values[i], columns[i].size());
+    out += line + '\n';
+  };
+  for (const auto& [key, t] : rows) row(key_text(key), t);
+  if (all != nullptr && rows.size() > 1) {
+    std::vector<std::string> keys(key_columns.size());
+    keys[0] = "all";
+    row(keys, *all);
+  }
+  return out;
+}
 
 std::string totals_table(const std::vector<AttemptRecord>& records) {
   std::map<std::string, Totals> by_host;
@@ -278,24 +319,39 @@ std::string totals_table(const std::vector<AttemptRecord>& records) {
     by_host[r.host].add(r);
     all.add(r);
   }
-  std::size_t host_width = 4;
-  for (const auto& [host, _] : by_host) host_width = std::max(host_width, host.size());
-  const std::vector<std::string> columns = {"requests", "ok", "saved", "gave up", "failed", "retries", "waited"};
-  std::string out = pad_right("host", host_width);
-  for (const auto& c : columns) out += "  " + c;
-  out += '\n';
-  auto row = [&](const std::string& name, const Totals& t) {
-    const std::vector<std::string> values = {std::to_string(t.requests), std::to_string(t.ok),
-                                             std::to_string(t.saved),    std::to_string(t.gave_up),
-                                             std::to_string(t.failed),   std::to_string(t.retries),
-                                             duration_text(t.waited_ms)};
-    std::string line = pad_right(name, host_width);
-    for (std::size_t i = 0; i < columns.size(); ++i) line += "  " + pad_left(values[i], columns[i].size());
-    out += line + '\n';
-  };
-  for (const auto& [host, t] : by_host) row(host, t);
-  if (by_host.size() > 1) row("all", all);
+  return table<std::string>(by_host, {"host"}, [](const std::string& host) { return std::vector{host}; }, &all);
+}
+
+using ProcessKey = std::pair<long long, std::string>;  // pid, program
+
+std::map<ProcessKey, Totals> by_process(const std::vector<AttemptRecord>& records) {
+  std::map<ProcessKey, Totals> out;
+  for (const auto& r : records) out[{r.pid, r.program}].add(r);
   return out;
+}
+
+std::string process_table(const std::vector<AttemptRecord>& records) {
+  return table<ProcessKey>(by_process(records), {"pid", "program"}, [](const ProcessKey& k) {
+    return std::vector{std::to_string(k.first), k.second.empty() ? std::string("?") : k.second};
+  }, nullptr);
+}
+
+// What each way of ending without a retry means, for the legend under the reasons.
+std::string reason_meaning(const std::string& reason) {
+  if (reason == "exhausted") return "every attempt max_attempts allows was used";
+  if (reason == "max-elapsed") return "max_elapsed_ms would have passed during the next wait";
+  if (reason == "deadline") return "the program's own timeout would have passed during the next wait";
+  if (reason == "retry-after-too-long") return "the server asked to wait longer than retry_after.max_ms";
+  if (reason == "not-replayable") return "the upload could not be sent again";
+  if (reason == "not-retryable") return "a status or error curlretry does not retry";
+  if (reason == "committed") return "the body had already reached the program";
+  if (reason == "host-abort") return "the program aborted the transfer itself";
+  if (reason == "bad-argument") return "libcurl refused the program's request as given";
+  if (reason == "disabled") return "curlretry was disabled";
+  if (reason == "should-retry:false") return "the server said x-should-retry: false";
+  if (reason.rfind("permanent-code:", 0) == 0) return "a JSON error code listed as permanent (codes.permanent)";
+  if (reason.rfind("permanent:", 0) == 0) return "a permanent-failure marker in the body (never_retry.body_markers)";
+  return "";
 }
 
 std::string reasons_section(const std::vector<AttemptRecord>& records) {
@@ -317,6 +373,19 @@ std::string reasons_section(const std::vector<AttemptRecord>& records) {
       line += (i ? ", " : "") + sorted[i].first + " (" + std::to_string(sorted[i].second) + ")";
     }
     out += line + '\n';
+  }
+  // A legend for the reasons of the two kinds that end a request without the answer.
+  std::set<std::string> ended;
+  for (const Kind kind : {Kind::gave_up, Kind::failed}) {
+    const auto found = counts.find(kind);
+    if (found == counts.end()) continue;
+    for (const auto& [reason, _] : found->second) ended.insert(reason);
+  }
+  std::size_t width = 0;
+  for (const auto& reason : ended) width = std::max(width, reason.size());
+  for (const auto& reason : ended) {
+    const std::string meaning = reason_meaning(reason);
+    if (!meaning.empty()) out += "  " + pad_right(reason, width) + "  " + meaning + '\n';
   }
   return out;
 }
@@ -531,13 +600,91 @@ std::optional<AttemptRecord> parse_record(std::string_view line) {
   return r;
 }
 
-std::string render_stats(std::vector<AttemptRecord> records, const StatsOptions& options) {
-  if (records.empty()) return "no attempts\n";
+std::optional<long long> parse_time_bound(std::string_view text, long long now_ms) {
+  if (text.size() == 10) return parse_utc_time(std::string(text) + "T00:00:00Z");
+  if (auto at = parse_utc_time(text)) return at;
+  if (auto ago = parse_bucket(text)) return now_ms - *ago * 1000;
+  return std::nullopt;
+}
+
+namespace {
+
+std::string json_totals(const Totals& t) {
+  return "{\"requests\":" + std::to_string(t.requests) + ",\"ok\":" + std::to_string(t.ok) +
+         ",\"first_try\":" + std::to_string(t.first_try) + ",\"saved\":" + std::to_string(t.saved) +
+         ",\"gave_up\":" + std::to_string(t.gave_up) + ",\"failed\":" + std::to_string(t.failed) +
+         ",\"retries\":" + std::to_string(t.retries) + ",\"waited_ms\":" + std::to_string(t.waited_ms) + "}";
+}
+
+std::string json_time(long long ms) {
+  const Civil c = civil_from_ms(ms);
+  const long long fraction = ((ms % 1000) + 1000) % 1000;
+  char millis[8];
+  std::snprintf(millis, sizeof millis, ".%03lld", fraction);
+  return "\"" + date_text(c) + "T" + clock_text(c, true) + millis + "Z\"";
+}
+
+void sort_by_time(std::vector<AttemptRecord>& records) {
   std::stable_sort(records.begin(), records.end(),
                    [](const AttemptRecord& a, const AttemptRecord& b) { return a.time_ms < b.time_ms; });
+}
+
+}  // namespace
+
+std::string render_stats_json(std::vector<AttemptRecord> records) {
+  sort_by_time(records);
+  std::map<std::string, Totals> hosts;
+  Totals all;
+  std::map<Kind, std::map<std::string, long long>> reasons;
+  long long requests = 0;
+  for (const auto& r : records) {
+    hosts[r.host].add(r);
+    all.add(r);
+    requests += r.attempt == 1;
+    const Kind k = kind_of(r);
+    if (k != Kind::ok) ++reasons[k][r.reason.empty() ? "?" : r.reason];
+  }
+  const auto processes = by_process(records);
+  std::string out = "{\"attempts\":" + std::to_string(records.size()) + ",\"requests\":" + std::to_string(requests) +
+                    ",\"processes\":" + std::to_string(processes.size());
+  out += ",\"from\":" + (records.empty() ? std::string("null") : json_time(records.front().time_ms));
+  out += ",\"to\":" + (records.empty() ? std::string("null") : json_time(records.back().time_ms));
+  out += ",\"hosts\":{";
+  bool first = true;
+  for (const auto& [host, t] : hosts) {
+    out += (first ? "" : ",") + json_quote(host) + ":" + json_totals(t);
+    first = false;
+  }
+  out += "},\"all\":" + json_totals(all) + ",\"reasons\":{";
+  const std::pair<Kind, const char*> kinds[] = {{Kind::retry, "retry"}, {Kind::gave_up, "gave_up"},
+                                                {Kind::failed, "failed"}};
+  for (std::size_t i = 0; i < 3; ++i) {
+    out += std::string(i ? "," : "") + "\"" + kinds[i].second + "\":{";
+    bool first_reason = true;
+    for (const auto& [reason, n] : reasons[kinds[i].first]) {
+      out += (first_reason ? "" : ",") + json_quote(reason) + ":" + std::to_string(n);
+      first_reason = false;
+    }
+    out += "}";
+  }
+  out += "},\"by_process\":[";
+  first = true;
+  for (const auto& [key, t] : processes) {
+    std::string totals = json_totals(t);
+    out += (first ? "" : ",") + std::string("{\"pid\":") + std::to_string(key.first) +
+           ",\"program\":" + json_quote(key.second) + "," + totals.substr(1);
+    first = false;
+  }
+  return out + "]}\n";
+}
+
+std::string render_stats(std::vector<AttemptRecord> records, const StatsOptions& options) {
+  if (records.empty()) return "no attempts\n";
+  sort_by_time(records);
   std::string out = header(records);
   out += '\n';
   out += totals_table(records);
+  if (options.processes) out += "\nby process:\n" + process_table(records);
   const std::string reasons = reasons_section(records);
   if (!reasons.empty()) out += '\n' + reasons;
   out += '\n' + time_chart(records, options);
@@ -566,6 +713,8 @@ int run_stats(const StatsOptions& options) {
       ++number;
       if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
       if (auto r = parse_record(line)) {
+        if (options.since_ms && r->time_ms < *options.since_ms) continue;
+        if (options.until_ms && r->time_ms >= *options.until_ms) continue;
         records.push_back(std::move(*r));
       } else {
         if (skipped++ == 0) first_skipped = file + ":" + std::to_string(number);
@@ -581,11 +730,19 @@ int run_stats(const StatsOptions& options) {
               << (skipped == 1 ? " that is not an attempt record" : " that are not attempt records")
               << " (first: " << first_skipped << ")\n";
   }
+  if (records.empty() && (options.since_ms || options.until_ms)) {
+    if (options.json) {
+      std::cout << render_stats_json({});
+    } else {
+      std::cout << "no attempts in that time\n";
+    }
+    return std::cout.good() ? 0 : 1;
+  }
   if (records.empty()) {
     std::cerr << "curlretry stats: no attempt records (write some with CURLRETRY_EVENTS=FILE)\n";
     return 1;
   }
-  std::cout << render_stats(std::move(records), options);
+  std::cout << (options.json ? render_stats_json(std::move(records)) : render_stats(std::move(records), options));
   return std::cout.good() ? 0 : 1;
 }
 

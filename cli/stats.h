@@ -15,6 +15,10 @@ struct StatsOptions {
   std::vector<std::string> files;  // "-" = stdin
   long long bucket_seconds = 0;    // rows of the time chart; 0 = chosen from the span (<= 24 rows)
   int width = 50;                  // widest bar, in characters
+  std::optional<long long> since_ms;  // only attempts at or after this Unix time (ms)
+  std::optional<long long> until_ms;  // only attempts before this Unix time (ms)
+  bool processes = false;             // a table per process (pid, program) too
+  bool json = false;                  // one JSON object instead of the report
 };
 
 // One line of an attempt log: the fields stats uses.
@@ -39,6 +43,16 @@ std::optional<long long> parse_utc_time(std::string_view text);
 
 // "90s", "5m", "1h", "1d" or plain seconds -> seconds; nullopt when malformed or not positive.
 std::optional<long long> parse_bucket(std::string_view text);
+
+// --since/--until: "2025-06-01T12:00:00Z" (fraction optional), "2025-06-01" (midnight UTC), or a
+// duration ago ("90m", "2h", "1d") from `now_ms` -> Unix milliseconds.
+std::optional<long long> parse_time_bound(std::string_view text, long long now_ms);
+
+// --json: {"attempts","requests","processes","from","to","hosts":{HOST:TOTALS},"all":TOTALS,
+// "reasons":{"retry":{REASON:N},"gave_up":{...},"failed":{...}},"by_process":[{"pid","program",
+// ...TOTALS}]} where TOTALS = {"requests","ok","first_try","saved","gave_up","failed","retries",
+// "waited_ms"}.
+std::string render_stats_json(std::vector<AttemptRecord> records);
 
 // The whole report for these records (any order; sorted by time inside).
 std::string render_stats(std::vector<AttemptRecord> records, const StatsOptions& options);

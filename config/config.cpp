@@ -10,6 +10,8 @@
 #include "config/env.h"
 #include "config/file_search.h"
 #include "config/glob.h"
+#include "config/include_merge.h"
+#include "config/persistent.h"
 #include "config/yaml_loader.h"
 
 namespace curlretry::config {
@@ -31,6 +33,7 @@ LoadResult finish(LoadResult parsed, const EnvReadResult& env) {
   result.warnings.insert(result.warnings.begin(), env.warnings.begin(), env.warnings.end());
   if (!result.ok()) return result;
   apply_env(env.overrides, *result.config);
+  apply_persistent(*result.config);
   return result;
 }
 
@@ -54,7 +57,8 @@ std::string_view to_string(LogLevel level) {
   return "info";
 }
 
-const Rule* Config::match(std::string_view method, std::string_view host, std::string_view path) const {
+const Rule* Config::match(std::string_view method, std::string_view host, std::string_view path,
+                          const RequestHeaders* headers) const {
   // "api.z.ai." is the same host as "api.z.ai".
   if (!host.empty() && host.back() == '.') host.remove_suffix(1);
   if (path.empty()) path = "/";
@@ -62,6 +66,7 @@ const Rule* Config::match(std::string_view method, std::string_view host, std::s
     if (!rule.match.method.empty() && !equal_fold(rule.match.method, method)) continue;
     if (!rule.match.host.empty() && !glob_match(rule.match.host, host, true)) continue;
     if (!rule.match.path.empty() && !glob_match(rule.match.path, path, false)) continue;
+    if (!rule.match.headers.empty() && (headers == nullptr || !headers_match(rule.match.headers, *headers))) continue;
     return &rule;
   }
   return nullptr;
@@ -99,18 +104,18 @@ LoadResult load(const Environment& env, const std::optional<std::string>& explic
     if (!from_env.error.empty()) return failure(from_env.error, from_env.warnings);
 
     for (const Candidate& candidate : config_candidates(env, from_env.overrides, explicit_path)) {
+      // A named file (or ':'-separated list) must be there; a fallback location may not be.
+      if (!candidate.named_by.empty()) {
+        return finish(load_files(split_config_list(candidate.path), candidate.named_by), from_env);
+      }
       std::string content, why;
       switch (read_config_file(candidate.path, content, why)) {
         case ReadStatus::missing:
-          if (candidate.named_by.empty()) continue;
-          [[fallthrough]];
-        case ReadStatus::failed: {
-          std::string error = candidate.path + ": cannot read the config: " + why;
-          if (candidate.named_by == "CURLRETRY_CONFIG") error = "CURLRETRY_CONFIG=" + error;
-          return failure(std::move(error), from_env.warnings);
-        }
+          continue;
+        case ReadStatus::failed:
+          return failure(candidate.path + ": cannot read the config: " + why, from_env.warnings);
         case ReadStatus::ok:
-          return finish(parse_config(content, candidate.path), from_env);
+          return finish(load_files({candidate.path}, ""), from_env);
       }
     }
     LoadResult builtin;

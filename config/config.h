@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "config/agent.h"
+#include "config/fleet_settings.h"
 #include "config/proxy_settings.h"
 #include "core/policy.h"
 
@@ -25,13 +27,17 @@ struct Match {
   std::string host;    // glob, case-insensitive; empty = any
   std::string path;    // glob on the path without query; empty = any
   std::string method;  // exact, case-insensitive; empty = any
+  std::vector<HeaderMatch> headers;  // all must match; empty = any
 };
 
 struct Rule {
   std::string name;
+  std::string where;  // "FILE:LINE:COL" of the rule's item, for `curlretry check`
   Match match;
   core::Policy policy;  // defaults, overlaid by the rule's keys, overlaid by env
   Sources sources;
+  Fallback fallback;
+  AuthRefresh auth;
 };
 
 // Process-wide settings (not per rule).
@@ -42,10 +48,14 @@ struct Settings {
   std::string events_file;  // CURLRETRY_EVENTS, empty = none
   std::size_t max_upload_replay = 8 * 1024 * 1024;  // bounded tee of read-callback uploads
   std::size_t max_error_body = 64 * 1024;           // held body of a failure candidate
+  bool persistent = false;    // unattended: retry retryable classes without an attempt limit
+  long long heartbeat_ms = 30000;  // a wait longer than this says "still waiting" once per period
+  FleetSettings fleet;  // the `fleet:` section; its Sources keys are "fleet.*"
 };
 
 struct Config {
-  std::string file;  // the file read, empty when built-in defaults only
+  std::string file;  // the file(s) named, ':'-separated as in CURLRETRY_CONFIG; empty = built-in only
+  std::vector<std::string> files;  // every file read, includes first, in the order they apply
   core::Policy defaults;
   Sources default_sources;
   std::vector<Rule> rules;
@@ -53,8 +63,12 @@ struct Config {
   Sources settings_sources;
   ProxySettings proxy;  // `proxy:`, read by `curlretry proxy` only
 
-  // The first rule whose match fits, or nullptr for the defaults.
-  const Rule* match(std::string_view method, std::string_view host, std::string_view path) const;
+  // The first rule whose match fits, or nullptr for the defaults. Rules with `match.header`
+  // never fit when `headers` is nullptr.
+  const Rule* match(std::string_view method, std::string_view host, std::string_view path,
+                    const RequestHeaders* headers = nullptr) const;
+  // Some rule matches on request headers: the shim reads the program's header list only then.
+  bool has_header_rules() const;
   const core::Policy& policy_for(std::string_view method, std::string_view host, std::string_view path) const;
 };
 

@@ -101,14 +101,16 @@ EnvReadResult read_env(const Environment& env) {
   try {
     EnvOverrides& out = reader.result.overrides;
 
-    if (auto value = reader.raw("CURLRETRY_DISABLE")) {
+    for (const char* name : {"CURLRETRY_DISABLE", "CURLRETRY_PERSISTENT"}) {
+      auto value = reader.raw(name);
+      if (!value) continue;
       const std::string_view text = trim(*value);
       std::optional<bool> flag = text == "1" ? std::optional(true) : text == "0" ? std::optional(false)
                                                                                  : bool_from_string(text);
-      if (flag) {
-        out.disable = FromEnv<bool>{*flag, "CURLRETRY_DISABLE"};
+      if (!flag) {
+        reader.fail(name, *value, "not a boolean (expected 1/0, true/false, yes/no or on/off)");
       } else {
-        reader.fail("CURLRETRY_DISABLE", *value, "not a boolean (expected 1/0, true/false, yes/no or on/off)");
+        (std::string_view(name) == "CURLRETRY_DISABLE" ? out.disable : out.persistent) = FromEnv<bool>{*flag, name};
       }
     }
 
@@ -139,6 +141,14 @@ EnvReadResult read_env(const Environment& env) {
       }
     }
 
+    if (auto value = reader.raw("CURLRETRY_JITTER")) {
+      if (auto jitter = core::jitter_from_string(lower(trim(*value)))) {
+        out.jitter = FromEnv<core::Jitter>{*jitter, "CURLRETRY_JITTER"};
+      } else {
+        reader.fail("CURLRETRY_JITTER", *value, "unknown jitter (expected none, full, equal or decorrelated)");
+      }
+    }
+
     if (auto value = reader.raw("CURLRETRY_LOG")) {
       if (auto level = log_level_from_string(trim(*value))) {
         out.log_level = FromEnv<LogLevel>{*level, "CURLRETRY_LOG"};
@@ -150,6 +160,21 @@ EnvReadResult read_env(const Environment& env) {
     if (auto value = reader.raw("CURLRETRY_LOG_FILE")) out.log_file = FromEnv<std::string>{*value, "CURLRETRY_LOG_FILE"};
     if (auto value = reader.raw("CURLRETRY_EVENTS")) out.events_file = FromEnv<std::string>{*value, "CURLRETRY_EVENTS"};
     if (auto value = reader.raw("CURLRETRY_CONFIG")) out.config_path = *value;
+    if (auto value = reader.raw("CURLRETRY_FLEET")) {
+      std::string why;
+      if (auto store = parse_fleet_store(*value, why)) {
+        out.fleet_store = FromEnv<ParsedStore>{*store, "CURLRETRY_FLEET"};
+      } else {
+        reader.fail("CURLRETRY_FLEET", *value, why);
+      }
+    }
+    if (auto value = reader.raw("CURLRETRY_FLEET_DIR")) {
+      if ((*value)[0] == '/') {
+        out.fleet_dir = FromEnv<std::string>{*value, "CURLRETRY_FLEET_DIR"};
+      } else {
+        reader.fail("CURLRETRY_FLEET_DIR", *value, "not an absolute path");
+      }
+    }
   } catch (const std::exception& e) {
     reader.result.error = std::string("cannot read the environment: ") + e.what();
   }
@@ -174,6 +199,10 @@ void apply_to_policy(const EnvOverrides& env, core::Policy& policy, Sources& sou
     policy.backoff.max = core::Millis{env.max_delay_ms->value};
     sources["backoff.max_ms"] = "env " + env.max_delay_ms->variable;
   }
+  if (env.jitter) {
+    policy.backoff.jitter = env.jitter->value;
+    sources["backoff.jitter"] = "env " + env.jitter->variable;
+  }
 }
 
 }  // namespace
@@ -187,6 +216,10 @@ void apply_env(const EnvOverrides& env, Config& config) {
     s.disabled = env.disable->value;
     src["disable"] = "env " + env.disable->variable;
   }
+  if (env.persistent) {
+    s.persistent = env.persistent->value;
+    src["persistent"] = "env " + env.persistent->variable;
+  }
   if (env.log_level) {
     s.log_level = env.log_level->value;
     src["log"] = "env " + env.log_level->variable;
@@ -198,6 +231,15 @@ void apply_env(const EnvOverrides& env, Config& config) {
   if (env.events_file) {
     s.events_file = env.events_file->value;
     src["events_file"] = "env " + env.events_file->variable;
+  }
+  if (env.fleet_store) {
+    s.fleet.store = env.fleet_store->value.store;
+    s.fleet.redis_url = env.fleet_store->value.redis_url;
+    src["fleet.store"] = "env " + env.fleet_store->variable;
+  }
+  if (env.fleet_dir) {
+    s.fleet.dir = env.fleet_dir->value;
+    src["fleet.dir"] = "env " + env.fleet_dir->variable;
   }
 }
 

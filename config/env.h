@@ -19,13 +19,17 @@ struct FromEnv {
 
 struct EnvOverrides {
   std::optional<FromEnv<bool>> disable;
+  std::optional<FromEnv<bool>> persistent;  // CURLRETRY_PERSISTENT
   std::optional<FromEnv<int>> max_attempts;
   std::optional<FromEnv<long long>> base_ms;
   std::optional<FromEnv<long long>> max_delay_ms;
+  std::optional<FromEnv<core::Jitter>> jitter;
   std::optional<FromEnv<LogLevel>> log_level;
   std::optional<FromEnv<std::string>> log_file;
   std::optional<FromEnv<std::string>> events_file;
   std::optional<std::string> config_path;  // CURLRETRY_CONFIG
+  std::optional<FromEnv<ParsedStore>> fleet_store;  // CURLRETRY_FLEET
+  std::optional<FromEnv<std::string>> fleet_dir;    // CURLRETRY_FLEET_DIR
 };
 
 struct EnvReadResult {

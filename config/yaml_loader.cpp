@@ -10,6 +10,9 @@
 #include "config/env.h"
 #include "config/glob.h"
 #include "config/limits.h"
+#include "config/yaml_agent.h"
+#include "config/yaml_stream.h"
+#include "config/yaml_fleet.h"
 #include "config/yaml_proxy.h"
 #include "config/yaml_tree.h"
 #include "config/yaml_values.h"
@@ -17,20 +20,24 @@
 namespace curlretry::config {
 namespace {
 
-constexpr std::string_view kTopKeys[] = {"version", "defaults", "settings", "rules", "proxy"};
+// `include:` is read by include_merge.cpp before the loader sees the tree.
+constexpr std::string_view kTopKeys[] = {"version", "include", "defaults", "settings", "rules", "fleet", "proxy"};
 constexpr std::string_view kPolicyKeys[] = {"max_attempts", "max_elapsed_ms", "backoff",  "retry_after",
-                                                   "retry_on",     "never_retry",    "codes",    "body_window"};
+                                                   "retry_on",     "never_retry",    "codes",    "body_window",
+                                                   "stream"};
 constexpr std::string_view kRuleKeys[] = {"name",     "match",       "max_attempts", "max_elapsed_ms",
                                                  "backoff",  "retry_after", "retry_on",     "never_retry",
-                                                 "codes",    "body_window"};
+                                                 "codes",    "body_window", "fallback",     "auth",
+                                                 "stream"};
 constexpr std::string_view kBackoffKeys[] = {"strategy", "base_ms", "max_ms", "jitter"};
 constexpr std::string_view kRetryAfterKeys[] = {"honor", "max_ms"};
-constexpr std::string_view kRetryOnKeys[] = {"status", "body_markers", "transport"};
+constexpr std::string_view kRetryOnKeys[] = {"status", "body_markers", "transport", "unanswered_post"};
 constexpr std::string_view kNeverRetryKeys[] = {"body_markers"};
 constexpr std::string_view kCodesKeys[] = {"path", "retry", "permanent"};
-constexpr std::string_view kMatchKeys[] = {"host", "path", "method"};
+constexpr std::string_view kMatchKeys[] = {"host", "path", "method", "header"};
 constexpr std::string_view kSettingsKeys[] = {"disable",     "log",          "log_file",
-                                                     "events_file", "max_upload_replay", "max_error_body"};
+                                                     "events_file", "max_upload_replay", "max_error_body",
+                                                     "persistent",  "heartbeat_ms"};
 
 constexpr core::Transport kAllTransports[] = {
     core::Transport::ok,           core::Transport::connect_refused, core::Transport::reset,
@@ -96,6 +103,12 @@ class Loader {
 
     Config config = builtin_config();
     config.file = v_.file();
+    config.files = {v_.file()};
+    // include_merge.cpp resolves and removes `include:`; text loaded without a file has no place
+    // to resolve it from.
+    if (const YamlNode* include = find(root, "include")) {
+      v_.fail(*include, "include", "only a config file can include others (load it from a file)");
+    }
 
     if (const YamlNode* defaults = find(root, "defaults")) {
       v_.expect_map(*defaults, "defaults", true);
@@ -106,6 +119,9 @@ class Loader {
       read_settings(*settings, config.settings, config.settings_sources);
     }
     if (const YamlNode* rules = find(root, "rules")) read_rules(*rules, config);
+    if (const YamlNode* fleet = find(root, "fleet")) {
+      read_fleet_section(v_, *fleet, config.settings.fleet, config.settings_sources);
+    }
     if (const YamlNode* proxy = find(root, "proxy")) read_proxy(v_, *proxy, config.proxy, config.settings_sources);
     return config;
   }
@@ -163,6 +179,8 @@ class Loader {
       } else if (n == "body_window") {
         policy.body_window = static_cast<std::size_t>(v_.integer(value, k, 0, kMaxBodyWindow, "bytes, 0..1048576"));
         sources["body_window"] = v_.where(value);
+      } else if (n == "stream") {
+        read_stream(v_, value, k, policy.stream, sources);
       }
     }
   }
@@ -253,6 +271,10 @@ class Loader {
       policy.retry_transport = std::move(kinds);
       sources["retry_on.transport"] = v_.where(*node);
     }
+    if (const YamlNode* node = find(map, "unanswered_post")) {
+      policy.retry_unanswered_post = v_.boolean(*node, join_key(k, "unanswered_post"));
+      sources["retry_on.unanswered_post"] = v_.where(*node);
+    }
   }
 
   core::CodeTable read_code_table(const YamlNode& map, const std::string& k) {
@@ -324,6 +346,7 @@ class Loader {
       } else if (n == "max_upload_replay") {
         settings.max_upload_replay =
             static_cast<std::size_t>(v_.integer(value, k, 0, kMaxBufferBytes, "bytes, 0..1073741824"));
+      } else if (read_agent_setting(v_, n, value, k, settings)) {
       } else if (n == "max_error_body") {
         settings.max_error_body =
             static_cast<std::size_t>(v_.integer(value, k, 0, kMaxBufferBytes, "bytes, 0..1073741824"));
@@ -352,6 +375,7 @@ class Loader {
         v_.fail(*node, key, "\"" + match.path + "\" never matches: paths start with '/'");
       }
     }
+    if (const YamlNode* node = find(map, "header")) match.headers = read_header_match(v_, *node, join_key(k, "header"));
     if (const YamlNode* node = find(map, "method")) {
       const std::string key = join_key(k, "method");
       match.method = upper(v_.string(*node, key));
@@ -377,6 +401,7 @@ class Loader {
       v_.check_keys(item, k, kRuleKeys);
       Rule rule;
       rule.name = k;
+      rule.where = v_.where(item);
       rule.policy = config.defaults;
       rule.sources = config.default_sources;
       if (const YamlNode* name = find(item, "name")) {
@@ -390,11 +415,20 @@ class Loader {
       }
       if (const YamlNode* match = find(item, "match")) read_match(*match, join_key(k, "match"), rule.match);
       read_policy(item, k, rule.policy, rule.sources);
+      if (const YamlNode* f = find(item, "fallback")) {
+        rule.fallback = read_fallback(v_, *f, join_key(k, "fallback"));
+        rule.sources["fallback"] = v_.where(*f);
+      }
+      if (const YamlNode* a = find(item, "auth")) {
+        rule.auth = read_auth(v_, *a, join_key(k, "auth"));
+        rule.sources["auth"] = v_.where(*a);
+      }
       if (catch_all) {
         warnings.push_back(v_.where(item) + ": " + k + " (" + rule.name + ") never matches: rule \"" + *catch_all +
                            "\" before it matches every request");
       }
-      if (rule.match.host.empty() && rule.match.path.empty() && rule.match.method.empty() && !catch_all) {
+      if (rule.match.host.empty() && rule.match.path.empty() && rule.match.method.empty() &&
+          rule.match.headers.empty() && !catch_all) {
         catch_all = rule.name;
       }
       config.rules.push_back(std::move(rule));
@@ -439,13 +473,16 @@ Config builtin_config() {
   config.defaults = core::Policy::builtin();
   for (const char* key : {"max_attempts", "max_elapsed_ms", "backoff.strategy", "backoff.base_ms", "backoff.max_ms",
                           "backoff.jitter", "retry_after.honor", "retry_after.max_ms", "retry_on.status",
-                          "retry_on.body_markers", "retry_on.transport", "never_retry.body_markers", "codes",
-                          "body_window"}) {
+                          "retry_on.body_markers", "retry_on.transport", "retry_on.unanswered_post",
+                          "never_retry.body_markers", "codes", "body_window", "stream.hold", "stream.hold_max_bytes",
+                          "stream.content_events", "stream.setup_events"}) {
     config.default_sources[key] = "built-in";
   }
-  for (const char* key : {"disable", "log", "log_file", "events_file", "max_upload_replay", "max_error_body"}) {
+  for (const char* key : {"disable", "log", "log_file", "events_file", "max_upload_replay", "max_error_body",
+                          "persistent", "heartbeat_ms"}) {
     config.settings_sources[key] = "built-in";
   }
+  fleet_builtin_sources(config.settings_sources);
   return config;
 }
 
@@ -475,20 +512,14 @@ std::optional<std::string_view> closest_key(std::string_view word, std::span<con
   return std::nullopt;
 }
 
-LoadResult parse_config(std::string_view yaml, std::string_view name) {
+namespace {
+
+// Runs `load` and turns what it throws into the LoadResult's error.
+template <typename Load>
+LoadResult guarded(const std::string& file, Load load) {
   LoadResult result;
-  const std::string file(name);
   try {
-    auto parsed = parse_yaml(yaml);
-    if (auto* error = std::get_if<YamlError>(&parsed)) {
-      result.error = error->has_position ? file + ":" + std::to_string(error->at.line) + ":" +
-                                               std::to_string(error->at.column) + ": " + error->message
-                                         : file + ": " + error->message;
-      return result;
-    }
-    Loader loader(file);
-    result.config = loader.load(std::get<YamlNode>(parsed));
-    result.warnings = std::move(loader.warnings);
+    load(result);
   } catch (const ConfigError& e) {
     result.config.reset();
     result.error = e.message;
@@ -503,6 +534,33 @@ LoadResult parse_config(std::string_view yaml, std::string_view name) {
     result.error = file + ": cannot load the config";
   }
   return result;
+}
+
+}  // namespace
+
+LoadResult parse_config_tree(const YamlNode& root, std::string_view name) {
+  const std::string file(name);
+  return guarded(file, [&](LoadResult& result) {
+    Loader loader(file);
+    result.config = loader.load(root);
+    result.warnings = std::move(loader.warnings);
+  });
+}
+
+LoadResult parse_config(std::string_view yaml, std::string_view name) {
+  const std::string file(name);
+  return guarded(file, [&](LoadResult& result) {
+    auto parsed = parse_yaml(yaml);
+    if (auto* error = std::get_if<YamlError>(&parsed)) {
+      result.error = error->has_position ? file + ":" + std::to_string(error->at.line) + ":" +
+                                               std::to_string(error->at.column) + ": " + error->message
+                                         : file + ": " + error->message;
+      return;
+    }
+    Loader loader(file);
+    result.config = loader.load(std::get<YamlNode>(parsed));
+    result.warnings = std::move(loader.warnings);
+  });
 }
 
 }  // namespace curlretry::config

@@ -6,11 +6,15 @@
 #include <string_view>
 
 #include "config/config.h"
+#include "config/yaml_tree.h"
 
 namespace curlretry::config {
 
 // Never throws. `name` is the file name used in errors and Sources.
 LoadResult parse_config(std::string_view yaml, std::string_view name);
+
+// The same for a tree already parsed (and perhaps combined from several files: include_merge.h).
+LoadResult parse_config_tree(const YamlNode& root, std::string_view name);
 
 // core::Policy::builtin() with every Source "built-in": the config when no file is found.
 Config builtin_config();

@@ -24,6 +24,9 @@ struct YamlNode {
   Position at;
   std::string text;    // scalar value
   bool quoted = false;  // '...' or "..." scalar: always a string, never a number or bool
+  // The file the node was read from, set when several files are combined into one tree
+  // (include_merge.h) so that errors and sources name the right one; empty = the one being loaded.
+  std::string_view file;
   std::vector<YamlNode> items;                           // sequence
   std::vector<std::pair<YamlNode, YamlNode>> entries;    // map, in file order, keys unique
 };

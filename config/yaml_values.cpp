@@ -15,7 +15,8 @@ std::string join_key(std::string_view parent, std::string_view child) {
 }
 
 std::string Values::where(const YamlNode& node) const {
-  return file_ + ":" + std::to_string(node.at.line) + ":" + std::to_string(node.at.column);
+  const std::string file = node.file.empty() ? file_ : std::string(node.file);
+  return file + ":" + std::to_string(node.at.line) + ":" + std::to_string(node.at.column);
 }
 
 void Values::fail(const YamlNode& node, std::string_view key, std::string_view problem) const {

@@ -6,6 +6,7 @@
 #include "core/backoff.h"
 #include "core/body_scan.h"
 #include "core/retry_after.h"
+#include "core/stream_events.h"
 
 namespace curlretry::core {
 namespace {
@@ -83,6 +84,12 @@ Finding classify(const Policy& policy, const Outcome& o) {
     if (equals_ignoring_case(*o.should_retry, "true")) return retry("should-retry:true", " (x-should-retry: true)");
   }
 
+  if (o.stream_error) {
+    StreamErrorFinding f = classify_stream_error(policy, o.stream_error_event, *o.stream_error);
+    what += " + stream error " + f.name + f.detail;
+    return Finding{f.retry ? Action::retry : Action::give_up, std::move(f.reason), what};
+  }
+
   // Only an error response's body is an error message; a 2xx body cut by a transport error is
   // content, and "billing" in it means nothing.
   if (o.status >= 400) {
@@ -110,13 +117,27 @@ Finding classify(const Policy& policy, const Outcome& o) {
   return give_up("not-retryable");
 }
 
-// The wait the server asked for, if we honour it and can read it.
-std::optional<Millis> server_wait(const Policy& policy, const Outcome& o, std::chrono::system_clock::time_point now) {
+// A POST that got no answer may still have been acted on: only a failure before the request
+// could leave (no connection, no TLS session) is certainly harmless to repeat.
+bool request_may_have_arrived(const Outcome& o) {
+  if (o.status != 0) return false;
+  switch (o.transport) {
+    case Transport::connect_refused:
+    case Transport::tls_handshake: return false;
+    default: return true;
+  }
+}
+
+// The wait the server asked for, if we honour it and can read it, and the header that said so.
+std::optional<std::pair<Millis, const char*>> server_wait(const Policy& policy, const Outcome& o,
+                                                          std::chrono::system_clock::time_point now) {
   if (!policy.honor_retry_after) return std::nullopt;
   if (o.retry_after_ms) {
-    if (auto ms = parse_retry_after_ms(*o.retry_after_ms)) return ms;
+    if (auto ms = parse_retry_after_ms(*o.retry_after_ms)) return std::make_pair(*ms, "retry-after-ms");
   }
-  if (o.retry_after) return parse_retry_after(*o.retry_after, now);
+  if (o.retry_after) {
+    if (auto ms = parse_retry_after(*o.retry_after, now)) return std::make_pair(*ms, "Retry-After");
+  }
   return std::nullopt;
 }
 
@@ -134,26 +155,40 @@ Verdict decide(const Policy& policy, const Outcome& outcome, Random& random,
                std::chrono::system_clock::time_point now) {
   Finding finding = classify(policy, outcome);
   auto give_up = [&](std::string reason) {
-    return Verdict{Action::give_up, Millis{0}, std::move(reason), finding.what};
+    return Verdict{Action::give_up, Millis{0}, std::move(reason), finding.what, Millis{0}, {}};
   };
 
   if (outcome.committed) return give_up("committed");
   if (outcome.transport == Transport::host_abort) return give_up("host-abort");
   if (outcome.transport == Transport::bad_argument) return give_up("bad-argument");
-  if (outcome.transport == Transport::ok && is_final_success(outcome.status)) return give_up("success");
+  if (outcome.transport == Transport::ok && is_final_success(outcome.status) && !outcome.stream_error) {
+    return give_up("success");
+  }
   if (!outcome.replayable) return give_up("not-replayable");
   if (policy.max_attempts != -1 && outcome.attempt >= policy.max_attempts) return give_up("exhausted");
   if (outcome.elapsed >= policy.max_elapsed) return give_up("max-elapsed");
   if (finding.action == Action::give_up) {
-    return Verdict{Action::give_up, Millis{0}, std::move(finding.reason), std::move(finding.what)};
+    return Verdict{Action::give_up, Millis{0}, std::move(finding.reason), std::move(finding.what), Millis{0}, {}};
+  }
+  if (!policy.retry_unanswered_post && outcome.unsafe_method && request_may_have_arrived(outcome)) {
+    return give_up("unanswered-post");
   }
 
   Millis delay{0};
+  Millis asked{0};
+  std::string asked_by;
   if (const auto wait = server_wait(policy, outcome, now)) {
+    asked = wait->first;
+    asked_by = wait->second;
     // The server knows its own recovery time better than any strategy, so its wait is not capped
     // by backoff.max; a wait we will not sit through means: deliver this response now.
-    if (*wait > policy.max_retry_after) return give_up("retry-after-too-long");
-    delay = *wait;
+    if (asked > policy.max_retry_after) {
+      Verdict v = give_up("retry-after-too-long");
+      v.server_wait = asked;
+      v.server_wait_header = std::move(asked_by);
+      return v;
+    }
+    delay = asked;
   } else {
     delay = backoff_delay(policy.backoff, outcome.attempt, outcome.previous_delay, random);
   }
@@ -161,7 +196,8 @@ Verdict decide(const Policy& policy, const Outcome& outcome, Random& random,
   if (past_limit(outcome.elapsed, delay, policy.max_elapsed)) return give_up("max-elapsed");
   // Sleeping into the host's own timeout only turns a clear error into a timeout.
   if (outcome.remaining && delay >= *outcome.remaining) return give_up("deadline");
-  return Verdict{Action::retry, delay, std::move(finding.reason), std::move(finding.what)};
+  return Verdict{Action::retry, delay, std::move(finding.reason), std::move(finding.what), asked,
+                 std::move(asked_by)};
 }
 
 bool may_retry_response(const Policy& policy, int status, const std::optional<std::string>& should_retry) {

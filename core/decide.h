@@ -18,12 +18,17 @@ struct Verdict {
   Millis delay{0};  // meaningful when action == retry
   // Machine reason: "status:503", "marker:captcha", "permanent:daily quota", "code:1302",
   // "permanent-code:1113", "transport:reset", "should-retry:true", "should-retry:false",
+  // "stream-error:overloaded_error" (an SSE error event before any content),
   // "committed", "host-abort", "not-replayable", "exhausted", "max-elapsed", "deadline",
   // "retry-after-too-long", "success", "not-retryable".
   std::string reason;
   // What happened, for a log line: "HTTP 400 captcha (risk-control)", "connection reset",
   // "HTTP 429 daily quota (permanent)". Never more of the body than the matched marker.
   std::string what;
+  // The wait the server asked for (honoured, or refused as "retry-after-too-long"), and the
+  // header that asked: "Retry-After" or "retry-after-ms". Empty header = no such wait.
+  Millis server_wait{0};
+  std::string server_wait_header;
 };
 
 // First match wins, in the order of DESIGN §3.3. `now` is wall-clock time, used only to turn a

@@ -43,8 +43,14 @@ struct Outcome {
 
   std::string body_prefix;  // the first bytes of the body (the shim bounds it)
 
+  // An SSE error event of a 2xx event stream that arrived before any content event: its event
+  // type and data. The attempt is then no success; the data is classified like an error body.
+  std::optional<std::string> stream_error;
+  std::string stream_error_event;
+
   bool committed = false;   // a body byte already reached the host
   bool replayable = true;   // the request can be sent again (its upload can be rewound)
+  bool unsafe_method = false;  // POST or PATCH: not idempotent by HTTP's definition
 
   int attempt = 1;               // 1-based number of the attempt that just ended
   Millis elapsed{0};             // since the transfer began (first attempt start)

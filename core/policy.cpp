@@ -22,7 +22,9 @@ Policy Policy::builtin() {
                        Transport::recv,            Transport::empty_reply,   Transport::tls_handshake,
                        Transport::http2_stream};
   p.codes = {};
+  p.retry_unanswered_post = true;
   p.body_window = 4096;
+  p.stream = StreamRules{true, 64 * 1024, {}, {"message_start", "ping", "response.created", "response.in_progress"}};
   return p;
 }
 

@@ -15,6 +15,11 @@ packages=(
   nghttp2-proxy
   # the fuzz targets' regression pass (libFuzzer)
   clang libclang-rt-14-dev
+  # scripts/curl-suite.sh: apt-get source, and building curl's tool and test tools (issue 18)
+  dpkg-dev autoconf automake libtool perl zlib1g-dev libnghttp2-dev libpsl-dev libidn2-dev
+  libbrotli-dev libzstd-dev stunnel4
+  # the fleet's Redis store and the server its tests run
+  libhiredis-dev redis-server
   # the proxy: Boost.Beast/Asio (headers); its tests' real clients: Node.js fetch and the npm SDKs
   # (scripts/proxy-test-clients.sh installs those from npm into the build tree)
   libboost-dev nodejs

@@ -12,8 +12,17 @@ bool wait_backoff(Transfer& transfer, core::Millis delay) {
     auto now = Clock::now();
     if (now >= until) return true;
     std::this_thread::sleep_for(std::min<Clock::duration>(until - now, kSlice));
+    transfer.heartbeat(Clock::now());
     if (!transfer.host_progress_continue()) return false;
   }
+}
+
+bool wait_before_retry(Transfer& transfer, core::Millis delay) {
+  if (!wait_backoff(transfer, delay)) return false;
+  for (core::Millis more = transfer.fleet_wait_more(); more.count() > 0; more = transfer.fleet_wait_more()) {
+    if (!wait_backoff(transfer, more)) return false;
+  }
+  return true;
 }
 
 CURLcode wait_for_unpause(Transfer& transfer, Transfer::Step step) {

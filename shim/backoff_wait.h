@@ -10,6 +10,9 @@ namespace curlretry::shim {
 // False when the host's progress callback asked to abort.
 bool wait_backoff(Transfer& transfer, core::Millis delay);
 
+// wait_backoff, then as much longer as a fleet cooldown raised meanwhile asks for.
+bool wait_before_retry(Transfer& transfer, core::Millis delay);
+
 // The host paused the replay of a held response (easy interface): wait, calling its progress
 // callback as libcurl does for a paused transfer, until it unpauses, aborts, or its deadline
 // passes. Returns the transfer's final code.

@@ -8,6 +8,7 @@
 #include "shim/backoff_wait.h"
 #include "shim/caller.h"
 #include "shim/easy_options.h"
+#include "shim/fleet_hook.h"
 #include "shim/multi_state.h"
 #include "shim/real_curl.h"
 #include "shim/reentry_guard.h"
@@ -67,6 +68,10 @@ __attribute__((visibility("default"))) CURLcode curl_easy_perform(CURL* easy) {
   }
   CURLcode code = CURLE_OK;
   try {
+    if (!wait_backoff(*transfer, fleet_hook::hold_new(runtime(), transfer->host, transfer->deadline()))) {
+      transfer->abandon();
+      return CURLE_ABORTED_BY_CALLBACK;
+    }
     for (;;) {
       {
         LibcurlScope scope(api);
@@ -77,7 +82,7 @@ __attribute__((visibility("default"))) CURLcode curl_easy_perform(CURL* easy) {
         code = step.paused ? wait_for_unpause(*transfer, step) : step.code;
         break;
       }
-      if (!wait_backoff(*transfer, step.delay)) {
+      if (!wait_before_retry(*transfer, step.delay)) {
         code = transfer->aborted_during_backoff();
         break;
       }
@@ -138,6 +143,7 @@ __attribute__((visibility("default"))) CURL* curl_easy_duphandle(CURL* easy) {
       // Duplicated mid-transfer, the copy carries our callbacks and the source's state: give it
       // the host's own.
       if (source->installed()) apply_host_callbacks(api, copy, twin->host);
+      source->put_back_request(copy);
     }
   } catch (...) {
   }

@@ -269,7 +269,8 @@ std::size_t format(const Event& e, long long unix_ms, long pid, std::string_view
   line.raw(",\"host\":");
   line.string(e.host, kHost);
   line.raw(",\"path\":");
-  const std::size_t tail = kReserve + 4 * 24 + 2 * kSmall + kSmall + 32;  // numbers, outcome, reason, rule, verdict
+  // numbers, outcome, reason, rule, verdict, fallback
+  const std::size_t tail = kReserve + 4 * 24 + 2 * kSmall + kSmall + 32 + kSmall + 16;
   const std::size_t used = line.size() + 2;
   const std::size_t room = capacity - 1 > used + tail ? capacity - 1 - used - tail : 0;
   line.string(e.path, room);
@@ -290,6 +291,10 @@ std::size_t format(const Event& e, long long unix_ms, long pid, std::string_view
   line.number(e.bytes);
   line.raw(",\"rule\":");
   line.string(e.rule, kSmall);
+  if (!e.fallback.empty()) {
+    line.raw(",\"fallback\":");
+    line.string(e.fallback, kSmall);
+  }
   line.raw("}");
   if (line.overflowed()) return 0;  // cannot happen with kMaxLine; never write half a line
   std::size_t n = line.size();

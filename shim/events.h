@@ -20,6 +20,7 @@
 //             "success" for a success (the core says "committed" once the body has streamed)
 //   delay_ms  the wait before the next attempt (0 unless verdict is "retry")
 //   bytes     body bytes received in this attempt
+//   fallback  only after the transfer switched to its rule's fallback: "model NAME", "url HOST/PATH"
 //
 // Strings are cut (at a UTF-8 boundary) so that a line never exceeds kMaxLine bytes; invalid
 // UTF-8 becomes U+FFFD. Nothing here allocates, throws or blocks beyond the write itself, and a
@@ -47,6 +48,7 @@ struct Event {
   long long delay_ms = 0;    // core::Verdict::delay when retrying
   long long bytes = 0;       // body bytes of this attempt (CURLINFO_SIZE_DOWNLOAD_T)
   std::string_view rule;     // matched rule name, or "defaults"
+  std::string_view fallback; // what the transfer switched to ("model claude-y"); empty = not switched
 };
 
 // Where to write; empty = no attempt log. Called once with the runtime settings; the file is

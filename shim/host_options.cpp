@@ -1,5 +1,7 @@
 #include "shim/host_options.h"
 
+#include <cstring>
+
 namespace curlretry::shim {
 
 bool HostOptions::is_trampolined(CURLoption option) {
@@ -37,6 +39,8 @@ bool is_recorded_option(CURLoption option) {
     case CURLOPT_XFERINFODATA:
     case CURLOPT_NOPROGRESS:
     case CURLOPT_FRESH_CONNECT:
+    case CURLOPT_FOLLOWLOCATION:
+    case CURLOPT_HSTSREADFUNCTION:
     case CURLOPT_TIMEOUT:
     case CURLOPT_TIMEOUT_MS:
     case CURLOPT_ERRORBUFFER:
@@ -49,10 +53,14 @@ bool is_recorded_option(CURLoption option) {
     case CURLOPT_POST:
     case CURLOPT_POSTFIELDS:
     case CURLOPT_COPYPOSTFIELDS:
+    case CURLOPT_POSTFIELDSIZE:
+    case CURLOPT_POSTFIELDSIZE_LARGE:
     case CURLOPT_HTTPGET:
     case CURLOPT_UPLOAD:
     case CURLOPT_PUT:
     case CURLOPT_NOBODY:
+    case CURLOPT_CUSTOMREQUEST:
+    case CURLOPT_HTTPHEADER:
     case CURLOPT_COOKIEFILE:
     case CURLOPT_COOKIEJAR:
     case CURLOPT_COOKIELIST:
@@ -79,6 +87,10 @@ bool record_option(HostOptions& o, CURLoption option, OptionValue v) {
     case CURLOPT_NOPROGRESS: o.noprogress = v.number != 0; return true;
     case CURLOPT_HEADER: o.include_header = v.number != 0; return true;
     case CURLOPT_FRESH_CONNECT: o.fresh_connect = v.number != 0; return true;
+    case CURLOPT_FOLLOWLOCATION: o.follow_location = v.number != 0; return true;
+    case CURLOPT_HSTSREADFUNCTION:
+      o.hsts_read_fn = reinterpret_cast<curl_hstsread_callback>(v.function);
+      return true;
     case CURLOPT_TIMEOUT: o.timeout_ms = v.number > 0 ? v.number * 1000 : 0; return true;
     case CURLOPT_TIMEOUT_MS: o.timeout_ms = v.number > 0 ? v.number : 0; return true;
     case CURLOPT_ERRORBUFFER: o.error_buffer = static_cast<char*>(v.pointer); return true;
@@ -91,21 +103,56 @@ bool record_option(HostOptions& o, CURLoption option, OptionValue v) {
       if (v.pointer != nullptr) o.cookie_engine = true;
       return true;
     case CURLOPT_SHARE: o.shared = v.pointer != nullptr; return true;
+    case CURLOPT_HTTPHEADER: o.http_header = static_cast<curl_slist*>(v.pointer); return true;
+    // What the request's body is: libcurl's last word among these wins (a form with stream parts
+    // for the upload code, a POSTFIELDS body for the fallback).
+    case CURLOPT_POSTFIELDS:
+      o.post_fields = static_cast<const char*>(v.pointer);
+      o.post_kind = v.pointer ? HostOptions::Body::pointer : HostOptions::Body::none;
+      o.post_copy.clear();
+      o.post_active = true;
+      o.form_is_body = false;
+      return true;
+    case CURLOPT_COPYPOSTFIELDS: {
+      // libcurl copies post_size bytes (strlen when unset) now; so do we, up to a bound: a bigger
+      // body is no API request whose model a fallback would change.
+      constexpr size_t kMaxCopy = 16 * 1024 * 1024;
+      const char* data = static_cast<const char*>(v.pointer);
+      const size_t n = data == nullptr ? 0 : o.post_size >= 0 ? static_cast<size_t>(o.post_size) : std::strlen(data);
+      o.post_fields = nullptr;
+      o.post_kind = data && n <= kMaxCopy ? HostOptions::Body::copy : HostOptions::Body::none;
+      if (o.post_kind == HostOptions::Body::copy) o.post_copy.assign(data, n);
+      else std::string().swap(o.post_copy);
+      o.post_active = true;
+      o.form_is_body = false;
+      return true;
+    }
+    case CURLOPT_POSTFIELDSIZE: o.post_size = v.number; return true;
+    case CURLOPT_POSTFIELDSIZE_LARGE: o.post_size = v.offset; return true;
+    case CURLOPT_POST:
+      o.post_active = v.number != 0;
+      o.form_is_body = false;
+      return true;
     case CURLOPT_HTTPPOST:
       o.form = static_cast<const curl_httppost*>(v.pointer);
       o.form_is_body = o.form != nullptr;
+      if (v.pointer != nullptr) o.post_active = false;
+      return true;
+    case CURLOPT_MIMEPOST:
+      o.form_is_body = false;
+      if (v.pointer != nullptr) o.post_active = false;
       return true;
     case CURLOPT_HTTPGET:
     case CURLOPT_NOBODY:
       // Off, these leave the request as it was.
-      if (v.number != 0) o.form_is_body = false;
+      if (v.number != 0) o.form_is_body = o.post_active = false;
       return true;
     case CURLOPT_UPLOAD:  // off means GET
-    case CURLOPT_PUT:
-    case CURLOPT_MIMEPOST:
-    case CURLOPT_POST:
-    case CURLOPT_POSTFIELDS:
-    case CURLOPT_COPYPOSTFIELDS: o.form_is_body = false; return true;
+      o.form_is_body = false;
+      if (v.number != 0) o.post_active = false;
+      return true;
+    case CURLOPT_PUT: o.form_is_body = false; return true;
+    case CURLOPT_CUSTOMREQUEST: o.custom_request = v.pointer ? static_cast<const char*>(v.pointer) : ""; return true;
     default: return false;
   }
 }

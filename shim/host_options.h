@@ -35,9 +35,24 @@ struct HostOptions {
   bool noprogress = true;
   bool include_header = false;
   bool fresh_connect = false;
+  bool follow_location = false;
+  // Called by libcurl once per transfer (at its start): the shim keeps it off for attempts 2+.
+  curl_hstsread_callback hsts_read_fn = nullptr;
   long timeout_ms = 0;
   char* error_buffer = nullptr;
   std::string url;
+  // The request as the program described it: fallback and credential refresh send a changed
+  // copy and put these back after the transfer.
+  curl_slist* http_header = nullptr;  // CURLOPT_HTTPHEADER: the program's list, never modified
+  enum class Body : unsigned char { none, pointer, copy };
+  Body post_kind = Body::none;
+  const char* post_fields = nullptr;  // CURLOPT_POSTFIELDS: the program's buffer
+  std::string post_copy;              // CURLOPT_COPYPOSTFIELDS: what libcurl copied
+  curl_off_t post_size = -1;          // CURLOPT_POSTFIELDSIZE(_LARGE); -1 = strlen
+  // The request sends those POSTFIELDS: the last say went to POSTFIELDS/COPYPOSTFIELDS/POST, not
+  // to UPLOAD, HTTPGET, NOBODY, MIMEPOST or HTTPPOST (which keep the fields but send no such body).
+  bool post_active = false;
+  std::string custom_request;         // CURLOPT_CUSTOMREQUEST
 
   // Which options the shim replaces with its trampolines during a transfer.
   static bool is_trampolined(CURLoption option);

@@ -108,9 +108,16 @@ spdlog::logger* make_logger(const std::string& file) {
   int open_errno = errno;
   bool fell_back = fd < 0 && !file.empty();
   if (fell_back) fd = open_stderr();
+  const bool to_file = !fell_back && !file.empty();
   auto sink = std::make_shared<CheckedFdSink>(fd);
   auto* logger = new spdlog::logger("curlretry", sink);
-  logger->set_pattern("curlretry: %v");
+  // A log file collects lines of many processes over days: each says when (ISO 8601, UTC) and
+  // which process. On stderr the line sits among the program's own output, which says that.
+  if (to_file) {
+    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ curlretry[%P]: %v", spdlog::pattern_time_type::utc);
+  } else {
+    logger->set_pattern("curlretry: %v");
+  }
   logger->set_level(spdlog::level::trace);
   // Once (the logger is made once): the lines the user looks for in the file are here instead.
   if (fell_back) {

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "shim/caller.h"
+#include "shim/fleet_hook.h"
 #include "shim/fork_guard.h"
 #include "shim/multi_state.h"
 #include "shim/real_curl.h"
@@ -158,8 +159,13 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_add_handle(CURLM* mu
   }
   if (ours) {
     try {
-      if (code == CURLM_OK) state->adopt(easy, transfer);
-      else transfer->end();
+      if (code == CURLM_OK) {
+        state->adopt(easy, transfer);
+        const auto hold = fleet_hook::hold_new(runtime(), transfer->host, transfer->deadline());
+        if (hold.count() > 0) state->hold_first_attempt(easy, hold);
+      } else {
+        transfer->end();
+      }
     } catch (...) {
       transfer->abandon();  // out of memory for its entry: libcurl runs it without us
     }

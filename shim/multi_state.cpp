@@ -43,9 +43,35 @@ void MultiState::enqueue(const CURLMsg& msg, Member* member) {
 
 void MultiState::park(CURL* easy, core::Millis delay, CURLcode code) {
   std::uint64_t generation = next_generation_++;
-  parked_[easy] = Entry{generation, code};
-  heap_.push_back(Parked{Clock::now() + delay, easy, generation});
+  const Clock::time_point due = Clock::now() + delay;
+  parked_[easy] = Entry{generation, code, due};
+  Member* m = member(easy);
+  if (m != nullptr) {
+    schedule(easy, generation, due, *m->transfer);
+  } else {
+    heap_.push_back(Parked{due, easy, generation});
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<>{});
+  }
+}
+
+void MultiState::schedule(CURL* easy, std::uint64_t generation, Clock::time_point due, const Transfer& transfer) {
+  auto beat = transfer.next_heartbeat();
+  heap_.push_back(Parked{beat && *beat < due ? *beat : due, easy, generation});
   std::push_heap(heap_.begin(), heap_.end(), std::greater<>{});
+}
+
+void MultiState::hold_first_attempt(CURL* easy, core::Millis delay) {
+  Member* m = member(easy);
+  auto remove = api_->multi_remove_handle;
+  if (m == nullptr || remove == nullptr) return;
+  {
+    LibcurlScope scope(*api_);
+    if (remove(multi_, easy) != CURLM_OK) return;
+  }
+  m->transfer->hold_first_attempt();
+  // Should libcurl refuse it when it is due, the host gets a DONE with this code.
+  park(easy, delay, CURLE_FAILED_INIT);
+  update_host_timer();
 }
 
 void MultiState::discard_stale_heap_top() {
@@ -85,11 +111,43 @@ void MultiState::readd_due() {
     Parked next = heap_.front();
     std::pop_heap(heap_.begin(), heap_.end(), std::greater<>{});
     heap_.pop_back();
-    CURLcode last_code = parked_[next.easy].last_code;
-    parked_.erase(next.easy);
+    Entry& entry = parked_[next.easy];
     Member* m = member(next.easy);
+    if (m != nullptr && entry.due > now) {
+      // Still waiting: a heartbeat line, then back in the heap for the next look.
+      m->transfer->heartbeat(now);
+      schedule(next.easy, next.generation, entry.due, *m->transfer);
+      continue;
+    }
+    if (m != nullptr) {
+      switch (m->transfer->poll_credential()) {
+        case Transfer::CredentialProgress::running:
+          // The credential command is still at work: look again shortly, the host keeps going.
+          entry.due = now + std::chrono::milliseconds(20);
+          schedule(next.easy, next.generation, entry.due, *m->transfer);
+          continue;
+        case Transfer::CredentialProgress::failed: {
+          CURLMsg msg{};
+          msg.msg = CURLMSG_DONE;
+          msg.easy_handle = next.easy;
+          msg.data.result = entry.last_code;
+          parked_.erase(next.easy);
+          finish(*m, msg, m->transfer->give_up_after_refresh(msg.data.result));
+          continue;
+        }
+        case Transfer::CredentialProgress::none:
+        case Transfer::CredentialProgress::ready: break;
+      }
+    }
+    CURLcode last_code = entry.last_code;
+    parked_.erase(next.easy);
     if (m == nullptr) continue;
     Transfer* transfer = m->transfer;
+    // Other processes raised the fleet's cooldown while this one waited: wait on.
+    if (const core::Millis more = transfer->fleet_wait_more(); more.count() > 0) {
+      park(next.easy, more, last_code);
+      continue;
+    }
     transfer->prepare_next_attempt();
     CURLMcode added = CURLM_BAD_FUNCTION_ARGUMENT;
     if (add) {
@@ -127,7 +185,9 @@ void MultiState::drain() {
       enqueue(copy, m);
       continue;
     }
+    m->transfer->set_async_credential(remove != nullptr);
     Transfer::Step step = m->transfer->finish_attempt(copy.data.result);
+    m->transfer->set_async_credential(false);
     if (step.retry && remove != nullptr) {
       {
         LibcurlScope scope(*api_);

@@ -29,6 +29,10 @@ class MultiState {
   // its transfer now runs): this multi forgets it without touching the transfer.
   void release(CURL* easy);
 
+  // fleet.hold_new: a transfer the host just added waits `delay` before its first attempt.
+  // libcurl lets go of it at once (it never started) and it is parked like a retry.
+  void hold_first_attempt(CURL* easy, core::Millis delay);
+
   // Re-adds every parked transfer whose wait is over (from our wrappers, never in a callback).
   void readd_due();
   // Reads libcurl's DONE messages: retries are parked, final results queued for the host.
@@ -68,7 +72,7 @@ class MultiState {
 
  private:
   struct Parked {
-    Clock::time_point due;
+    Clock::time_point due;  // when to look at it: its next attempt, or a heartbeat line before
     CURL* easy;
     std::uint64_t generation;
     bool operator>(const Parked& other) const { return due > other.due; }
@@ -76,6 +80,7 @@ class MultiState {
   struct Entry {
     std::uint64_t generation;
     CURLcode last_code;
+    Clock::time_point due;  // its next attempt
   };
   struct Member {
     Transfer* transfer;
@@ -89,6 +94,8 @@ class MultiState {
   Member* member(CURL* easy);
   void enqueue(const CURLMsg& msg, Member* member);
   void park(CURL* easy, core::Millis delay, CURLcode code);
+  // Pushes the heap entry of a parked transfer: at its due time, or its next heartbeat line.
+  void schedule(CURL* easy, std::uint64_t generation, Clock::time_point due, const Transfer& transfer);
   void finish(Member& member, CURLMsg msg, const Transfer::Step& step);
   void resume_replays();
   void drop_queued(CURL* easy, Member* member);

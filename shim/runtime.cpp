@@ -4,11 +4,13 @@
 
 #include "shim/events.h"
 #include "shim/log.h"
+#include "shim/reach_marker.h"
 
 namespace curlretry::shim {
 namespace {
 
 Runtime* load_runtime() {
+  mark_reached();
   auto* rt = new Runtime();  // leaked on purpose: used until the very last atexit handler
   config::LoadResult result;
   try {

@@ -6,10 +6,14 @@
 #include <string_view>
 
 #include "config/text.h"
+#include "core/cooldown.h"
+#include "core/duration_text.h"
 #include "shim/events.h"
+#include "shim/fleet_hook.h"
 #include "shim/log.h"
 #include "shim/real_curl.h"
 #include "shim/reentry_guard.h"
+#include "shim/request_headers.h"
 #include "shim/runtime.h"
 
 namespace curlretry::shim {
@@ -109,6 +113,7 @@ bool Transfer::begin(const Runtime& runtime) {
   running_ = true;
   runtime_ = &runtime;
   policy_ = nullptr;
+  rule_ = nullptr;
   attempt_ = 0;
   started_ = Clock::now();
   deadline_.reset();
@@ -122,6 +127,9 @@ bool Transfer::begin(const Runtime& runtime) {
   upload_.start();
   cookies_.clear();
   if (host.cookie_engine || host.shared) cookies_.take(*api_, easy_);
+  fallback_.reset();
+  auth_tried_ = false;
+  fleet_extended_ = core::Millis{0};
   // Installed once and left in place between transfers (the host's later setopts are recorded
   // and honoured through them): a handle reused for thousands of requests pays this once.
   if (!installed_) install();
@@ -129,6 +137,8 @@ bool Transfer::begin(const Runtime& runtime) {
   sync_read_callback();
   reset_attempt();
   attempt_ = 1;
+  apply_cached_credential();
+  fleet_hook::count_request(runtime, host, fleet_key_);
   return true;
 }
 
@@ -138,6 +148,9 @@ void Transfer::end() {
   if (fresh_connect_forced_) set_real(*api_, easy_, CURLOPT_FRESH_CONNECT, static_cast<long>(host.fresh_connect));
   if (timeout_changed_) set_real(*api_, easy_, CURLOPT_TIMEOUT_MS, host.timeout_ms);
   fresh_connect_forced_ = timeout_changed_ = false;
+  override_.restore(*api_, easy_, host);
+  pending_credential_.reset();  // a command nobody waits for any more is killed
+  once_per_transfer_.restore(*api_, easy_, host);
   if (held_body_.capacity() > kChunk) std::string().swap(held_body_);
   upload_.release();
   cookies_.clear();
@@ -149,6 +162,8 @@ void Transfer::abandon() {
 }
 
 void Transfer::forget_install() {
+  // curl_easy_reset dropped our request overrides with everything else.
+  override_ = RequestOverride{};
   installed_ = false;
   header_cb_ = false;
   read_cb_ = false;
@@ -178,6 +193,8 @@ void apply_host_callbacks(const real::Api& api, CURL* easy, const HostOptions& h
   set_real(api, easy, CURLOPT_SEEKFUNCTION, host.seek_fn);
   set_real(api, easy, CURLOPT_SEEKDATA, host.seek_data);
   set_real(api, easy, CURLOPT_HEADER, static_cast<long>(host.include_header));
+  // Taken off for a retry (OncePerTransfer): a handle duplicated meanwhile gets it back too.
+  if (host.hsts_read_fn) set_real(api, easy, CURLOPT_HSTSREADFUNCTION, host.hsts_read_fn);
 }
 
 void Transfer::uninstall() {
@@ -223,18 +240,23 @@ void Transfer::reset_attempt() {
   held_body_.clear();
   flushed_body_ = 0;
   committed_ = false;
+  committed_at_headers_ = false;
   status_learned_ = false;
   hints_learned_ = false;
   host_refused_ = false;
+  upload_paused_ = false;
   early_verdict_.reset();
+  stream_hold_.reset();
   replay_paused_ = false;
   unpause_requested_.store(false, std::memory_order_relaxed);
 }
 
 void Transfer::prepare_next_attempt() {
+  heartbeat_.disarm();
   ++attempt_;
   reset_attempt();
   cookies_.restore(*api_, easy_);
+  once_per_transfer_.before_retry(*api_, easy_, host);
   // A transport error may have left a poisoned connection in the pool: use a new one, once.
   if (last_transport_error_ && !host.fresh_connect) {
     set_real(*api_, easy_, CURLOPT_FRESH_CONNECT, 1L);
@@ -243,6 +265,7 @@ void Transfer::prepare_next_attempt() {
     set_real(*api_, easy_, CURLOPT_FRESH_CONNECT, static_cast<long>(host.fresh_connect));
     fresh_connect_forced_ = false;
   }
+  if (!override_.empty()) override_.apply(*api_, easy_, host);
   if (deadline_) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline_ - Clock::now()).count();
     set_real(*api_, easy_, CURLOPT_TIMEOUT_MS, static_cast<long>(left > 1 ? left : 1));
@@ -313,8 +336,13 @@ int Transfer::on_seek(void* userdata, curl_off_t offset, int origin) {
 size_t Transfer::write(char* data, size_t n) {
   if (committed_) return host_write(data, n);
   if (!header_cb_ && !status_learned_) learn_status();
+  // A host that paused its upload may be waiting for this very body to resume it (curl test
+  // 1533: a 401 answered before the upload): holding it would deadlock the transfer.
+  if (response_.candidate && upload_paused_) response_.candidate = false;
   if (!response_.candidate) {
-    // A response that cannot be retried: the first body byte commits the transfer.
+    if (size_t r = 0; hold_stream(data, n, r)) return r;
+    // A response that cannot be retried: the first body byte (of a 2xx event stream: the first
+    // content event) commits the transfer.
     switch (flush_held()) {
       case Flush::done: break;
       case Flush::paused: return CURL_WRITEFUNC_PAUSE;  // libcurl offers this chunk again later
@@ -352,7 +380,33 @@ size_t Transfer::header(char* data, size_t n) {
     held_line_ends_.push_back(held_headers_.size());
   }
   note_header_line(data, n);
+  if (host_wants_headers() && !response_.candidate && is_blank_line(data, n) && ends_our_part()) {
+    switch (flush_held()) {
+      case Flush::done: committed_ = committed_at_headers_ = true; break;
+      case Flush::paused: break;  // the rest goes with the body or at the end, as before
+      case Flush::refused: host_refused_ = true; return 0;
+    }
+  }
   return n;
+}
+
+bool Transfer::ends_our_part() const {
+  int status = response_.status;
+  if (status < 200) return false;  // 1xx: the real response follows
+  bool redirect = status >= 300 && status < 400;
+  if (redirect && host.follow_location) {
+    if (!response_.location_not_http) return false;  // libcurl goes on to the target
+  } else if (!response_.no_body && status != 204 && status != 304) {
+    return false;  // a body follows: it commits (or is held) as before
+  }
+  // A proxy's answer to CONNECT (the origin's response is still to come) or a response through
+  // a tunnel: kept as before.
+  long connect_code = 0;
+  if (auto getinfo = api_->easy_getinfo) {
+    LibcurlScope scope(*api_);
+    getinfo(easy_, CURLINFO_HTTP_CONNECTCODE, &connect_code);
+  }
+  return connect_code == 0;
 }
 
 void Transfer::learn_status() {
@@ -368,7 +422,8 @@ void Transfer::learn_status() {
   if (response_.status >= 200 && response_.status < 400) return;
   learn_hints();
   resolve_request();
-  response_.candidate = core::may_retry_response(*policy_, response_.status, response_.should_retry);
+  response_.candidate =
+      core::may_retry_response(*policy_, response_.status, response_.should_retry) || wants_refresh(response_.status);
 }
 
 void Transfer::learn_hints() {
@@ -407,11 +462,20 @@ void Transfer::note_header_line(const char* data, size_t n) {
     bool maybe = response_.status >= 400 || response_.status == 0 || response_.should_retry.has_value();
     if (maybe) {
       resolve_request();
-      response_.candidate = core::may_retry_response(*policy_, response_.status, response_.should_retry);
+      response_.candidate = core::may_retry_response(*policy_, response_.status, response_.should_retry) ||
+                            wants_refresh(response_.status);
     }
     return;
   }
   char first = line.empty() ? '\0' : static_cast<char>(line[0] | 0x20);
+  if (first == 'c' || first == 'l') {
+    if (auto length = header_value(line, "content-length")) {
+      response_.no_body = *length == "0";
+    } else if (auto location = header_value(line, "location")) {
+      response_.location_not_http = location->find("://") != std::string::npos && !url_is_http(*location);
+    }
+    return;
+  }
   if (first != 'r' && first != 'x') return;  // the only headers the decision reads
   // A repeated header counts once, the first one, as `curlretry explain` reads it.
   if (auto v = header_value(line, "retry-after")) {
@@ -424,7 +488,24 @@ void Transfer::note_header_line(const char* data, size_t n) {
 }
 
 size_t Transfer::read(char* buffer, size_t size, size_t nitems) {
-  return upload_.read(host, buffer, size, nitems, runtime_->config.settings.max_upload_replay);
+  const size_t limit = runtime_->config.settings.max_upload_replay;
+  size_t r = upload_.read(host, buffer, size, nitems, limit);
+  if (r == CURL_READFUNC_PAUSE && response_.candidate && !committed_ && !held_body_.empty()) {
+    // The response came before the host's first read, and the host pauses its upload until it
+    // sees that response (curl test 1533): it gets it now, as it already would have without us,
+    // and is asked again (it may have resumed the upload from its write callback).
+    response_.candidate = false;
+    switch (flush_held()) {
+      case Flush::done:
+        committed_ = true;
+        r = upload_.read(host, buffer, size, nitems, limit);
+        break;
+      case Flush::paused: break;
+      case Flush::refused: host_refused_ = true; return CURL_READFUNC_ABORT;
+    }
+  }
+  upload_paused_ = r == CURL_READFUNC_PAUSE;
+  return r;
 }
 
 int Transfer::seek(curl_off_t offset, int origin) {
@@ -459,7 +540,12 @@ void Transfer::resolve_request() {
   display_ = parts.display();
   host_ = parts.host;
   path_ = parts.path;
-  const config::Rule* rule = runtime_->config.match(method_, parts.host, parts.path);
+  // Header rules need the program's header list; a config without them never reads it.
+  config::RequestHeaders headers;
+  const bool by_header = runtime_->config.has_header_rules();
+  if (by_header) headers = read_request_headers(host.http_header);
+  const config::Rule* rule = runtime_->config.match(method_, parts.host, parts.path, by_header ? &headers : nullptr);
+  rule_ = rule;
   policy_ = rule ? &rule->policy : &runtime_->config.defaults;
   rule_name_ = rule ? rule->name : "defaults";
 }
@@ -468,20 +554,38 @@ core::Outcome Transfer::outcome(CURLcode code) const {
   core::Outcome o;
   long os_errno = 0;
   long response_code = 0;
+  long connect_code = 0;
   if (auto getinfo = api_->easy_getinfo) {
     LibcurlScope scope(*api_);
     getinfo(easy_, CURLINFO_OS_ERRNO, &os_errno);
     getinfo(easy_, CURLINFO_RESPONSE_CODE, &response_code);
+    getinfo(easy_, CURLINFO_HTTP_CONNECTCODE, &connect_code);
   }
   o.transport = transport_of(code, os_errno);
   if (code == CURLE_WRITE_ERROR && !host_refused_) o.transport = core::Transport::ok;  // our own stop
   o.status = response_.status != 0 ? response_.status : static_cast<int>(response_code);
+  if (code == CURLE_RECV_ERROR && connect_code != 0 && connect_code / 100 != 2) {
+    // libcurl reports a proxy's refusal of CONNECT (407, 403, 503...) as a receive error: it is
+    // a response like any other, classified by its status.
+    o.transport = core::Transport::ok;
+    o.status = static_cast<int>(connect_code);
+  } else if (code == CURLE_RECV_ERROR && os_errno == 0 && response_code != 0) {
+    // A response arrived and libcurl found it malformed (a bad chunk, curl test 1416): a protocol
+    // error, not a failure of the network. (A socket's receive error sets the errno; a body cut
+    // short by a close is CURLE_PARTIAL_FILE, still retried.)
+    o.transport = core::Transport::other;
+  }
   o.retry_after = response_.retry_after;
   o.retry_after_ms = response_.retry_after_ms;
   o.should_retry = response_.should_retry;
   o.body_prefix = held_body_.substr(0, policy_->body_window);
-  o.committed = committed_;
+  o.stream_error = stream_hold_.error_data();
+  o.stream_error_event = stream_hold_.error_event();
+  // A response delivered at the end of its headers had no body to hold: the decision (and its log
+  // line) is the one it had when it was delivered at the end of the attempt.
+  o.committed = committed_ && !committed_at_headers_;
   o.replayable = upload_replayable();
+  o.unsafe_method = method_ == "POST" || method_ == "PATCH";
   o.attempt = attempt_;
   auto now = Clock::now();
   o.elapsed = std::chrono::duration_cast<core::Millis>(now - started_);
@@ -500,16 +604,37 @@ core::Verdict Transfer::decide_now(CURLcode code) {
 Transfer::Step Transfer::finish_attempt(CURLcode code) {
   // The common case: a first attempt whose body already reached the host. Nothing to decide
   // (unless the attempt log wants a line for it).
-  if (committed_ && attempt_ == 1 && !events::enabled()) return Step{false, core::Millis{0}, code};
+  // -v (debug) also logs a first-try success. (A response delivered at the end of its headers
+  // still gets its final log line, as it did when it was delivered here.)
+  if (committed_ && !committed_at_headers_ && attempt_ == 1 && !events::enabled() && !early_verdict_ &&
+      !log::enabled(LogLevel::debug)) {
+    // Not retried here, but the server may have asked the whole fleet to back off.
+    if (core::cooldown::cools_fleet(response_.status) && fleet_hook::active(*runtime_)) {
+      resolve_request();
+      learn_hints();
+      core::Verdict delivered;
+      settle_with_fleet(delivered);
+    }
+    return Step{false, core::Millis{0}, code};
+  }
   core::Verdict verdict = early_verdict_ ? *early_verdict_ : decide_now(code);
+  if (verdict.action == core::Action::retry && committed_at_headers_) {
+    verdict.action = core::Action::give_up;  // the host has its headers: nothing to take back
+    verdict.reason = "committed";
+  }
+  // Before the rewind: a transfer the fleet stops leaves the host's upload stream alone.
+  settle_with_fleet(verdict);
+  refresh_credential(verdict);
   if (verdict.action == core::Action::retry && !rewind_upload()) {
     verdict.action = core::Action::give_up;
     verdict.reason = "not-replayable";
   }
   record_event(verdict, code);
   if (verdict.action == core::Action::retry) {
-    log_retry(verdict);
+    if (verdict.reason != "auth-refresh") log_retry(verdict);  // refresh_credential() said it
     last_transport_error_ = code != CURLE_OK && code != CURLE_HTTP_RETURNED_ERROR && code != CURLE_WRITE_ERROR;
+    arm_heartbeat(verdict);
+    note_overload();
     previous_delay_ = verdict.delay;
     return Step{true, verdict.delay, code};
   }
@@ -518,6 +643,30 @@ Transfer::Step Transfer::finish_attempt(CURLcode code) {
   // Give up: the host now sees the held response byte for byte, as without the shim.
   replay_code_ = code;
   return resume_replay();
+}
+
+core::Millis Transfer::fleet_wait_more() {
+  if (runtime_ == nullptr || policy_ == nullptr) return core::Millis{0};
+  const core::Millis more = fleet_hook::cooling_left(*runtime_, host);
+  if (more.count() == 0) return more;
+  // A cooldown raised over and over (every new request told "come back in 1 s") is waited out
+  // for as long as one server wait may last (retry_after.max_ms), then the retry goes.
+  if (fleet_extended_ + more > policy_->max_retry_after) return core::Millis{0};
+  const auto now = Clock::now();
+  core::Millis left = policy_->max_elapsed - std::chrono::duration_cast<core::Millis>(now - started_);
+  if (deadline_) left = std::min(left, std::chrono::duration_cast<core::Millis>(*deadline_ - now));
+  if (more >= left) return core::Millis{0};
+  fleet_extended_ += more;
+  return more;
+}
+
+void Transfer::settle_with_fleet(core::Verdict& verdict) const {
+  auto now = Clock::now();
+  std::optional<core::Millis> left = policy_->max_elapsed - std::chrono::duration_cast<core::Millis>(now - started_);
+  if (deadline_) left = std::min(*left, std::chrono::duration_cast<core::Millis>(*deadline_ - now));
+  fleet_hook::Attempt attempt{api_, easy_, &host, policy_, response_.status, &response_.retry_after,
+                              &response_.retry_after_ms, left};
+  fleet_hook::settle(*runtime_, attempt, verdict);
 }
 
 Transfer::Step Transfer::resume_replay() {
@@ -562,8 +711,10 @@ std::string Transfer::attempts_label() const {
 void Transfer::log_retry(const core::Verdict& verdict) const {
   if (!log::enabled(LogLevel::info)) return;
   std::string max = policy_->max_attempts < 0 ? "unlimited" : std::to_string(policy_->max_attempts);
+  // A wait the server asked for says so: it is not curlretry's backoff.
+  const std::string why = verdict.server_wait_header.empty() ? "" : " (" + verdict.server_wait_header + ")";
   log::write(LogLevel::info, method_ + " " + display_ + " -> " + verdict.what + ": retrying in " +
-                                 std::to_string(verdict.delay.count()) + " ms (attempt " + std::to_string(attempt_) +
+                                 core::human_duration(verdict.delay) + why + " (attempt " + std::to_string(attempt_) +
                                  "/" + max + ")");
 }
 
@@ -589,21 +740,32 @@ void Transfer::record_event(const core::Verdict& verdict, CURLcode code) const {
   e.delay_ms = verdict.delay.count();
   e.bytes = static_cast<long long>(bytes);
   e.rule = rule_name_;
+  e.fallback = fallback_.label();
   events::record(e);
 }
 
 void Transfer::log_final(const core::Verdict& verdict, int) const {
-  // A first attempt that ends the transfer is what the host would have seen anyway; say so only
-  // when curlretry itself chose not to retry something it otherwise would have.
-  bool quiet = attempt_ == 1 && verdict.reason != "retry-after-too-long" && verdict.reason != "not-replayable" &&
-               verdict.reason != "deadline" && verdict.reason != "max-elapsed";
-  LogLevel level = quiet ? LogLevel::debug : LogLevel::info;
+  // A first attempt that ends the transfer is what the host would have seen anyway: debug (-v)
+  // only, unless curlretry itself chose not to retry something it otherwise would have. Any
+  // other give-up is a failure the host now sees: warn, so CURLRETRY_LOG=warn means "quiet
+  // unless it failed".
+  const bool success = verdict.reason == "success" || verdict.reason == "committed";
+  const bool quiet = attempt_ == 1 && verdict.reason != "retry-after-too-long" &&
+                     verdict.reason != "not-replayable" && verdict.reason != "deadline" &&
+                     verdict.reason != "max-elapsed" && verdict.reason != "budget" && verdict.reason != "cooldown";
+  const LogLevel level = quiet ? LogLevel::debug : success ? LogLevel::info : LogLevel::warn;
   if (!log::enabled(level)) return;
   std::string line = method_ + " " + display_ + " -> " + verdict.what;
-  if (verdict.reason == "success" || verdict.reason == "committed")
+  if (success) {
     line += " after " + attempts_label();
-  else
+  } else {
+    // The server's value, the cap and the key that sets it: what to change if the wait is fine.
+    if (verdict.reason == "retry-after-too-long") {
+      line += " (server asked for " + core::human_duration(verdict.server_wait) + " > retry_after.max_ms " +
+              core::human_duration(policy_->max_retry_after) + ")";
+    }
     line += ": giving up after " + attempts_label() + " (" + verdict.reason + ")";
+  }
   log::write(level, line);
 }
 

@@ -8,15 +8,24 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "config/config.h"
 #include "core/decide.h"
+#include "core/heartbeat.h"
 #include "core/random.h"
 #include "shim/cookie_snapshot.h"
+#include "shim/credential_command.h"
+#include "shim/fallback.h"
+#include "shim/fleet_hook.h"
 #include "shim/host_options.h"
+#include "shim/once_per_transfer.h"
 #include "shim/real_curl.h"
+#include "shim/request_override.h"
+#include "shim/stream_hold.h"
 #include "shim/upload_replay.h"
 #include "shim/url_parts.h"
 
@@ -77,12 +86,33 @@ class Transfer {
   Step resume_replay();
   // Arms the handle for the next attempt (fresh connection, remaining deadline).
   void prepare_next_attempt();
+  // The first attempt is held back (fleet.hold_new): the next prepare_next_attempt() arms it.
+  void hold_first_attempt() { attempt_ = 0; }
+  // A retry's wait is over: how much longer the fleet's cooldown for this request now asks for
+  // (other processes may have raised it meanwhile). Zero when none, or when it would outrun the
+  // transfer's limits or retry_after.max_ms in all.
+  core::Millis fleet_wait_more();
+
+  // Multi hosts: a credential command runs while the transfer is parked (finish_attempt() then
+  // asks for an immediate retry); the parked transfer asks how it is going before its next
+  // attempt, and on `failed` ends with the refused attempt's response.
+  void set_async_credential(bool async) { async_credential_ = async; }
+  enum class CredentialProgress : unsigned char { none, running, ready, failed };
+  CredentialProgress poll_credential();
+  Step give_up_after_refresh(CURLcode code);
+
+  // A duplicate of this handle made mid-transfer gets the program's own request options back.
+  void put_back_request(CURL* twin) const { override_.put_back(*api_, twin, host); }
 
   // Calls the host's progress callback, as libcurl would during a transfer. False: the host
   // asked to abort.
   bool host_progress_continue();
   // The host's deadline for the whole transfer, if it set CURLOPT_TIMEOUT(_MS).
   std::optional<Clock::time_point> deadline() const { return deadline_; }
+  // The "still waiting" lines of the wait that finish_attempt() asked for (shim/heartbeat.cpp):
+  // when the next one is due, and saying it if it is due at `now`.
+  std::optional<Clock::time_point> next_heartbeat() const { return heartbeat_.next(); }
+  void heartbeat(Clock::time_point now);
   // Reports an abort by the host during backoff; returns the code to hand the host.
   CURLcode aborted_during_backoff();
 
@@ -99,9 +129,16 @@ class Transfer {
     std::optional<std::string> retry_after_ms;
     std::optional<std::string> should_retry;
     bool candidate = false;  // a failure candidate: its body is held, not streamed
+    bool no_body = false;          // Content-Length: 0
+    bool location_not_http = false;  // a Location whose scheme is not http(s)
   };
 
   size_t write(char* data, size_t n);
+  // A 2xx event stream's setup events are held until its first content event (stream_hold.cpp).
+  // True when this chunk was dealt with (held, or the attempt stopped on an error event) and
+  // `result` is the answer to libcurl; false: deliver as a committed stream.
+  bool hold_stream(const char* data, size_t n, size_t& result);
+  bool stream_wanted();
   size_t header(char* data, size_t n);
   size_t read(char* buffer, size_t size, size_t nitems);
   int seek(curl_off_t offset, int origin);
@@ -115,6 +152,11 @@ class Transfer {
   void sync_read_callback();
   void reset_attempt();
   void note_header_line(const char* data, size_t n);
+  // At the end of a response's headers: nothing more can arrive in this attempt that we could
+  // retry (a final response without a body, a redirect to another protocol). Held headers then
+  // reach the host now, as they would without us, before libcurl goes on (closes the socket,
+  // starts the FTP transfer).
+  bool ends_our_part() const;
   // Without our header callback: the status from CURLINFO_RESPONSE_CODE, and the decision's
   // hints, when the status needs them, from curl_easy_header.
   void learn_status();
@@ -135,7 +177,21 @@ class Transfer {
   void resolve_request();
   core::Outcome outcome(CURLcode code) const;
   core::Verdict decide_now(CURLcode code);
+  // The fleet's word on a verdict: shared cooldown and retry budget (shim/fleet_hook.h).
+  void settle_with_fleet(core::Verdict& verdict) const;
   void log_retry(const core::Verdict& verdict) const;
+  void arm_heartbeat(const core::Verdict& verdict);
+  // After an attempt that will be retried: counts overloads, switches to the rule's fallback
+  // (shim/fallback.cpp).
+  void note_overload();
+  // The rule's `auth:` (shim/credential_refresh.cpp): whether a response with `status` is held
+  // for a refresh; turning its give-up into one immediate retry with a fresh credential; and
+  // sending the process's last refreshed value from a transfer's first attempt on.
+  bool wants_refresh(int status) const;
+  void refresh_credential(core::Verdict& verdict);
+  void apply_cached_credential();
+  void credential_failed(const std::string& why);
+  void credential_ready(std::string value);
   void log_final(const core::Verdict& verdict, int status) const;
   void record_event(const core::Verdict& verdict, CURLcode code) const;
   std::string attempts_label() const;
@@ -144,6 +200,7 @@ class Transfer {
   const real::Api* api_;
   const Runtime* runtime_ = nullptr;
   const core::Policy* policy_ = nullptr;
+  const config::Rule* rule_ = nullptr;  // nullptr: the defaults
   std::string rule_name_;
   std::string method_;
   std::string display_;
@@ -164,6 +221,17 @@ class Transfer {
   bool fresh_connect_forced_ = false;
   bool timeout_changed_ = false;
   bool last_transport_error_ = false;
+  core::Heartbeat heartbeat_;
+  FallbackState fallback_;
+  bool auth_tried_ = false;  // the credential command ran for this transfer
+  bool async_credential_ = false;
+  std::unique_ptr<credential::Command> pending_credential_;
+  std::string auth_what_;  // "POST host/path -> HTTP 401", for the refresh's log line
+  RequestOverride override_;  // applied from the next attempt on, undone by end()
+  std::string wait_cause_;  // "529 overloaded", for the heartbeat lines
+  OncePerTransfer once_per_transfer_;
+  fleet_hook::KeyCache fleet_key_;  // kept across transfers of the handle
+  core::Millis fleet_extended_{0};  // waited beyond the decided delay for fleet cooldowns
 
   // Per attempt.
   Response response_;
@@ -173,10 +241,13 @@ class Transfer {
   std::string held_body_;
   size_t flushed_body_ = 0;
   bool committed_ = false;
+  bool committed_at_headers_ = false;  // by ends_our_part(): no body byte went through write()
   bool status_learned_ = false;  // learn_status() ran for this attempt
   bool hints_learned_ = false;   // learn_hints() ran for this attempt
   bool host_refused_ = false;       // a host callback refused data: its own abort
-  std::optional<core::Verdict> early_verdict_;  // decided when the held body overflowed
+  bool upload_paused_ = false;      // the host's read callback paused the upload
+  std::optional<core::Verdict> early_verdict_;  // decided when the held body overflowed, or on a stream error
+  StreamHold stream_hold_;
   bool replay_paused_ = false;
   std::atomic<bool> unpause_requested_{false};  // set from any thread by curl_easy_pause
   CURLcode replay_code_ = CURLE_OK;

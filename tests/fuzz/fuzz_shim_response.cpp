@@ -48,6 +48,7 @@ struct Info {
   const char* method = "POST";
   long response_code = 0;
   long os_errno = 0;
+  const char* content_type = nullptr;  // "text/event-stream" lets the stream hold take part
 } g_info;
 
 // libcurl's own signature (an enum before the `...`, as curl_easy_getinfo has it).
@@ -62,6 +63,7 @@ CURLcode fake_getinfo(CURL*, CURLINFO info, ...) {
     case CURLINFO_EFFECTIVE_METHOD: *va_arg(ap, const char**) = g_info.method; break;
     case CURLINFO_RESPONSE_CODE: *va_arg(ap, long*) = g_info.response_code; break;
     case CURLINFO_OS_ERRNO: *va_arg(ap, long*) = g_info.os_errno; break;
+    case CURLINFO_CONTENT_TYPE: *va_arg(ap, const char**) = g_info.content_type; break;
     default: rc = CURLE_UNKNOWN_OPTION; break;
   }
   va_end(ap);
@@ -132,6 +134,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     CURLcode code = kCodes[in.ConsumeIntegralInRange<std::size_t>(0, std::size(kCodes) - 1)];
     g_info.response_code = in.ConsumeIntegralInRange<long>(0, 599);
     g_info.os_errno = in.ConsumeBool() ? 104 /* ECONNRESET */ : 0;
+    g_info.content_type = in.ConsumeBool() ? "text/event-stream" : nullptr;
 
     const int lines = in.ConsumeIntegralInRange<int>(0, 12);
     for (int i = 0; i < lines; ++i) {

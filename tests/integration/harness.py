@@ -257,6 +257,9 @@ def environment(preload: bool, env: dict[str, str] | None = None) -> dict[str, s
         existing = child.get("LD_PRELOAD", "")
         child["LD_PRELOAD"] = ":".join(p for p in (PRELOAD_PREFIX, LIB, existing) if p)
         child["CURLRETRY_BASE_MS"] = FAST_BASE_MS
+        # Tests provoke failures on purpose, far beyond any fleet budget, and run side by side:
+        # the shared store is off unless a test turns it on (test_fleet.py).
+        child["CURLRETRY_FLEET"] = "off"
     for key, value in (env or {}).items():
         if value is None:
             child.pop(key, None)

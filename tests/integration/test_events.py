@@ -271,15 +271,18 @@ not json at all
 EXPECTED_REPORT = """\
 10 attempts in 6 requests by 5 processes, 2025-06-01 12:00:00 to 12:04:10 UTC (4m10s)
 
-host            requests  ok  saved  gave up  failed  retries  waited
-api.openai.com         3   1      0        0       2        0    0 ms
-api.z.ai               2   0      1        1       0        3   7.5 s
-github.com             1   0      1        0       0        1   50 ms
-all                    6   1      2        1       2        4   7.6 s
+host            requests  ok  first-try  saved  gave up  failed  retries  waited
+api.openai.com         3   1          1      0        0       2        0    0 ms
+api.z.ai               2   1          0      1        1       0        3   7.5 s
+github.com             1   1          0      1        0       0        1   50 ms
+all                    6   3          1      2        1       2        4   7.6 s
 
 retried because: code:1302 (2), code:3007 (1), transport:reset (1)
 gave up because: exhausted (1)
 failed because:  not-retryable (1), permanent-code:insufficient_quota (1)
+  exhausted                          every attempt max_attempts allows was used
+  not-retryable                      a status or error curlretry does not retry
+  permanent-code:insufficient_quota  a JSON error code listed as permanent (codes.permanent)
 
 attempts over time (UTC, 15 s per row; o ok, r retry, x gave up, - failed)
   12:00:00  or   2
@@ -327,6 +330,46 @@ class Stats(unittest.TestCase):
         path = self.dir / name
         path.write_text(text)
         return str(path)
+
+    def test_a_time_window_and_the_per_process_view(self):
+        file = self.write("events.jsonl", SYNTHETIC)
+        r = curlretry("stats", "--processes", "--since", "2025-06-01T12:01:00Z", "--until", "2025-06-01T12:03:30Z",
+                      file)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = r.stdout.decode()
+        self.assertTrue(out.startswith(
+            "4 attempts in 3 requests by 2 processes, 2025-06-01 12:01:10 to 12:03:00 UTC (1m50s)\n\n"
+            "host            requests  ok  first-try  saved  gave up  failed  retries  waited\n"
+            "api.openai.com         2   1          1      0        0       1        0    0 ms\n"
+            "github.com             1   1          0      1        0       0        1   50 ms\n"
+            "all                    3   2          1      1        0       1        1   50 ms\n\n"
+            "by process:\n"
+            "pid  program          requests  ok  first-try  saved  gave up  failed  retries  waited\n"
+            "102  curl                    2   1          1      0        0       1        0    0 ms\n"
+            "103  git-remote-http         1   1          0      1        0       0        1   50 ms\n"), out)
+        none = curlretry("stats", "--since", "2025-06-02", file)
+        self.assertEqual((none.returncode, none.stdout), (0, b"no attempts in that time\n"))
+        bad = curlretry("stats", "--since", "yesterday", file)
+        self.assertEqual(bad.returncode, 2)
+        self.assertTrue(bad.stderr.startswith(b"curlretry stats: --since yesterday: expected a UTC time"), bad.stderr)
+
+    def test_json(self):
+        file = self.write("events.jsonl", SYNTHETIC)
+        r = curlretry("stats", "--json", file)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = json.loads(r.stdout)
+        self.assertEqual((got["attempts"], got["requests"], got["processes"], got["from"], got["to"]),
+                         (10, 6, 5, "2025-06-01T12:00:00.100Z", "2025-06-01T12:04:10.000Z"))
+        self.assertEqual(got["all"], {"requests": 6, "ok": 3, "first_try": 1, "saved": 2, "gave_up": 1, "failed": 2,
+                                      "retries": 4, "waited_ms": 7550})
+        self.assertEqual(got["hosts"]["github.com"]["saved"], 1)
+        self.assertEqual(got["reasons"], {
+            "retry": {"code:1302": 2, "code:3007": 1, "transport:reset": 1},
+            "gave_up": {"exhausted": 1},
+            "failed": {"not-retryable": 1, "permanent-code:insufficient_quota": 1}})
+        self.assertEqual(got["by_process"][0], {"pid": 100, "program": "curl", "requests": 1, "ok": 1, "first_try": 0,
+                                                "saved": 1, "gave_up": 0, "failed": 0, "retries": 1,
+                                                "waited_ms": 1500})
 
     def test_report_of_a_synthetic_log(self):
         file = self.write("events.jsonl", SYNTHETIC)
@@ -464,7 +507,7 @@ class EventsFromTheShim(harness.UpstreamTestCase):
         r = curlretry("stats", str(log))
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertRegex(r.stdout.decode(),
-                         r"\n127\.0\.0\.1\s+8\s+0\s+8\s+0\s+0\s+8\s+160 ms\n")
+                         r"\n127\.0\.0\.1\s+8\s+8\s+0\s+8\s+0\s+0\s+8\s+160 ms\n")  # ok = first-try + saved
 
 
 if __name__ == "__main__":

@@ -107,6 +107,9 @@ def brief(result: harness.Result) -> str:
 
 
 LOG_LINE = re.compile(r"^curlretry: (\S+) \S+?/s/([^/\s]+)/\S* -> (.*)$")
+# "retrying in 1500 ms (attempt 1/3)", "retrying in 25 s (Retry-After) (attempt 1/3)"
+RETRY_LINE = re.compile(r": retrying in \d+(\.\d)? (ms|s|h)( \d+ min)?( \((Retry-After|retry-after-ms)\))? "
+                        r"\(attempt \d+/")
 
 
 def parse_log(stderr: bytes) -> dict[str, list[tuple[str, str]]]:
@@ -229,10 +232,9 @@ def head_matches(expected: str, seen: str) -> bool:
 
 def expected_final_line(exp: model.Expected, level: str) -> bool:
     """Whether the transfer ends with a final log line at `level`: at info only when it took
-    retries or curlretry itself declined one; at debug also for a first attempt, except one
-    whose body already reached the host (nothing was decided)."""
+    retries or curlretry itself declined one; at debug for every transfer."""
     if exp.attempts == 1 and exp.reason == "committed":
-        return False
+        return level == "debug"  # -v says a first try went through, too
     quiet = exp.attempts == 1 and exp.reason not in ("retry-after-too-long", "not-replayable", "deadline",
                                                      "max-elapsed")
     return level == "debug" or not quiet
@@ -254,7 +256,7 @@ def compare(case: generate.Case, exp: model.Expected, seen: Seen, count: int | N
                         f"({len(exp.body)} bytes; request {exp.final_request})")
     if seen.head is not None and not head_matches(exp.head, seen.head):
         problems.append(f"headers {seen.head!r}, expected {exp.head!r}")
-    retries = [rest for _, rest in log if re.search(r": retrying in \d+ ms \(attempt \d+/", rest)]
+    retries = [rest for _, rest in log if RETRY_LINE.search(rest)]
     finals = [rest for _, rest in log if re.search(r" after \d+ attempts?( \(|$)", rest)]
     if len(retries) != exp.attempts - 1:
         problems.append(f"{len(retries)} 'retrying' log lines, expected {exp.attempts - 1}: {log}")
@@ -296,6 +298,8 @@ def explain(config: str, policy: model.Policy, o: model.Outcome) -> dict:
                 datetime.datetime.fromtimestamp(int(time.time()) + (o.radate or 0), datetime.timezone.utc),
                 usegmt=True)
         args += ["--header", f"{name}: {value}"]
+    if o.stream_error:
+        args += ["--header", "content-type: text/event-stream"]
     if o.body:
         args += ["--body", o.body.decode("latin-1")]
     if o.committed:
@@ -304,9 +308,12 @@ def explain(config: str, policy: model.Policy, o: model.Outcome) -> dict:
         args.append("--not-replayable")
     env = harness.environment(preload=False, env={"CURLRETRY_CONFIG": None})
     proc = subprocess.run(args, capture_output=True, timeout=30, env=env, stdin=subprocess.DEVNULL)
-    if proc.returncode != 0:
+    if proc.returncode not in (0, 1):
         return {"error": f"exit {proc.returncode}: {proc.stderr.decode()} {args}"}
-    return json.loads(proc.stdout)
+    got = json.loads(proc.stdout)
+    if proc.returncode != (0 if got.get("verdict") == "retry" else 1):  # explain's documented exit status
+        return {"error": f"exit {proc.returncode} with verdict {got.get('verdict')}: {args}"}
+    return got
 
 
 # --- the test --------------------------------------------------------------------------------

@@ -162,7 +162,8 @@ class Package(harness.UpstreamTestCase):
             port_file = Path(scratch, "port")
             proxy = subprocess.Popen(
                 [str(self.bin), "proxy", "--listen", "127.0.0.1:0", "--config", str(config), "--port-file",
-                 str(port_file)], env=harness.environment(False, {"CURLRETRY_BASE_MS": harness.FAST_BASE_MS}),
+                 str(port_file)], env=harness.environment(False, {"CURLRETRY_BASE_MS": harness.FAST_BASE_MS,
+                                                                  "CURLRETRY_FLEET": "off"}),
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             try:
                 deadline = time.monotonic() + 20
@@ -293,7 +294,12 @@ printf '%s\n' "${COMPREPLY[@]}"
         self.assertEqual(self.complete("curlretry curl -"), ["OFFSET:1"])
         self.assertEqual(self.complete("curlretry doctor --json py"), ["OFFSET:3"])
         self.assertEqual(self.complete("curlretry doctor --j"), ["--json"])
+        self.assertIn("fleet", self.complete("curlretry fl"))
+        self.assertEqual(self.complete("curlretry fleet --w"), ["--watch"])
         self.assertEqual(self.complete("curlretry --config "), ["FILEDIR:@(yaml|yml)"])
+        self.assertEqual(self.complete("curlretry -n 3 --jitter full curl -"), ["OFFSET:5"])
+        self.assertEqual(self.complete("curlretry --jitter e"), ["equal"])
+        self.assertEqual(self.complete("curlretry run -q --events e.jsonl cu"), ["OFFSET:5"])
 
 
 if __name__ == "__main__":

@@ -191,9 +191,7 @@ class Proxies(ParityCase):
         self.same(retried, lucky, (lk, rk))
         self.assertEqual((lucky_connects, connects), (1, 2))
 
-    # The CONNECT's own 407 is classified as a receive error today and retried: issue 11 item 3
-    # (another helper's fix) makes it pass; the lead flips this after merging.
-    @unittest.expectedFailure
+    # The CONNECT's own 407 is classified by its status, not as a receive error (issue 11 item 3).
     def test_https_proxy_connect_407_is_not_retried(self):
         runs = []
         for preload in (False, True):

@@ -314,7 +314,7 @@ class Presets(unittest.TestCase):
                 for header in case.headers:
                     args += ["--header", header]
                 r = curlretry(*args, input=case.body.encode())
-                self.assertEqual(r.returncode, 0, r.stderr.decode())
+                self.assertEqual(r.returncode, 0 if case.verdict == "retry" else 1, r.stderr.decode())
                 got = json.loads(r.stdout)
                 self.assertEqual((got["rule"], got["verdict"], got["reason"]),
                                  (case.rule, case.verdict, case.reason), got)

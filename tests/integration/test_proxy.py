@@ -496,7 +496,8 @@ class Lifecycle(harness.UpstreamTestCase):
         with socket.socket() as probe:  # a free port: --ensure needs a fixed one
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
-        env = harness.environment(False, {"XDG_RUNTIME_DIR": str(runtime), "CURLRETRY_BASE_MS": harness.FAST_BASE_MS})
+        env = harness.environment(False, {"XDG_RUNTIME_DIR": str(runtime), "CURLRETRY_BASE_MS": harness.FAST_BASE_MS,
+                                          "CURLRETRY_FLEET": "off"})
         cmd = [harness.CURLRETRY_BIN, "proxy", "--ensure", "--listen", f"127.0.0.1:{port}", "--config", str(config)]
         both = [subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE) for _ in range(2)]
@@ -523,6 +524,20 @@ class Lifecycle(harness.UpstreamTestCase):
                             env={"XDG_RUNTIME_DIR": str(runtime)})
         self.assertRun(again, 0, ok_body(key, 2))
         self.assertIn(b"already running", again.stderr)
+
+    def test_the_fleet_budget_applies_through_the_proxy(self):
+        # Same engine: the shim's fleet state (issue 12) governs the proxy's transfers unchanged. A
+        # budget of zero retries: a 503 is handed over at once, one request upstream.
+        fleet_dir = self.temp_dir()
+        proxy = Proxy(f"version: 1\nfleet:\n  store: machine\n  budget: {{percent: 0, reserve: 0}}\n"
+                      f"proxy:\n  routes:\n    flaky: {{upstream: \"{self.plain.origin}\"}}\n",
+                      env={"CURLRETRY_FLEET": None, "CURLRETRY_FLEET_DIR": str(fleet_dir)}).start()
+        self.addCleanup(proxy.stop)
+        key = self.key()
+        result = harness.curl(["-sS", proxy.url(f"/flaky/s/{key}/503,200")], preload=False)
+        self.assertRun(result, 0, overloaded_body(key, 1))
+        self.assertCount(self.plain, key, 1, result)
+        self.assertIn("budget", proxy.log())
 
     def test_non_loopback_listen_needs_a_token(self):
         proxy = Proxy("version: 1\n")

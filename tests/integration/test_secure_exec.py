@@ -166,7 +166,8 @@ class SecureExecution(harness.UpstreamTestCase):
                str(program), library or harness.LIB, url]
         # No user config unless a test asks for one (the harness's empty XDG_CONFIG_HOME is
         # root's, and a directory nobody cannot search is an error, not an absence).
-        child_env = {"HOME": "/nonexistent", "XDG_CONFIG_HOME": None, **env}
+        # The control runs share no fleet budget with the rest of the suite (secure runs never do).
+        child_env = {"HOME": "/nonexistent", "XDG_CONFIG_HOME": None, "CURLRETRY_FLEET": "off", **env}
         # Sanitizer reports to stderr: nobody cannot write the presets' report directory, and
         # LeakSanitizer does not run in a setgid process.
         for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS"):

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "tests/upstream/sse_scripts.h"
+
 namespace curlretry::upstream {
 namespace {
 
@@ -223,6 +225,9 @@ bool play_step(Stream& stream, const Request& request, const Step& step, const E
       // A HEAD gets the plain 200 head below: these two are all about the body.
       if (request.method == "HEAD") break;
       return step.kind == StepKind::sse ? play_sse(stream, request, step) : play_break(stream, request, step);
+    case StepKind::sse_script:
+      if (request.method == "HEAD") break;
+      return play_sse_script(stream, request, step, x.key, x.attempt);
     case StepKind::hang:
       if (!stream.pause(static_cast<long>(step.number))) {
         stream.finish_clean();  // the client left or we are stopping: nobody to answer

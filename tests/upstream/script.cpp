@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "tests/upstream/sse_scripts.h"
+
 namespace curlretry::upstream {
 namespace {
 
@@ -60,6 +62,7 @@ bool parse_base(std::string_view base, Step& step, std::string* error) {
     step.body = std::string(body);
     return true;
   };
+  if (auto sse = parse_sse_script(base, step, error)) return *sse;
   if (base == "captcha") return named_body(400, kCaptchaBody);
   if (base == "quota") return named_body(429, kQuotaBody);
   if (base == "zai1302") return named_body(429, kZai1302Body);
@@ -155,13 +158,24 @@ bool parse_modifier(std::string_view raw, Step& step, std::string* error) {
     if (!step.header_padding) return fail(error, "+hdr wants a byte count up to 1 MiB");
     return true;
   }
+  if (name == "split" || name == "cut") {
+    auto n = number(1 << 20);
+    if (!n || (name == "split" && *n == 0)) return fail(error, "+" + std::string(name) + " wants a byte count");
+    (name == "split" ? step.sse_split : step.sse_cut) = n;
+    return true;
+  }
+  if (name == "eol") {
+    if (*value != "lf" && *value != "crlf" && *value != "cr") return fail(error, "+eol wants lf, crlf or cr");
+    step.sse_eol = *value == "crlf" ? "\r\n" : *value == "cr" ? "\r" : "";
+    return true;
+  }
   if (name == "pad") {
     step.body_padding = number(kMaxBytes);
     if (!step.body_padding) return fail(error, "+pad wants a byte count up to 1 GiB");
     return true;
   }
   return fail(error, "unknown modifier '+" + std::string(name) +
-                         "' (ra, radate, ram, xsr, len, ct, loc, close, hdr, pad, data)");
+                         "' (ra, radate, ram, xsr, len, ct, loc, close, hdr, pad, data, split, cut, eol)");
 }
 
 }  // namespace
@@ -178,6 +192,10 @@ std::optional<Step> parse_step(std::string_view text, std::string* error) {
   if (!parse_base(parts.front(), step, error)) return std::nullopt;
   for (std::size_t i = 1; i < parts.size(); ++i) {
     if (!parse_modifier(parts[i], step, error)) return std::nullopt;
+  }
+  if (step.kind != StepKind::sse_script && (step.sse_split || step.sse_cut || !step.sse_eol.empty())) {
+    fail(error, "step '" + std::string(text) + "': +split, +cut and +eol go with sse-<name> steps");
+    return std::nullopt;
   }
   if ((step.kind == StepKind::raw) != step.raw_data.has_value()) {
     fail(error, "step '" + std::string(text) + "': raw and +data= go together (raw+data=<bytes>)");

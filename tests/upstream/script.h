@@ -20,6 +20,7 @@ enum class StepKind : std::uint8_t {
   echo,      // 200 `sha256=<hex> length=<n>` of the request body
   early503,  // 503 right after the request head, without reading the body (no 100 Continue)
   raw,       // exactly the bytes of +data= (a broken status line, NUL bytes...), then close
+  sse_script,  // sse-<name>: a provider-shaped event stream (sse_scripts.h)
 };
 
 struct Step {
@@ -41,6 +42,10 @@ struct Step {
   std::optional<std::uint64_t> header_padding;  // +hdr=     X-Padding: <that many bytes>
   std::optional<std::uint64_t> body_padding;    // +pad=     that many pattern bytes after the body
   std::optional<std::string> raw_data;        // +data=      the whole answer of a `raw` step
+  std::string sse_name;                       // sse-<name>  which provider-shaped stream
+  std::optional<std::uint64_t> sse_split;     // +split=     re-cut the stream into N-byte writes
+  std::optional<std::uint64_t> sse_cut;       // +cut=       two writes, the first K bytes long
+  std::string sse_eol;                        // +eol=       crlf or cr line ends (empty = lf)
 };
 
 struct Script {

@@ -31,7 +31,7 @@ UPLOADS["socket"] = UPLOADS["perform"]
 STATUSES = {200: 8, 201: 1, 204: 1, 400: 2, 401: 1, 403: 1, 404: 1, 408: 1, 409: 1, 422: 1, 425: 1, 429: 3,
             500: 2, 501: 1, 502: 2, 503: 6, 504: 1, 529: 3, 599: 1}
 KINDS = {"status": 30, "captcha": 3, "quota": 2, "zai1302": 2, "reset": 4, "close": 4, "hang": 2, "sse": 0.6,
-         "break": 2.5, "echo": 3}
+         "break": 2.5, "echo": 3, "ssescript": 3}
 RA = ["0", "1", "2", "120", "abc", "-1", "1.5", *model.PAST_DATES, *model.FUTURE_DATES]
 RAM = ["0", "1", "10", "20", "21", "50", "51", "5000", "x", "12.5", "-3", "0.0001"]
 XSR = ["true", "false", "TRUE", "maybe"]
@@ -80,6 +80,8 @@ def random_step(rng: random.Random) -> model.Step:
         return model.Step.parse(kind)
     if kind == "sse":
         return model.Step.parse(f"sse{rng.randint(0, 2)}")
+    if kind == "ssescript":
+        return model.Step.parse(rng.choice(list(model.SSE_SCRIPTS)))
     if kind == "break":
         return model.Step.parse(f"break{rng.choice(BREAKS)}")
     if kind == "hang":

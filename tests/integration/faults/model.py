@@ -23,6 +23,8 @@ import hashlib
 import json
 import urllib.parse
 
+import sse_streams
+
 # --- the upstream (tests/upstream/README.md, responses.cpp) -----------------------------------
 
 PATTERN = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+\n"
@@ -54,6 +56,12 @@ CURLE_RECV_ERROR = 56
 CURLE_SEND_FAIL_REWIND = 65
 
 
+# The provider-shaped event streams the generator uses (tests/upstream/sse_scripts.cpp), and the
+# error each one sends before any content (None: content comes first, or no error at all).
+SSE_SCRIPTS = {"sse-overload": "overloaded_error", "sse-good": None, "sse-late-error": None,
+               "sse-oai-chat-overload": "server_is_overloaded", "sse-oai-chat-good": None}
+
+
 def reason(status: int) -> str:
     return REASONS.get(status, "Status")
 
@@ -72,7 +80,7 @@ class Step:
     (values percent-encoded); the other fields are decoded."""
 
     text: str
-    kind: str            # respond | echo | hang | reset | close | sse | break
+    kind: str            # respond | echo | hang | reset | close | sse | break | ssescript
     status: int = 200
     fixed: str = ""      # captcha | quota | zai1302
     number: int = 0      # hang ms, sse events, break bytes
@@ -89,6 +97,8 @@ class Step:
         fields: dict = {"text": text}
         if base in FIXED:
             fields.update(kind="respond", status=FIXED[base][0], fixed=base)
+        elif base in SSE_SCRIPTS:
+            fields.update(kind="ssescript", fixed=base, status=200)
         elif base in ("reset", "close", "echo"):
             fields.update(kind=base, status=200 if base == "echo" else 0)
         elif base.startswith(("hang", "sse", "break")):
@@ -116,6 +126,8 @@ class Step:
     def body(self, key: str, n: int, upload: bytes = b"") -> bytes:
         if self.kind in ("reset", "close"):
             return b""
+        if self.kind == "ssescript":
+            return sse_streams.body(self.fixed, key, n)
         if self.kind == "sse":
             events = b"".join(b'data: {"n":%d}\n\n' % i for i in range(1, self.number + 1))
             return events + b"data: [DONE]\n\n"
@@ -147,7 +159,7 @@ class Step:
         """The response head, with DATE where the server writes a date of its own clock."""
         if self.kind in ("reset", "close"):
             return ""
-        if self.kind == "sse":
+        if self.kind in ("sse", "ssescript"):
             return ("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
                     "Transfer-Encoding: chunked\r\n\r\n")
         if self.kind == "break":
@@ -273,6 +285,7 @@ class Outcome:
     replayable: bool = True
     attempt: int = 1
     remaining: int | None = None  # ms left before the host's own deadline (None: far away)
+    stream_error: str | None = None  # the error event before any content of a held event stream
 
 
 @dataclasses.dataclass(frozen=True)
@@ -322,6 +335,10 @@ def _classify(policy: Policy, o: Outcome) -> tuple[str, str]:
             return "give_up", "should-retry:false"
         if should.lower() == "true":
             return "retry", "should-retry:true"
+    if o.stream_error:
+        # The generator's stream errors are the built-in table's transient ones, and no policy
+        # names them in its codes or markers.
+        return "retry", f"stream-error:{o.stream_error}"
     if o.status >= 400:
         body = o.body[: policy.body_window]
         for path, retry, permanent in policy.codes:
@@ -415,7 +432,7 @@ def decide(policy: Policy, o: Outcome) -> Verdict:
         return Verdict("give_up", "committed")
     if o.transport == "bad_argument":
         return Verdict("give_up", "bad-argument")
-    if o.transport == "ok" and 200 <= o.status < 400:
+    if o.transport == "ok" and 200 <= o.status < 400 and not o.stream_error:
         return Verdict("give_up", "success")
     if not o.replayable:
         return Verdict("give_up", "not-replayable")
@@ -508,6 +525,13 @@ def outcome_of(step: Step, policy: Policy, key: str, n: int, upload: bytes, atte
     if step.kind == "break":
         return Outcome(transport="recv", status=200, committed=step.number > 0, attempt=attempt,
                        replayable=replayable)
+    if step.kind == "ssescript":
+        # A 2xx event stream is held up to its first content event unless nothing could be retried.
+        error = SSE_SCRIPTS[step.fixed] if policy.max_attempts != 1 else None
+        if error:
+            return Outcome(transport="ok", status=200, body=sse_streams.body(step.fixed, "k", 1), attempt=attempt,
+                           replayable=replayable, stream_error=error)
+        return Outcome(transport="ok", status=200, committed=True, attempt=attempt, replayable=replayable)
     body = step.body(key, n, upload)
     held = may_retry_response(policy, step.status, step.xsr) if step.kind in ("respond", "echo", "hang") else False
     # A body the shim does not hold reaches the host at once: its first byte commits the transfer.
@@ -568,6 +592,8 @@ def simulate(script: Script, upload: Upload, *, connection_alive: bool, reuse: b
         if verdict.action == "retry":
             if not transport and step.kind in ("respond", "echo", "hang") and len(body) > MAX_ERROR_BODY:
                 alive = False  # the shim stopped the attempt once the held body outgrew its bound
+            if not transport and step.kind == "ssescript":
+                alive = False  # stopped at the error event: libcurl closes the connection
             continue
         reason_ = verdict.reason
         if not transport and o.body and len(body) > MAX_ERROR_BODY:

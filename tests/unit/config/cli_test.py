@@ -46,10 +46,13 @@ class Runner:
         if os.path.exists("/etc/curlretry/config.yaml"):
             raise SystemExit(SKIP)  # the system config would change the built-in answers
         r = self.run("explain", "--json", *args, env=env)
-        expect(r.returncode == 0, f"exit {r.returncode}, stderr: {r.stderr}")
+        expect(r.returncode in (0, 1), f"exit {r.returncode}, stderr: {r.stderr}")
         lines = r.stdout.splitlines()
         expect(len(lines) == 1, f"expected one line of JSON, got: {r.stdout!r}")
-        return json.loads(lines[0])
+        got = json.loads(lines[0])
+        # 0: curlretry would retry; 1: it would not.
+        expect_equal(r.returncode, 0 if got["verdict"] == "retry" else 1)
+        return got
 
     def write(self, name, text):
         path = os.path.join(self.tmp, name)
@@ -100,6 +103,46 @@ def explain_429_retry_after_7_waits_7000(r):
     expect_equal((got["verdict"], got["delay_ms"]), ("retry", 7000))
 
 
+ANTHROPIC = "https://api.anthropic.com/v1/messages"
+SSE_SETUP = ('event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1"}}\n\n'
+             'event: ping\ndata: {"type": "ping"}\n\n')
+SSE_OVERLOADED = 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
+SSE_DELTA = 'event: content_block_delta\ndata: {"type":"content_block_delta","delta":{"text":"Hi"}}\n\n'
+
+
+def explain_sse_overloaded_before_content_retries(r):
+    body = r.write("over.sse", SSE_SETUP + SSE_OVERLOADED)
+    got = r.explain_json("POST", ANTHROPIC, "--status", "200", "--header", "content-type: text/event-stream",
+                         "--body", "@" + body)
+    expect_equal((got["verdict"], got["delay_ms"], got["reason"]), ("retry", 1500, "stream-error:overloaded_error"))
+    expect_equal(got["what"], "HTTP 200 + stream error overloaded_error")
+    expect_equal(got["stream"], f"event 3 (error) ending at byte {len(SSE_SETUP + SSE_OVERLOADED)} "
+                                "is an error before any content")
+
+
+def explain_sse_content_first_commits(r):
+    body = r.write("late.sse", SSE_SETUP + SSE_DELTA + SSE_OVERLOADED)
+    got = r.explain_json("POST", ANTHROPIC, "--status", "200",
+                         "--header", "Content-Type: text/event-stream; charset=utf-8", "--body", "@" + body)
+    expect_equal((got["verdict"], got["reason"]), ("give_up", "success"))
+    expect(got["stream"].startswith("event 3 (content_block_delta) ending at byte "), got)
+
+
+def explain_sse_without_event_stream_type_is_a_plain_200(r):
+    got = r.explain_json("POST", ANTHROPIC, "--status", "200", "--body", SSE_SETUP + SSE_OVERLOADED)
+    expect_equal((got["verdict"], got["reason"]), ("give_up", "success"))
+    expect("stream" not in got, got)
+
+
+def explain_sse_text_output_names_the_deciding_event(r):
+    body = r.write("over.sse", SSE_SETUP + SSE_OVERLOADED)
+    res = r.run("explain", "POST", ANTHROPIC, "--status", "200", "--header", "content-type: text/event-stream",
+                "--body", "@" + body)
+    expect(res.returncode == 0, res.stderr)
+    expect("stream:   event 3 (error) ending at byte" in res.stdout, res.stdout)
+    expect("outcome:  HTTP 200 + stream error overloaded_error\n" in res.stdout, res.stdout)
+
+
 def explain_body_from_stdin_and_rule_name(r):
     cfg = r.write("glm.yaml", "version: 1\nrules:\n  - name: glm\n    match: {host: open.bigmodel.cn, path: \"/api/*\", "
                               "method: POST}\n    backoff: {strategy: triangular, base_ms: 20, max_ms: 50}\n")
@@ -121,10 +164,20 @@ def explain_text_output_names_rule_verdict_and_reason(r):
 
 def explain_bad_env_fails_naming_the_variable(r):
     res = r.run("explain", "--json", "POST", GLM, "--status", "503", env={"CURLRETRY_MAX_ATTEMPTS": "abc"})
-    expect_equal(res.returncode, 1)
+    expect_equal(res.returncode, 2)
     expect_equal(res.stderr.strip(),
                  "curlretry: CURLRETRY_MAX_ATTEMPTS=abc: not an integer (expected -1 or a number >= 1)")
     expect_equal(res.stdout, "")
+
+
+def explain_exit_status_says_whether_it_would_retry(r):
+    if os.path.exists("/etc/curlretry/config.yaml"):
+        raise SystemExit(SKIP)
+    expect_equal(r.run("explain", "POST", GLM, "--status", "503").returncode, 0)
+    done = r.run("explain", "POST", GLM, "--status", "200")
+    expect_equal(done.returncode, 1)
+    expect("verdict:  done (success)" in done.stdout.splitlines(), done.stdout)
+    expect_equal(r.run("explain", "POST", GLM, "--status", "404").returncode, 1)
 
 
 def explain_usage_errors_exit_2(r):
@@ -159,7 +212,7 @@ def check_prints_every_value_with_its_source(r):
     expect("backoff.max_ms 900 env CURLRETRY_MAX_DELAY_MS" in lines, out)
     expect("backoff.base_ms 10 env CURLRETRY_BASE_MS" in lines, out)
     expect("max_elapsed_ms 1800000 built-in" in lines, out)
-    expect('rule "glm" (host open.bigmodel.cn):' in lines, out)
+    expect(f'rule "glm" (host open.bigmodel.cn) from {cfg}:5:5:' in lines, out)
     expect("BILI_REPLAY_RETRY_BASE_MS=5 is ignored: CURLRETRY_BASE_MS=10 is also set and wins" in lines, out)
     expect(lines[-1] == "OK: 1 rule", out)
 
@@ -228,24 +281,24 @@ def launch_missing_command_exits_127(r):
     expect_equal((res.returncode, res.stderr.strip()), (127, "curlretry: curlretry-no-such-command-xyz: command not found"))
 
 
-def launch_invalid_config_exits_1_without_running(r):
+def launch_invalid_config_exits_125_without_running(r):
     cfg = r.write("bad.yaml", "version: 1\ndefaults:\n  max_attemps: 3\n")
     marker = os.path.join(r.tmp, "ran")
     res = r.run("--config", cfg, "--", "touch", marker, env={"CURLRETRY_LIBRARY": r.fake_library()})
-    expect_equal(res.returncode, 1)
+    expect_equal(res.returncode, 125)
     expect(f"{cfg}:3:3" in res.stderr, res.stderr)
     expect(not os.path.exists(marker), "the command ran despite the invalid config")
 
 
-def launch_missing_library_exits_1(r):
+def launch_missing_library_exits_125(r):
     res = r.run("--", "true", env={"CURLRETRY_LIBRARY": os.path.join(r.tmp, "nope.so")})
-    expect_equal(res.returncode, 1)
+    expect_equal(res.returncode, 125)
     expect("CURLRETRY_LIBRARY=" in res.stderr, res.stderr)
 
 
 def launch_without_command_is_a_usage_error(r):
-    expect_equal(r.run().returncode, 2)
-    expect_equal(r.run("run", env={"CURLRETRY_LIBRARY": r.fake_library()}).returncode, 2)
+    expect_equal(r.run().returncode, 125)
+    expect_equal(r.run("run", env={"CURLRETRY_LIBRARY": r.fake_library()}).returncode, 125)
 
 
 CASES = {name: fn for name, fn in globals().items() if callable(fn) and name.split("_")[0] in

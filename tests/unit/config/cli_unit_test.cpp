@@ -11,6 +11,7 @@
 #include "cli/json.h"
 #include "cli/launch.h"
 #include "cli/library_path.h"
+#include "cli/usage.h"
 #include "test_env.h"
 
 namespace curlretry::cli {
@@ -90,7 +91,8 @@ TEST(Json, QuotesEscapesAndKeepsUtf8) {
 
 TEST(Describe, MatchAndValues) {
   EXPECT_EQ(describe_match({}), "every request");
-  EXPECT_EQ(describe_match({"open.bigmodel.cn", "/api/*", "POST"}), "host open.bigmodel.cn, path /api/*, method POST");
+  EXPECT_EQ(describe_match({"open.bigmodel.cn", "/api/*", "POST", {}}),
+            "host open.bigmodel.cn, path /api/*, method POST");
   const KeyValues values = describe_policy(core::Policy::builtin());
   ASSERT_FALSE(values.empty());
   EXPECT_EQ(values[0], (std::pair<std::string, std::string>{"max_attempts", "3"}));
@@ -210,6 +212,40 @@ TEST_F(Explain, BadOptionsAreExplained) {
   ExplainOptions transport = request("GET", "http://x/", 0);
   transport.transport = "bogus";
   EXPECT_EQ(error_of(transport).rfind("--transport bogus: unknown kind", 0), 0u);
+}
+
+TEST(Launch, StackedRetriesAreNamedWithTheirProduct) {
+  EXPECT_EQ(stacking_warning({"curl", "--retry", "5", "https://x/"}, 3),
+            "curl --retry 5 retries on top of curlretry: one failing request can be sent up to 6 x 3 = 18 times; "
+            "drop curl's --retry or run curlretry -n 1");
+  EXPECT_EQ(stacking_warning({"/usr/bin/curl", "--retry-all-errors", "https://x/"}, -1),
+            "curl --retry-all-errors retries on top of curlretry: the attempts of the two layers multiply; "
+            "drop curl's --retry or run curlretry -n 1");
+  EXPECT_FALSE(stacking_warning({"curl", "--retry", "0", "https://x/"}, 3));
+  EXPECT_FALSE(stacking_warning({"curl", "https://x/", "--", "--retry", "5"}, 3));
+  EXPECT_FALSE(stacking_warning({"wget", "--retry", "5"}, 3));
+  EXPECT_FALSE(stacking_warning({}, 3));
+}
+
+TEST(Launch, FlagsBecomeTheVariablesAndErrorsNameTheFlag) {
+  LaunchOptions options;
+  options.max_attempts = "5";
+  options.jitter = "full";
+  options.quiet = true;
+  const std::vector<FlagVariable> flags = flag_variables(options);
+  ASSERT_EQ(flags.size(), 3u);
+  EXPECT_EQ(flags[0].variable, "CURLRETRY_MAX_ATTEMPTS");
+  EXPECT_EQ(flags[1].variable, "CURLRETRY_JITTER");
+  EXPECT_EQ((flags[2].variable + "=" + flags[2].value), "CURLRETRY_LOG=warn");
+  EXPECT_EQ(name_the_flag("CURLRETRY_MAX_ATTEMPTS=x: not an integer", flags), "--max-attempts x: not an integer");
+  EXPECT_EQ(name_the_flag("CURLRETRY_BASE_MS=x: not an integer", flags), "CURLRETRY_BASE_MS=x: not an integer");
+}
+
+TEST(Usage, ExtrasInCurlretrysWords) {
+  EXPECT_EQ(describe_extra("--bogus"), "unknown option --bogus");
+  EXPECT_EQ(describe_extra("--bogus=1"), "unknown option --bogus");
+  EXPECT_EQ(describe_extra("bad.yaml"), "unexpected argument 'bad.yaml'");
+  EXPECT_EQ(describe_extra("-"), "unexpected argument '-'");
 }
 
 }  // namespace

@@ -45,6 +45,10 @@ TEST(ReferenceDoc, CompleteExampleLoadsAndItsDefaultsAreTheBuiltIns) {
   EXPECT_EQ(d.permanent_markers, b.permanent_markers);
   EXPECT_EQ(d.codes.size(), b.codes.size());
   EXPECT_EQ(d.body_window, b.body_window);
+  EXPECT_EQ(d.stream.hold, b.stream.hold);
+  EXPECT_EQ(d.stream.hold_max_bytes, b.stream.hold_max_bytes);
+  EXPECT_EQ(d.stream.content_events, b.stream.content_events);
+  EXPECT_EQ(d.stream.setup_events, b.stream.setup_events);
   const Settings s;
   EXPECT_EQ(r.config->settings.max_upload_replay, s.max_upload_replay);
   EXPECT_EQ(r.config->settings.max_error_body, s.max_error_body);

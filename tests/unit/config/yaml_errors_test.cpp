@@ -24,7 +24,7 @@ TEST(YamlErrors, UnknownKeyOnLine3SuggestsTheClosestKey) {
 TEST(YamlErrors, UnknownKeyFarFromAnyListsTheKnownOnes) {
   EXPECT_EQ(error_of("version: 1\nsettings:\n  zzzzzzzz: 1\n"),
             "test.yaml:3:3: settings.zzzzzzzz: unknown key (known keys here: disable, log, log_file, events_file, "
-            "max_upload_replay, max_error_body)");
+            "max_upload_replay, max_error_body, persistent, heartbeat_ms)");
 }
 
 TEST(YamlErrors, UnknownKeysInEverySection) {

@@ -199,3 +199,23 @@ TEST(YamlPolicy, UnicodeMarkersSurvive) {
 
 }  // namespace
 }  // namespace curlretry::config
+
+namespace curlretry::config {
+namespace {
+
+TEST(YamlPolicy, UnansweredPostIsABooleanThatRulesInheritKeyByKey) {
+  const LoadResult r = testing::load_yaml(
+      "version: 1\ndefaults:\n  retry_on: {unanswered_post: false}\n"
+      "rules:\n  - name: a\n    match: {host: a.example}\n    retry_on: {status: [503]}\n");
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_FALSE(r.config->defaults.retry_unanswered_post);
+  EXPECT_EQ(r.config->default_sources.at("retry_on.unanswered_post"), "test.yaml:3:31");
+  ASSERT_EQ(r.config->rules.size(), 1u);
+  EXPECT_FALSE(r.config->rules[0].policy.retry_unanswered_post);
+  EXPECT_TRUE(testing::load_yaml("version: 1\n").config->defaults.retry_unanswered_post);
+  const LoadResult bad = testing::load_yaml("version: 1\ndefaults:\n  retry_on: {unanswered_post: maybe}\n");
+  EXPECT_FALSE(bad.ok());
+}
+
+}  // namespace
+}  // namespace curlretry::config

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The fleet bench (issue 12): 50 processes at a fixed offered rate through a timeline (healthy,
+# full 529 outage, 10 % failures, healthy) for fleet off / machine / Redis, and the success-path
+# cost of the store by instruction count. See bench/README.md, "Fleet".
+#
+#   bench/fleet.sh [--quick] [--workers N] [--rate R] [--modes off,machine,redis] [--keep]
+#
+# Uses build/shim/libcurlretry.so and build/tests/upstream/flaky-upstream (or CURLRETRY_LIB and
+# FLAKY_UPSTREAM); redis-server and valgrind when installed (rows without them say so).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+exec python3 "$root/bench/fleet.py" --root "$root" "$@"

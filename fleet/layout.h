@@ -1,0 +1,51 @@
+// The machine store's file, byte for byte: a header and a fixed table of entries, every field a
+// lock-free atomic so that any number of processes can update it with no lock to be left held
+// by a crash. Changing anything here means a new kVersion (old files are then rebuilt).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "core/retry_budget.h"
+
+namespace curlretry::fleet::layout {
+
+inline constexpr std::uint64_t kMagic = 0x31544c4652524355ULL;  // "UCRRFLT1" little-endian
+inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kEntries = 512;
+inline constexpr std::uint32_t kMaxProbe = 32;   // linear probing stops here: the table is "full"
+inline constexpr std::size_t kNameWords = 8;     // 64 bytes of key text, for `curlretry fleet`
+inline constexpr const char* kFileName = "table-v1";
+
+struct alignas(64) Header {
+  std::atomic<std::uint64_t> magic;  // stored last, with release, when the file is complete
+  std::uint32_t version;
+  std::uint32_t entries;
+  std::uint32_t entry_size;
+  std::uint32_t slots;
+  std::uint32_t slot_ms;
+  std::uint32_t reserved;
+  std::atomic<std::uint64_t> created_ms;
+};
+
+struct alignas(64) Entry {
+  std::atomic<std::uint64_t> hash;                // 0 = free; claimed by CAS
+  std::atomic<std::uint64_t> name[kNameWords];    // key text, NUL padded (display only)
+  std::atomic<std::int64_t> cool_until_ms;        // Unix ms; only ever grows (CAS max)
+  std::atomic<std::int64_t> cool_set_ms;          // when it was last raised
+  std::atomic<std::uint32_t> cool_status;         // the status that raised it
+  std::atomic<std::uint32_t> cool_pid;            // the process that raised it
+  std::atomic<std::uint32_t> last_epoch;          // newest budget slot interval written
+  std::atomic<std::uint32_t> spare;
+  std::atomic<std::uint64_t> ring[core::budget::kSlots];
+};
+
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "the store needs lock-free 64-bit atomics");
+static_assert(std::atomic<std::int64_t>::is_always_lock_free);
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
+static_assert(sizeof(std::atomic<std::uint64_t>) == 8, "atomics must be plain words in shared memory");
+
+inline constexpr std::size_t kFileSize = sizeof(Header) + sizeof(Entry) * kEntries;
+
+}  // namespace curlretry::fleet::layout

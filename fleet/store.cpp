@@ -1,0 +1,199 @@
+#include "fleet/store.h"
+
+#include <array>
+#include <cstring>
+
+#include <unistd.h>
+
+#include "core/cooldown.h"
+#include "core/fleet_key.h"
+#include "fleet/location.h"
+
+namespace curlretry::fleet {
+namespace {
+
+using layout::Entry;
+namespace budget = core::budget;
+
+constexpr auto kRelaxed = std::memory_order_relaxed;
+
+// An entry nobody has touched for longer than any window and whose cooldown is over may be
+// taken by another key.
+bool stale(const Entry& e, std::int64_t now_ms) {
+  if (e.cool_until_ms.load(kRelaxed) > now_ms) return false;
+  const std::uint32_t age = budget::epoch_of(now_ms) - e.last_epoch.load(kRelaxed);
+  return age > static_cast<std::uint32_t>(budget::kSlots);
+}
+
+void write_name(Entry& e, std::string_view key) {
+  for (std::size_t w = 0; w < layout::kNameWords; ++w) {
+    std::uint64_t word = 0;
+    for (std::size_t b = 0; b < 8; ++b) {
+      const std::size_t i = w * 8 + b;
+      if (i < key.size()) word |= static_cast<std::uint64_t>(static_cast<unsigned char>(key[i])) << (8 * b);
+    }
+    e.name[w].store(word, kRelaxed);
+  }
+}
+
+void reset_entry(Entry& e) {
+  e.cool_until_ms.store(0, kRelaxed);
+  e.cool_set_ms.store(0, kRelaxed);
+  e.cool_status.store(0, kRelaxed);
+  e.cool_pid.store(0, kRelaxed);
+  for (auto& slot : e.ring) slot.store(0, kRelaxed);
+}
+
+}  // namespace
+
+std::unique_ptr<Store> Store::open(const std::string& dir, std::string& error, std::vector<std::string>& notes) {
+  error = ensure_private_dir(dir);
+  if (!error.empty()) return nullptr;
+  Mapping m = map_table(dir);
+  notes.insert(notes.end(), m.notes.begin(), m.notes.end());
+  if (m.base == nullptr) {
+    error = m.error;
+    return nullptr;
+  }
+  return std::unique_ptr<Store>(new Store(std::move(m)));
+}
+
+std::unique_ptr<Store> Store::open_existing(const std::string& dir, std::string& error) {
+  Mapping m = map_existing_table(dir);
+  if (m.base == nullptr) {
+    error = m.error;
+    return nullptr;
+  }
+  return std::unique_ptr<Store>(new Store(std::move(m)));
+}
+
+Store::~Store() { unmap_table(mapping_); }
+
+Entry* Store::entries() const {
+  return reinterpret_cast<Entry*>(static_cast<char*>(mapping_.base) + sizeof(layout::Header));
+}
+
+Entry* Store::find(std::uint64_t hash) const {
+  Entry* table = entries();
+  for (std::uint32_t probe = 0; probe < layout::kMaxProbe; ++probe) {
+    Entry& e = table[(hash + probe) % layout::kEntries];
+    const std::uint64_t h = e.hash.load(std::memory_order_acquire);
+    if (h == hash) return &e;
+    if (h == 0) return nullptr;
+  }
+  return nullptr;
+}
+
+Entry* Store::find_or_claim(std::uint64_t hash, std::string_view key, std::int64_t now_ms) {
+  if (Entry* e = find(hash)) return e;
+  Entry* table = entries();
+  for (std::uint32_t probe = 0; probe < layout::kMaxProbe; ++probe) {
+    Entry& e = table[(hash + probe) % layout::kEntries];
+    std::uint64_t h = e.hash.load(std::memory_order_acquire);
+    if (h == hash) return &e;
+    if (h != 0 && !stale(e, now_ms)) continue;
+    // Claim a free entry, or take over a stale one. A process still holding the stale key's
+    // entry may add one count to the new key: a bounded error, never a lock.
+    if (h != 0) reset_entry(e);
+    if (e.hash.compare_exchange_strong(h, hash, std::memory_order_acq_rel)) {
+      write_name(e, key);
+      e.last_epoch.store(budget::epoch_of(now_ms), kRelaxed);
+      return &e;
+    }
+    if (h == hash) return &e;  // another process claimed it for the same key
+  }
+  return nullptr;
+}
+
+bool Store::count(std::string_view key, bool retry, std::int64_t now_ms) {
+  return count(core::fleet_key::hash(key), key, retry, now_ms);
+}
+
+bool Store::count(std::uint64_t hash, std::string_view key, bool retry, std::int64_t now_ms) {
+  Entry* e = find_or_claim(hash, key, now_ms);
+  if (e == nullptr) return false;
+  const std::uint32_t epoch = budget::epoch_of(now_ms);
+  auto& slot = e->ring[budget::ring_index(epoch)];
+  std::uint64_t word = slot.load(kRelaxed);
+  while (!slot.compare_exchange_weak(word, budget::bump(word, epoch, retry), kRelaxed)) {
+  }
+  if (e->last_epoch.load(kRelaxed) != epoch) e->last_epoch.store(epoch, kRelaxed);
+  return true;
+}
+
+std::optional<budget::Counts> Store::counts(std::string_view key, std::int64_t now_ms, core::Millis window) const {
+  const Entry* e = find(core::fleet_key::hash(key));
+  if (e == nullptr) return std::nullopt;
+  std::array<std::uint64_t, budget::kSlots> ring;
+  for (int i = 0; i < budget::kSlots; ++i) ring[i] = e->ring[i].load(kRelaxed);
+  return budget::window_counts(ring, budget::epoch_of(now_ms), window);
+}
+
+bool Store::cool(std::string_view key, std::int64_t until_ms, int status, std::int64_t now_ms) {
+  Entry* e = find_or_claim(core::fleet_key::hash(key), key, now_ms);
+  if (e == nullptr) return false;
+  std::int64_t current = e->cool_until_ms.load(kRelaxed);
+  while (current < until_ms) {
+    if (e->cool_until_ms.compare_exchange_weak(current, until_ms, std::memory_order_release, kRelaxed)) {
+      // Display only: who raised it last. A racing raise may pair its deadline with our pid.
+      e->cool_set_ms.store(now_ms, kRelaxed);
+      e->cool_status.store(static_cast<std::uint32_t>(status), kRelaxed);
+      e->cool_pid.store(static_cast<std::uint32_t>(::getpid()), kRelaxed);
+      break;
+    }
+  }
+  return true;
+}
+
+Cooling Store::cooling(std::string_view key, std::int64_t now_ms) const {
+  Cooling c;
+  const Entry* e = find(core::fleet_key::hash(key));
+  if (e == nullptr) return c;
+  c.until_ms = e->cool_until_ms.load(std::memory_order_acquire);
+  // Further off than any server may ask: a corrupt file, not a server's word.
+  if (c.until_ms > now_ms + core::cooldown::kMaxCooldown.count()) c.until_ms = 0;
+  c.set_ms = e->cool_set_ms.load(kRelaxed);
+  c.status = static_cast<int>(e->cool_status.load(kRelaxed));
+  c.pid = static_cast<int>(e->cool_pid.load(kRelaxed));
+  return c;
+}
+
+std::string Store::name_of(const Entry& e) {
+  std::string out;
+  for (std::size_t w = 0; w < layout::kNameWords; ++w) {
+    const std::uint64_t word = e.name[w].load(kRelaxed);
+    for (std::size_t b = 0; b < 8; ++b) {
+      const char c = static_cast<char>((word >> (8 * b)) & 0xff);
+      if (c == '\0') return out;
+      // A name from a corrupt file must not smuggle control characters onto a terminal.
+      out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? '?' : c;
+    }
+  }
+  return out;
+}
+
+std::vector<KeyView> Store::list(std::int64_t now_ms, core::Millis window) const {
+  std::vector<KeyView> out;
+  Entry* table = entries();
+  for (std::uint32_t i = 0; i < layout::kEntries; ++i) {
+    const Entry& e = table[i];
+    if (e.hash.load(std::memory_order_acquire) == 0) continue;
+    KeyView v;
+    v.key = name_of(e);
+    v.cooling = cooling(v.key, now_ms);
+    std::array<std::uint64_t, budget::kSlots> ring;
+    for (int s = 0; s < budget::kSlots; ++s) ring[s] = e.ring[s].load(kRelaxed);
+    v.counts = budget::window_counts(ring, budget::epoch_of(now_ms), window);
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+bool Store::clear(std::string_view key) {
+  Entry* e = find(core::fleet_key::hash(key));
+  if (e == nullptr) return false;
+  reset_entry(*e);
+  return true;
+}
+
+}  // namespace curlretry::fleet

@@ -1,0 +1,72 @@
+// The machine-wide fleet store: shared cooldowns and retry-budget counts per key, in one mapped
+// table every process of the user updates with atomics. After open(), nothing here makes a
+// system call or allocates on the counting and lookup paths (listing for the CLI allocates).
+// Thread-safe and fork-safe (the mapping is shared and inherited).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/retry_budget.h"
+#include "fleet/table_file.h"
+
+namespace curlretry::fleet {
+
+struct Cooling {
+  std::int64_t until_ms = 0;  // Unix ms; 0 = not cooling
+  std::int64_t set_ms = 0;
+  int status = 0;
+  int pid = 0;
+};
+
+struct KeyView {
+  std::string key;
+  Cooling cooling;
+  core::budget::Counts counts;  // in the window asked for
+};
+
+class Store {
+ public:
+  // Opens the table in `dir` (created 0700 if missing). nullptr with `error` set when the
+  // directory is refused or the table cannot be made; `notes` gets what was repaired.
+  static std::unique_ptr<Store> open(const std::string& dir, std::string& error, std::vector<std::string>& notes);
+  // The CLI's view: never creates or repairs anything.
+  static std::unique_ptr<Store> open_existing(const std::string& dir, std::string& error);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  const std::string& path() const { return mapping_.path; }
+
+  // Counts one request (first attempt) or one retry against `key`. False: the table is full.
+  bool count(std::string_view key, bool retry, std::int64_t now_ms);
+  // The same with the key's hash (core::fleet_key::hash) already known.
+  bool count(std::uint64_t hash, std::string_view key, bool retry, std::int64_t now_ms);
+  // The key's counts over `window` ending now; nullopt when the key is unknown.
+  std::optional<core::budget::Counts> counts(std::string_view key, std::int64_t now_ms, core::Millis window) const;
+
+  // Raises the key's cooldown to `until_ms` unless it is already later. False: table full.
+  bool cool(std::string_view key, std::int64_t until_ms, int status, std::int64_t now_ms);
+  // The key's cooldown; until_ms 0 when none (or when it is implausibly far off: a corrupt file).
+  Cooling cooling(std::string_view key, std::int64_t now_ms) const;
+
+  // Every key in use, for `curlretry fleet`.
+  std::vector<KeyView> list(std::int64_t now_ms, core::Millis window) const;
+  // Ends the key's cooldown and forgets its counts. False when the key is unknown.
+  bool clear(std::string_view key);
+
+ private:
+  explicit Store(Mapping mapping) : mapping_(std::move(mapping)) {}
+  layout::Entry* find(std::uint64_t hash) const;
+  layout::Entry* find_or_claim(std::uint64_t hash, std::string_view key, std::int64_t now_ms);
+  static std::string name_of(const layout::Entry& entry);
+  layout::Entry* entries() const;
+
+  Mapping mapping_;
+};
+
+}  // namespace curlretry::fleet

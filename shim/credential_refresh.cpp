@@ -1,0 +1,147 @@
+#include "shim/credential_refresh.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+
+#include "shim/credential_command.h"
+#include "shim/fork_guard.h"
+#include "shim/log.h"
+#include "shim/runtime.h"
+#include "shim/transfer.h"
+
+namespace curlretry::shim::credential {
+namespace {
+
+struct Cache {
+  std::mutex mutex;
+  std::map<std::string, std::string> values;
+};
+
+Cache& cache() {
+  static Cache* c = [] {
+    auto* made = new Cache;  // never destroyed: transfers may run during exit
+    guard_across_fork(made->mutex);
+    return made;
+  }();
+  return *c;
+}
+
+std::atomic<bool> g_any{false};
+
+}  // namespace
+
+std::optional<std::string> cached(const std::string& rule) {
+  if (!any_cached()) return std::nullopt;
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto it = c.values.find(rule);
+  if (it == c.values.end()) return std::nullopt;
+  return it->second;
+}
+
+void store(const std::string& rule, const std::string& value) {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.values[rule] = value;
+  g_any.store(true, std::memory_order_release);
+}
+
+void forget(const std::string& rule) {
+  if (!any_cached()) return;
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.values.erase(rule);
+}
+
+bool any_cached() { return g_any.load(std::memory_order_acquire); }
+
+}  // namespace curlretry::shim::credential
+
+namespace curlretry::shim {
+
+bool Transfer::wants_refresh(int status) const {
+  if (rule_ == nullptr || auth_tried_ || !rule_->auth.enabled()) return false;
+  const auto& on = rule_->auth.on;
+  return std::find(on.begin(), on.end(), status) != on.end();
+}
+
+void Transfer::refresh_credential(core::Verdict& verdict) {
+  if (verdict.action != core::Action::give_up || committed_ || !wants_refresh(response_.status)) return;
+  auth_tried_ = true;
+  const config::AuthRefresh& auth = rule_->auth;
+  auth_what_ = method_ + " " + display_ + " -> " + verdict.what;
+  std::string value, why;
+  if (async_credential_) {
+    // A multi host: the transfer is parked while the command runs, and the host's loop goes on.
+    auto command = std::make_unique<credential::Command>();
+    if (!command->start(auth, why)) {
+      credential_failed(why);
+      return;
+    }
+    pending_credential_ = std::move(command);
+  } else if (!credential::run(auth, value, why)) {
+    credential_failed(why);
+    return;
+  } else {
+    credential_ready(std::move(value));
+  }
+  verdict.action = core::Action::retry;
+  verdict.delay = core::Millis{0};
+  verdict.reason = "auth-refresh";
+}
+
+void Transfer::credential_failed(const std::string& why) {
+  credential::forget(rule_->name);
+  log::write(config::LogLevel::warn, auth_what_ + ": cannot refresh " + rule_->auth.header + ": " + why +
+                                         "; giving up with the upstream's response");
+}
+
+void Transfer::credential_ready(std::string value) {
+  credential::store(rule_->name, value);
+  override_.set_header(rule_->auth.header, std::move(value));
+  log::write(config::LogLevel::info, auth_what_ + ": refreshed " + rule_->auth.header + ", retrying once");
+}
+
+Transfer::CredentialProgress Transfer::poll_credential() {
+  if (!pending_credential_) return CredentialProgress::none;
+  std::string value, why;
+  switch (pending_credential_->step(0, value, why)) {
+    case credential::Command::State::running: return CredentialProgress::running;
+    case credential::Command::State::done:
+      pending_credential_.reset();
+      credential_ready(std::move(value));
+      return CredentialProgress::ready;
+    case credential::Command::State::failed: break;
+  }
+  pending_credential_.reset();
+  credential_failed(why);
+  return CredentialProgress::failed;
+}
+
+Transfer::Step Transfer::give_up_after_refresh(CURLcode code) {
+  // The refused attempt's response is still held (nothing was reset since): it is the answer.
+  replay_code_ = code;
+  return resume_replay();
+}
+
+void Transfer::apply_cached_credential() {
+  if (!credential::any_cached() || runtime_->config.rules.empty()) return;
+  // Before the first attempt libcurl has no effective URL or method yet: the program's own.
+  UrlParts parts = split_url(host.url);
+  std::string method = !host.custom_request.empty()               ? host.custom_request
+                       : host.post_active                          ? "POST"
+                                                                   : "GET";
+  config::RequestHeaders headers;
+  const bool by_header = runtime_->config.has_header_rules();
+  if (by_header) headers = read_request_headers(host.http_header);
+  const config::Rule* rule = runtime_->config.match(method, parts.host, parts.path, by_header ? &headers : nullptr);
+  if (rule == nullptr || !rule->auth.enabled()) return;
+  if (auto value = credential::cached(rule->name)) {
+    override_.set_header(rule->auth.header, std::move(*value));
+    override_.apply(*api_, easy_, host);
+  }
+}
+
+}  // namespace curlretry::shim

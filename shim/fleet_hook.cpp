@@ -1,0 +1,238 @@
+#include "shim/fleet_hook.h"
+
+#include <sys/auxv.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+
+#include "core/cooldown.h"
+#include "core/fleet_key.h"
+#include "fleet/location.h"
+#include "fleet/store.h"
+#include "shim/fleet_redis.h"
+#include "shim/log.h"
+#include "shim/reentry_guard.h"
+#include "shim/runtime.h"
+
+namespace curlretry::shim::fleet_hook {
+namespace {
+
+using config::LogLevel;
+namespace cooldown = core::cooldown;
+namespace fleet_key = core::fleet_key;
+
+constexpr std::size_t kAuthorityMax = 256;
+
+fleet::Store* open_store(const Runtime& runtime) {
+  const config::FleetSettings& settings = runtime.config.settings.fleet;
+  if (settings.store == config::FleetStore::off) return nullptr;
+  // A setuid/setgid process must not create or trust files in a place its caller's environment
+  // picked (XDG_RUNTIME_DIR); it retries on its own.
+  if (::getauxval(AT_SECURE) != 0) return nullptr;
+  try {
+    const std::string dir = fleet::store_dir(settings.dir, [](const char* name) { return std::getenv(name); });
+    std::string error;
+    std::vector<std::string> notes;
+    auto store = fleet::Store::open(dir, error, notes);
+    for (const auto& note : notes) log::write(LogLevel::warn, note);
+    if (!store) {
+      log::write(LogLevel::warn, error + "; this process retries on its own (no fleet cooldown or budget)");
+      return nullptr;
+    }
+    return store.release();  // kept for the life of the process, like the runtime
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+fleet::Store* store(const Runtime& runtime) {
+  if (runtime.config.settings.fleet.store == config::FleetStore::off) return nullptr;
+  static fleet::Store* const opened = open_store(runtime);
+  return opened;
+}
+
+// The Redis link when one is configured (the machine store stays the fallback and the local view).
+fleet_redis::Link* redis(const Runtime& runtime) {
+  const config::FleetSettings& settings = runtime.config.settings.fleet;
+  if (settings.store != config::FleetStore::redis) return nullptr;
+  return fleet_redis::link_for(settings.redis_url);
+}
+
+void warn_full_once() {
+  static std::atomic<bool> warned{false};
+  if (!warned.exchange(true, std::memory_order_relaxed)) {
+    log::write(LogLevel::warn, "the fleet table is full; keys that do not fit are retried per process");
+  }
+}
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string_view authority(const HostOptions& host, char (&buffer)[kAuthorityMax]) {
+  return {buffer, fleet_key::authority_of(host.url, buffer, sizeof buffer)};
+}
+
+std::optional<std::string_view> credential(const HostOptions& host) {
+  for (const curl_slist* h = host.http_header; h != nullptr; h = h->next) {
+    if (h->data == nullptr) continue;
+    if (auto value = fleet_key::credential_of(h->data)) return value;
+  }
+  return std::nullopt;
+}
+
+// The later of the host's and the credential's cooldowns, from now.
+core::Millis key_cooling_left(fleet::Store& s, std::string_view key, const HostOptions& host, std::int64_t now) {
+  std::int64_t until = s.cooling(key, now).until_ms;
+  if (auto cred = credential(host)) {
+    until = std::max(until, s.cooling(fleet_key::credential_key(key, *cred), now).until_ms);
+  }
+  return cooldown::remaining(until, now);
+}
+
+std::optional<std::string> response_header(const real::Api& api, CURL* easy, const char* name) {
+  auto header = api.easy_header;
+  if (header == nullptr) return std::nullopt;
+  struct curl_header* h = nullptr;
+  CURLHcode found;
+  {
+    LibcurlScope scope(api);
+    found = header(easy, name, 0, CURLH_HEADER, -1, &h);
+  }
+  if (found != CURLHE_OK || h == nullptr || h->value == nullptr) return std::nullopt;
+  return std::string(h->value);
+}
+
+// The status as the decision saw it: without our header callback it may only be in libcurl.
+int status_of(const Attempt& a) {
+  if (a.status != 0) return a.status;
+  long code = 0;
+  if (auto getinfo = a.api->easy_getinfo) {
+    LibcurlScope scope(*a.api);
+    getinfo(a.easy, CURLINFO_RESPONSE_CODE, &code);
+  }
+  return static_cast<int>(code);
+}
+
+void record_cooldown(const Runtime& runtime, fleet::Store& s, const Attempt& a, std::string_view key,
+                     std::int64_t now) {
+  cooldown::Signal signal;
+  signal.status = status_of(a);
+  signal.retry_after = *a.retry_after;
+  signal.retry_after_ms = *a.retry_after_ms;
+  if (!signal.retry_after && !signal.retry_after_ms) {
+    signal.requests_reset = response_header(*a.api, a.easy, "anthropic-ratelimit-requests-reset");
+    signal.reset_requests = response_header(*a.api, a.easy, "x-ratelimit-reset-requests");
+  }
+  auto wait = cooldown::wait_of(signal, std::chrono::system_clock::now());
+  if (!wait || wait->count() == 0) return;
+  const std::string cool_key = fleet_key::cooldown_key(key, signal.status, credential(*a.host));
+  if (!s.cool(cool_key, now + wait->count(), signal.status, now)) warn_full_once();
+  if (auto* link = redis(runtime)) link->cool(cool_key, now + wait->count(), signal.status);
+}
+
+}  // namespace
+
+bool active(const Runtime& runtime) { return store(runtime) != nullptr; }
+
+void count_request(const Runtime& runtime, const HostOptions& host, KeyCache& cache) {
+  fleet::Store* s = store(runtime);
+  if (s == nullptr) return;
+  if (cache.url != host.url) {
+    char buffer[kAuthorityMax];
+    cache.key = authority(host, buffer);
+    cache.hash = fleet_key::hash(cache.key);
+    cache.url = host.url;
+  }
+  if (cache.key.empty()) return;
+  if (!s->count(cache.hash, cache.key, false, now_ms())) warn_full_once();
+  if (auto* link = redis(runtime)) link->note_request(cache.hash);
+}
+
+core::Millis cooling_left(const Runtime& runtime, const HostOptions& host) {
+  fleet::Store* s = store(runtime);
+  if (s == nullptr) return core::Millis{0};
+  char buffer[kAuthorityMax];
+  const std::string_view key = authority(host, buffer);
+  if (key.empty()) return core::Millis{0};
+  return key_cooling_left(*s, key, host, now_ms());
+}
+
+core::Millis hold_new(const Runtime& runtime, const HostOptions& host,
+                      std::optional<std::chrono::steady_clock::time_point> deadline) {
+  if (!runtime.config.settings.fleet.hold_new) return core::Millis{0};
+  fleet::Store* s = store(runtime);
+  if (s == nullptr) return core::Millis{0};
+  char buffer[kAuthorityMax];
+  const std::string_view key = authority(host, buffer);
+  if (key.empty()) return core::Millis{0};
+  // A cooldown that outlasts the program's own deadline is not waited for at all: holding the
+  // request until its timeout would only turn it into a timeout.
+  const core::Millis wait = key_cooling_left(*s, key, host, now_ms());
+  if (wait >= runtime.config.defaults.max_elapsed) return core::Millis{0};
+  if (deadline && wait >= std::chrono::duration_cast<core::Millis>(*deadline - std::chrono::steady_clock::now())) {
+    return core::Millis{0};
+  }
+  return wait;
+}
+
+void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
+  fleet::Store* s = store(runtime);
+  if (s == nullptr) return;
+  char buffer[kAuthorityMax];
+  const std::string_view key = authority(*a.host, buffer);
+  if (key.empty()) return;
+  const std::int64_t now = now_ms();
+  if (cooldown::cools_fleet(status_of(a))) record_cooldown(runtime, *s, a, key, now);
+  if (verdict.action != core::Action::retry) return;
+
+  core::Millis cooling = key_cooling_left(*s, key, *a.host, now);
+  const core::budget::Budget& budget = runtime.config.settings.fleet.budget;
+  // With Redis: the fleet-wide cooldowns, and the budget checked and counted there in the same
+  // round trip. Without an answer, the machine store decides alone.
+  std::optional<bool> fleet_allowed;
+  if (auto* link = redis(runtime)) {
+    const auto cred = credential(*a.host);
+    const std::string cred_key = cred ? fleet_key::credential_key(key, *cred) : std::string();
+    curlretry_redis_sync request{};
+    const std::string host_key(key);
+    request.key = host_key.c_str();
+    request.cred_key = cred ? cred_key.c_str() : nullptr;
+    request.epoch = core::budget::epoch_of(now);
+    request.slots = static_cast<unsigned>(core::budget::slots_in(budget.window));
+    request.want_retry = 1;
+    request.percent = budget.percent;
+    request.reserve = budget.reserve;
+    if (auto answer = link->sync(request, fleet_key::hash(key))) {
+      // The local view learns the fleet's cooldowns, for the re-check when the wait ends.
+      if (answer->host_until_ms > now) s->cool(key, answer->host_until_ms, 0, now);
+      if (cred && answer->cred_until_ms > now) s->cool(cred_key, answer->cred_until_ms, 0, now);
+      cooling = std::max({cooling, cooldown::remaining(answer->host_until_ms, now),
+                          cooldown::remaining(answer->cred_until_ms, now)});
+      fleet_allowed = answer->allowed != 0;
+    }
+  }
+  if (cooling.count() > 0) {
+    const core::Millis wait = cooldown::combine(verdict.delay, cooling);
+    if (!cooldown::fits(wait, a.policy->max_retry_after, a.time_left)) {
+      verdict.action = core::Action::give_up;
+      verdict.reason = "cooldown";
+      return;
+    }
+    if (wait > verdict.delay) verdict.what += " (fleet cooldown)";
+    verdict.delay = wait;
+  }
+  const bool allowed = fleet_allowed ? *fleet_allowed
+                                     : core::budget::retry_allowed(
+                                           budget, s->counts(key, now, budget.window).value_or(core::budget::Counts{}));
+  if (!allowed) {
+    verdict.action = core::Action::give_up;
+    verdict.reason = "budget";
+    return;
+  }
+  if (!s->count(key, true, now)) warn_full_once();
+}
+
+}  // namespace curlretry::shim::fleet_hook

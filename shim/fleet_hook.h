@@ -1,0 +1,68 @@
+// Where a transfer consults the fleet store: counting each new request, holding a new request
+// while its key cools down (fleet.hold_new), and after each retry verdict: recording a server's
+// cooldown for everyone, stretching the wait to the shared cooldown, and giving up when the
+// fleet's retry budget is spent. Every function is a no-op when the store is off or unusable;
+// none of them ever fails a transfer because of the store.
+#pragma once
+
+#include <curl/curl.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/decide.h"
+#include "shim/host_options.h"
+#include "shim/real_curl.h"
+
+namespace curlretry::shim {
+
+struct Runtime;
+
+namespace fleet_hook {
+
+// The store is on and open (opening it on the first call).
+bool active(const Runtime& runtime);
+
+// A URL's fleet key, remembered while the handle's URL stays the same: a handle reused for one
+// endpoint parses it once.
+struct KeyCache {
+  std::string url;
+  std::string key;
+  std::uint64_t hash = 0;
+};
+
+// A first attempt begins: one request counted against the URL's host. Atomics only once the
+// store is open (it opens on the first call of the process) and the key is cached.
+void count_request(const Runtime& runtime, const HostOptions& host, KeyCache& cache);
+
+// How long a new request should wait before its first attempt (fleet.hold_new and a cooldown on
+// its key). Zero when it need not wait, and when the cooldown would outlast the host's
+// `deadline` or the defaults' max_elapsed_ms (the request then goes at once).
+core::Millis hold_new(const Runtime& runtime, const HostOptions& host,
+                      std::optional<std::chrono::steady_clock::time_point> deadline);
+
+// How long the request's key (host, and its credential) is still cooling down, from the machine
+// store (which also holds what Redis last said).
+core::Millis cooling_left(const Runtime& runtime, const HostOptions& host);
+
+// What an attempt's end looked like, for settle().
+struct Attempt {
+  const real::Api* api;
+  CURL* easy;
+  const HostOptions* host;
+  const core::Policy* policy;
+  int status;
+  const std::optional<std::string>* retry_after;
+  const std::optional<std::string>* retry_after_ms;
+  std::optional<core::Millis> time_left;  // before the host's deadline or max_elapsed
+};
+
+// After core decided: a server's cooldown signal is written for the fleet; a retry waits out
+// the shared cooldown (or gives up with reason "cooldown" when that wait does not fit) and is
+// counted against the budget (or gives up with reason "budget").
+void settle(const Runtime& runtime, const Attempt& attempt, core::Verdict& verdict);
+
+}  // namespace fleet_hook
+}  // namespace curlretry::shim

@@ -1,0 +1,213 @@
+#include "shim/fleet_redis.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+
+#include "shim/log.h"
+
+namespace curlretry::shim::fleet_redis {
+namespace {
+
+using config::LogLevel;
+
+constexpr int kTimeoutMs = 25;
+constexpr std::int64_t kRetryConnectMs = 2000;
+constexpr std::size_t kPending = 64;
+
+struct Module {
+  curlretry_redis_connect_fn connect = nullptr;
+  curlretry_redis_free_fn free = nullptr;
+  curlretry_redis_cool_fn cool = nullptr;
+  curlretry_redis_sync_fn sync = nullptr;
+  std::string error;
+};
+
+std::string module_path() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&module_path), &info) == 0 || info.dli_fname == nullptr) return {};
+  std::string self = info.dli_fname;
+  auto slash = self.rfind('/');
+  return (slash == std::string::npos ? std::string(".") : self.substr(0, slash)) + "/curlretry-fleet-redis.so";
+}
+
+Module load_module() {
+  Module m;
+  const std::string path = module_path();
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    m.error = "cannot load the Redis store " + path + ": " + (why ? why : "unknown error");
+    return m;
+  }
+  m.connect = reinterpret_cast<curlretry_redis_connect_fn>(dlsym(handle, "curlretry_redis_connect"));
+  m.free = reinterpret_cast<curlretry_redis_free_fn>(dlsym(handle, "curlretry_redis_free"));
+  m.cool = reinterpret_cast<curlretry_redis_cool_fn>(dlsym(handle, "curlretry_redis_cool"));
+  m.sync = reinterpret_cast<curlretry_redis_sync_fn>(dlsym(handle, "curlretry_redis_sync"));
+  if (!m.connect || !m.free || !m.cool || !m.sync) m.error = path + " lacks the curlretry_redis_* entry points";
+  return m;
+}
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// State shared by the process's one link. The mutex is only ever try-locked: a decision never
+// waits for another thread's round trip, and a child forked while it was held is not stuck.
+struct State {
+  std::mutex mutex;
+  const Module* module = nullptr;
+  curlretry_redis* connection = nullptr;
+  pid_t owner = 0;                  // the process that connected (a fork child must not share it)
+  std::int64_t next_attempt_ms = 0;  // when to try connecting again after a failure
+  bool said_down = false;
+  std::atomic<std::uint64_t> pending_hash[kPending] = {};
+  std::atomic<std::uint32_t> pending_count[kPending] = {};
+};
+
+State& state() {
+  static State* const s = new State();  // leaked: used until the last atexit handler
+  return *s;
+}
+
+std::string hostname() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "?";
+  for (char* c = name; *c; ++c) {
+    if (*c == ' ') *c = '_';
+  }
+  return name;
+}
+
+}  // namespace
+
+struct Link::Guard {
+  std::unique_lock<std::mutex> lock;
+  explicit Guard(State& s) : lock(s.mutex, std::try_to_lock) {}
+  bool held() const { return lock.owns_lock(); }
+};
+
+Endpoint parse(std::string_view url) {
+  Endpoint e;
+  std::string_view rest = url.substr(url.find("://") + 3);
+  const auto slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  if (slash != std::string_view::npos && slash + 1 < rest.size()) {
+    e.db = std::atoi(std::string(rest.substr(slash + 1)).c_str());
+  }
+  const auto colon = authority.rfind(':');
+  if (colon != std::string_view::npos && authority.find(']') == std::string_view::npos) {
+    e.port = std::atoi(std::string(authority.substr(colon + 1)).c_str());
+    authority = authority.substr(0, colon);
+  }
+  if (authority.size() > 2 && authority.front() == '[' && authority.back() == ']') {
+    authority = authority.substr(1, authority.size() - 2);
+  }
+  e.host = std::string(authority);
+  return e;
+}
+
+Link::Link(std::string url) : url_(std::move(url)), endpoint_(parse(url_)) {}
+
+void Link::drop(const char* what, const char* why) {
+  State& s = state();
+  if (s.connection != nullptr) s.module->free(s.connection);
+  s.connection = nullptr;
+  s.next_attempt_ms = now_ms() + kRetryConnectMs;
+  if (!s.said_down) {
+    s.said_down = true;
+    log::write(LogLevel::warn, "fleet store " + url_ + ": " + what + ": " + why +
+                                   "; deciding with the machine store until it answers again");
+  }
+}
+
+bool Link::usable(std::int64_t now) {
+  State& s = state();
+  if (s.module == nullptr) {
+    static const Module module = load_module();
+    s.module = &module;
+    if (!module.error.empty()) log::write(LogLevel::warn, module.error + "; using the machine store instead");
+  }
+  if (!s.module->error.empty()) return false;
+  if (s.connection != nullptr && s.owner != ::getpid()) {
+    // A forked child: the socket is the parent's conversation. Let go of our copy of it.
+    s.module->free(s.connection);
+    s.connection = nullptr;
+  }
+  if (s.connection != nullptr) return true;
+  if (now < s.next_attempt_ms) return false;
+  char error[256] = {};
+  s.connection = s.module->connect(endpoint_.host.c_str(), endpoint_.port, endpoint_.db, kTimeoutMs, error,
+                                   sizeof error);
+  if (s.connection == nullptr) {
+    drop("cannot connect", error);
+    return false;
+  }
+  s.owner = ::getpid();
+  if (s.said_down) {
+    s.said_down = false;
+    log::write(LogLevel::warn, "fleet store " + url_ + ": reachable again");
+  }
+  return true;
+}
+
+void Link::note_request(std::uint64_t key_hash) {
+  State& s = state();
+  for (std::size_t i = 0; i < kPending; ++i) {
+    const std::size_t slot = (key_hash + i) % kPending;
+    std::uint64_t h = s.pending_hash[slot].load(std::memory_order_acquire);
+    if (h == 0 && s.pending_hash[slot].compare_exchange_strong(h, key_hash, std::memory_order_acq_rel)) h = key_hash;
+    if (h == key_hash) {
+      s.pending_count[slot].fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+  }
+}
+
+std::uint32_t Link::take_pending(std::uint64_t key_hash) {
+  State& s = state();
+  for (std::size_t i = 0; i < kPending; ++i) {
+    const std::size_t slot = (key_hash + i) % kPending;
+    const std::uint64_t h = s.pending_hash[slot].load(std::memory_order_acquire);
+    if (h == key_hash) return s.pending_count[slot].exchange(0, std::memory_order_relaxed);
+    if (h == 0) return 0;
+  }
+  return 0;
+}
+
+std::optional<curlretry_redis_sync> Link::sync(curlretry_redis_sync request, std::uint64_t key_hash) {
+  Guard guard(state());
+  if (!guard.held() || !usable(now_ms())) return std::nullopt;
+  request.add_requests = take_pending(key_hash);
+  char error[256] = {};
+  if (state().module->sync(state().connection, &request, error, sizeof error) != 0) {
+    drop("no answer", error);
+    return std::nullopt;
+  }
+  return request;
+}
+
+bool Link::cool(const std::string& key, std::int64_t until_ms, int status) {
+  Guard guard(state());
+  if (!guard.held() || !usable(now_ms())) return false;
+  static const std::string host = hostname();
+  const std::string meta = std::to_string(status) + " " + std::to_string(::getpid()) + " " + host;
+  char error[256] = {};
+  if (state().module->cool(state().connection, key.c_str(), until_ms, meta.c_str(), error, sizeof error) != 0) {
+    drop("no answer", error);
+    return false;
+  }
+  return true;
+}
+
+Link* link_for(const std::string& url) {
+  static Link* const link = new Link(url);  // one store per process, as configured
+  return link;
+}
+
+}  // namespace curlretry::shim::fleet_redis

@@ -1,0 +1,48 @@
+// The link from this process to a Redis fleet store (fleet.store: redis://host:port/db), through
+// the module curlretry-fleet-redis.so loaded beside this library on first use. It never blocks a
+// success and never fails a transfer: a busy link, a slow or dead server (25 ms at most) means
+// "decide with the machine store", said once; the connection is tried again 2 s later.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "fleet/redis_abi.h"
+
+namespace curlretry::shim::fleet_redis {
+
+struct Endpoint {
+  std::string host;
+  int port = 6379;
+  int db = 0;
+};
+// "redis://host[:port][/db]" (validated by config).
+Endpoint parse(std::string_view url);
+
+class Link {
+ public:
+  explicit Link(std::string url);
+  // Counts a request made by this process, to be added to the fleet at the next sync of its key
+  // (atomics only; a key that does not fit the small pending table is not counted).
+  void note_request(std::uint64_t key_hash);
+  // One decision's round trip (see redis_abi.h); nullopt: use the machine store this time.
+  std::optional<curlretry_redis_sync> sync(curlretry_redis_sync request, std::uint64_t key_hash);
+  // Raises a cooldown fleet-wide; false when Redis cannot be reached now.
+  bool cool(const std::string& key, std::int64_t until_ms, int status);
+
+ private:
+  struct Guard;
+  bool usable(std::int64_t now_ms);  // with the lock held: connected, connecting if due
+  void drop(const char* what, const char* why);
+  std::uint32_t take_pending(std::uint64_t key_hash);
+
+  std::string url_;
+  Endpoint endpoint_;
+};
+
+// The process's link, or nullptr when the store is not a Redis URL.
+Link* link_for(const std::string& url);
+
+}  // namespace curlretry::shim::fleet_redis

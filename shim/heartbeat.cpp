@@ -1,0 +1,33 @@
+// Transfer's "still waiting" lines: a wait between attempts longer than settings.heartbeat_ms
+// says so once per period, on the easy path from wait_backoff() and on the multi path from the
+// parked-transfer heap (the multi host is never blocked for it).
+#include "shim/log.h"
+#include "shim/reentry_guard.h"
+#include "shim/runtime.h"
+#include "shim/transfer.h"
+
+namespace curlretry::shim {
+
+void Transfer::arm_heartbeat(const core::Verdict& verdict) {
+  const long long period = runtime_->config.settings.heartbeat_ms;
+  heartbeat_.arm(Clock::now(), verdict.delay, core::Millis{period});
+  if (!heartbeat_.next()) return;
+  int status = response_.status;
+  if (status == 0 && api_->easy_getinfo) {
+    long code = 0;
+    LibcurlScope scope(*api_);
+    api_->easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &code);
+    status = static_cast<int>(code);
+  }
+  wait_cause_ = core::heartbeat_cause(status, !last_transport_error_, verdict.what);
+}
+
+void Transfer::heartbeat(Clock::time_point now) {
+  if (!heartbeat_.due(now) || !log::enabled(config::LogLevel::info)) return;
+  const auto so_far = std::chrono::duration_cast<core::Millis>(now - started_);
+  const auto next_try = std::chrono::duration_cast<core::Millis>(heartbeat_.wait_end() - now);
+  log::write(config::LogLevel::info,
+             core::heartbeat_line(method_ + " " + display_, wait_cause_, attempt_, so_far, next_try));
+}
+
+}  // namespace curlretry::shim

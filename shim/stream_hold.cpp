@@ -1,0 +1,112 @@
+#include "shim/stream_hold.h"
+
+#include "core/stream_events.h"
+#include "shim/real_curl.h"
+#include "shim/reentry_guard.h"
+#include "shim/transfer.h"
+
+namespace curlretry::shim {
+
+bool is_event_stream(const char* content_type) {
+  if (content_type == nullptr) return false;
+  constexpr std::string_view kType = "text/event-stream";
+  std::string_view text(content_type);
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  if (text.size() < kType.size()) return false;
+  for (std::size_t i = 0; i < kType.size(); ++i) {
+    char c = text[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != kType[i]) return false;
+  }
+  const std::string_view rest = text.substr(kType.size());
+  return rest.empty() || rest.front() == ';' || rest.front() == ' ' || rest.front() == '\t';
+}
+
+void StreamHold::reset() {
+  state_ = State::unchecked;
+  rules_ = nullptr;
+  parser_ = core::SseParser{};
+  error_event_.clear();
+  error_data_.reset();
+}
+
+void StreamHold::start(const core::StreamRules& rules) {
+  rules_ = &rules;
+  state_ = State::holding;
+}
+
+StreamHold::Step StreamHold::feed(std::string_view chunk, std::size_t held) {
+  // Past the bound the stream is committed as it stands: whatever follows is not retried.
+  if (held + chunk.size() > rules_->hold_max_bytes) {
+    state_ = State::passing;
+    return Step::release;
+  }
+  Step step = Step::hold;
+  parser_.feed(chunk, [&](const core::SseBlock& block) {
+    switch (core::event_role(*rules_, block)) {
+      case core::EventRole::setup: return true;
+      case core::EventRole::content: step = Step::release; return false;
+      case core::EventRole::error:
+        step = Step::error;
+        error_event_ = block.type;
+        error_data_ = block.data;
+        return false;
+    }
+    return true;
+  });
+  if (step != Step::hold) state_ = State::passing;
+  return step;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Transfer's side: called from Transfer::write for a response that is not a failure candidate.
+
+bool Transfer::hold_stream(const char* data, size_t n, size_t& result) {
+  if (!stream_hold_.holding()) {
+    if (stream_hold_.checked()) return false;
+    if (!stream_wanted()) {
+      stream_hold_.pass();
+      return false;
+    }
+    stream_hold_.start(policy_->stream);
+  }
+  switch (stream_hold_.feed(std::string_view(data, n), held_body_.size())) {
+    case StreamHold::Step::hold:
+      held_body_.append(data, n);
+      result = n;
+      return true;
+    case StreamHold::Step::release: return false;
+    case StreamHold::Step::error: break;
+  }
+  core::Verdict verdict = decide_now(CURLE_OK);
+  // The upload is rewound now, while the stream can still reach the host whole: once this
+  // attempt is stopped, a failed rewind would leave the host a cut stream and a write error.
+  // (The request was sent: the server is answering it; libcurl reads nothing more of it.)
+  if (verdict.action == core::Action::retry && !rewind_upload()) {
+    verdict.action = core::Action::give_up;
+    verdict.reason = "not-replayable";
+  }
+  early_verdict_ = verdict;
+  if (verdict.action == core::Action::retry) {
+    result = 0;  // our own abort of this attempt; libcurl reports CURLE_WRITE_ERROR
+    return true;
+  }
+  // Given up: the host gets the held events and the error, then the rest, as without us.
+  return false;
+}
+
+bool Transfer::stream_wanted() {
+  if (response_.status < 200 || response_.status >= 300) return false;
+  const char* content_type = nullptr;
+  if (auto getinfo = api_->easy_getinfo) {
+    LibcurlScope scope(*api_);
+    if (getinfo(easy_, CURLINFO_CONTENT_TYPE, &content_type) != CURLE_OK) content_type = nullptr;
+  }
+  if (!is_event_stream(content_type)) return false;
+  resolve_request();
+  // With a single attempt nothing could be retried: stream at once, as without the shim.
+  if (policy_->max_attempts != -1 && policy_->max_attempts <= 1) return false;
+  return policy_->stream.hold;
+}
+
+}  // namespace curlretry::shim

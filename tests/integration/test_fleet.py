@@ -1,0 +1,499 @@
+"""Fleet citizenship (issue 12) with real processes: one machine store shared by every curl
+process of the user, a cooldown set by one process's server signal and honoured by processes
+that never saw it, one retry budget for the whole fleet, the store's file repaired when corrupt,
+and `curlretry fleet` reading it. Every test has its own store directory (CURLRETRY_FLEET_DIR)
+and turns the store on (the harness turns it off for every other test).
+
+Threaded: test_threads_count_into_one_store (easy_host, 4 threads) runs under TSan with the other
+integration tests (CMakePresets.json, preset tsan).
+"""
+
+import datetime
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import unittest
+
+import harness
+from harness import curl, error_body, ok_body, overloaded_body
+
+COOLDOWN_S = 2.0
+# A process that must not have waited for a cooldown finishes well inside this on a loaded box.
+FAST_S = 1.5
+
+
+def _easy_host() -> str:
+    folder = os.environ.get("CURLRETRY_HOSTS_DIR", "")
+    if folder:
+        return os.path.join(folder, "easy_host")
+    found = sorted(harness.REPO.glob("build*/tests/integration/hosts/easy_host"), key=lambda p: p.stat().st_mtime)
+    return str(found[-1]) if found else ""
+
+
+class FleetTestCase(harness.UpstreamTestCase):
+    def setUp(self):
+        super().setUp()
+        self.dir = str(self.temp_dir() / "fleet")
+        self.config = None
+
+    def write_config(self, text: str) -> None:
+        path = self.temp_dir() / "config.yaml"
+        path.write_text("version: 1\n" + text)
+        self.config = str(path)
+
+    def env(self, **extra) -> dict:
+        env = {"CURLRETRY_FLEET": "machine", "CURLRETRY_FLEET_DIR": self.dir, "CURLRETRY_BASE_MS": "10"}
+        if self.config:
+            env["CURLRETRY_CONFIG"] = self.config
+        env.update(extra)
+        return env
+
+    def get(self, key, script, *args, **env):
+        return curl(["-sS", *args, self.plain.script_url(key, script)], preload=True, env=self.env(**env))
+
+    def fleet(self, *args) -> harness.Result:
+        if not harness.CURLRETRY_BIN:
+            self.fail("CURLRETRY_BIN is not set: run through ctest")
+        return harness.run([harness.CURLRETRY_BIN, "fleet", *args], preload=False, env=self.env())
+
+    def fleet_json(self) -> dict:
+        r = self.fleet("--json")
+        self.assertRun(r, 0)
+        return json.loads(r.stdout)
+
+    def host_key(self) -> str:
+        return f"127.0.0.1:{self.plain.port}"
+
+    def keys(self) -> dict:
+        return {k["key"]: k for k in self.fleet_json()["keys"]}
+
+
+class Cooldown(FleetTestCase):
+    def cool_the_host(self, script="503+ra=2"):
+        """One process that does not retry (max_attempts 1) gets `script`; returns when it ended."""
+        k = self.key("setter")
+        r = self.get(k, script, CURLRETRY_MAX_ATTEMPTS="1")
+        self.assertRun(r, 0)
+        self.assertCount(self.plain, k, 1, r)
+        return k
+
+    def test_a_process_that_never_saw_retry_after_waits_for_it(self):
+        start = time.monotonic()
+        self.cool_the_host()
+        k = self.key()
+        r = self.get(k, "503,200")
+        end = time.monotonic()
+        self.assertRun(r, 0, ok_body(k, 2))
+        self.assertCount(self.plain, k, 2, r)
+        self.assertGreaterEqual(end - start, COOLDOWN_S, f"the retry did not wait for the fleet's cooldown\n{r}")
+        self.assertIn(b"(fleet cooldown): retrying in", r.stderr)
+
+    def wait_for_count(self, key, n):
+        deadline = time.monotonic() + 10
+        while self.plain.count(key) < n:
+            self.assertLess(time.monotonic(), deadline, f"{key} never reached {n} requests")
+            time.sleep(0.01)
+
+    def test_a_cooldown_raised_during_a_wait_extends_it(self):
+        for multi in (False, True):
+            with self.subTest(multi=multi):
+                k = self.key("waiting")
+                args = ["-q", "-sS", *(["--parallel"] if multi else []), self.plain.script_url(k, "503,200")]
+                env = harness.environment(True, self.env(CURLRETRY_BASE_MS="1000"))
+                waiting = subprocess.Popen([harness.CURL, *args], env=env, stdin=subprocess.DEVNULL,
+                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                try:
+                    self.wait_for_count(k, 1)  # its first attempt is over: it now waits 1 s
+                    start = time.monotonic()
+                    self.cool_the_host()  # another process learns of a 2 s cooldown meanwhile
+                    out, err = waiting.communicate(timeout=30)
+                    end = time.monotonic()
+                finally:
+                    if waiting.poll() is None:
+                        waiting.kill()
+                        waiting.wait()
+                self.assertEqual((waiting.returncode, out), (0, ok_body(k, 2)), err)
+                self.assertGreaterEqual(end - start, COOLDOWN_S, err)
+
+    def test_control_without_the_fleet_the_retry_does_not_wait(self):
+        self.cool_the_host()
+        k = self.key()
+        r = self.get(k, "503,200", CURLRETRY_FLEET="off")
+        self.assertRun(r, 0, ok_body(k, 2))
+        self.assertLess(r.elapsed, FAST_S, str(r))
+
+    def test_a_multi_transfer_parks_for_the_cooldown(self):
+        # curl --parallel drives the multi interface: the cooldown wait parks, never blocks.
+        start = time.monotonic()
+        self.cool_the_host()
+        k = self.key()
+        r = curl(["-sS", "--parallel", self.plain.script_url(k, "503,200")], preload=True, env=self.env())
+        end = time.monotonic()
+        self.assertRun(r, 0, ok_body(k, 2))
+        self.assertGreaterEqual(end - start, COOLDOWN_S, str(r))
+
+    def test_overload_without_a_server_signal_cools_nobody(self):
+        self.cool_the_host("503")
+        self.assertEqual(self.keys()[self.host_key()]["cooling_ms"], 0)
+        k = self.key()
+        r = self.get(k, "503,200")
+        self.assertRun(r, 0, ok_body(k, 2))
+        self.assertLess(r.elapsed, FAST_S, str(r))
+
+    def test_a_network_error_never_cools_the_fleet(self):
+        k = self.key("reset")
+        r = self.get(k, "reset", CURLRETRY_MAX_ATTEMPTS="2")
+        self.assertRun(r, 56)
+        self.assertEqual(self.keys()[self.host_key()]["cooling_ms"], 0)
+
+    def test_a_provider_reset_header_cools_the_host(self):
+        start = time.monotonic()
+        reset = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=COOLDOWN_S + 1))
+        stamp = reset.strftime("%Y-%m-%dT%H:%M:%SZ")  # whole seconds: at least 2 s from now
+        raw = ("HTTP/1.1 429 Too Many Requests\r\nContent-Length: 2\r\n"
+               f"anthropic-ratelimit-requests-reset: {stamp}\r\nConnection: close\r\n\r\n{{}}")
+        quoted = raw.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A").replace(" ", "%20")
+        quoted = quoted.replace(",", "%2C").replace("+", "%2B").replace("{", "%7B").replace("}", "%7D")
+        self.cool_the_host("raw+data=" + quoted)
+        k = self.key()
+        r = self.get(k, "500,200")
+        end = time.monotonic()
+        self.assertRun(r, 0, ok_body(k, 2))
+        self.assertGreaterEqual(end - start, COOLDOWN_S, str(r))
+
+    def test_openai_reset_header_cools_the_host(self):
+        start = time.monotonic()
+        raw = ("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 2\r\n"
+               "x-ratelimit-reset-requests: 2s\r\nConnection: close\r\n\r\n{}")
+        quoted = raw.replace("\r", "%0D").replace("\n", "%0A").replace(" ", "%20")
+        quoted = quoted.replace("{", "%7B").replace("}", "%7D")
+        self.cool_the_host("raw+data=" + quoted)
+        k = self.key()
+        r = self.get(k, "500,200")
+        end = time.monotonic()
+        self.assertRun(r, 0, ok_body(k, 2))
+        self.assertGreaterEqual(end - start, COOLDOWN_S, str(r))
+
+    def test_a_rate_limit_cools_only_its_own_credential(self):
+        start = time.monotonic()
+        k = self.key("setter")
+        r = self.get(k, "429+ra=2", "-H", "Authorization: Bearer key-A", CURLRETRY_MAX_ATTEMPTS="1")
+        self.assertRun(r, 0)
+        other = self.key("other")
+        r = self.get(other, "500,200", "-H", "Authorization: Bearer key-B")
+        self.assertRun(r, 0, ok_body(other, 2))
+        self.assertLess(r.elapsed, FAST_S, f"another API key waited for key A's rate limit\n{r}")
+        same = self.key("same")
+        r = self.get(same, "500,200", "-H", "Authorization: Bearer key-A")
+        end = time.monotonic()
+        self.assertRun(r, 0, ok_body(same, 2))
+        self.assertGreaterEqual(end - start, COOLDOWN_S, str(r))
+        keys = self.keys()
+        tagged = [name for name in keys if name.startswith(self.host_key() + " key:")]
+        self.assertEqual(len(tagged), 1, keys)
+        self.assertNotIn("key-A", json.dumps(keys))
+        self.assertEqual(keys[tagged[0]]["status"], 429)
+
+    def test_a_cooldown_longer_than_retry_after_max_gives_up(self):
+        self.write_config("defaults: {retry_after: {max_ms: 1000}}\n")
+        self.cool_the_host("503+ra=30")
+        k = self.key()
+        r = self.get(k, "500,200")
+        self.assertRun(r, 0, error_body("internal server error", k, 1))
+        self.assertCount(self.plain, k, 1, r)
+        self.assertIn(b"giving up after 1 attempt (cooldown)", r.stderr)
+        self.assertLess(r.elapsed, FAST_S, str(r))
+
+    def test_hold_new_makes_a_first_attempt_wait(self):
+        self.write_config("fleet: {hold_new: true}\n")
+        start = time.monotonic()
+        self.cool_the_host()
+        k = self.key()
+        r = self.get(k, "200")
+        end = time.monotonic()
+        self.assertRun(r, 0, ok_body(k, 1))
+        self.assertCount(self.plain, k, 1, r)
+        self.assertGreaterEqual(end - start, COOLDOWN_S, str(r))
+
+    def test_hold_new_parks_a_multi_transfer_before_its_first_attempt(self):
+        self.write_config("fleet: {hold_new: true}\n")
+        start = time.monotonic()
+        self.cool_the_host()
+        k = self.key()
+        r = curl(["-sS", "--parallel", self.plain.script_url(k, "200")], preload=True, env=self.env())
+        end = time.monotonic()
+        self.assertRun(r, 0, ok_body(k, 1))
+        self.assertCount(self.plain, k, 1, r)
+        self.assertGreaterEqual(end - start, COOLDOWN_S, str(r))
+
+    def test_hold_new_does_not_hold_past_the_programs_timeout(self):
+        self.write_config("fleet: {hold_new: true}\n")
+        self.cool_the_host("503+ra=30")
+        k = self.key()
+        r = self.get(k, "200", "--max-time", "5")
+        self.assertRun(r, 0, ok_body(k, 1))
+        self.assertLess(r.elapsed, FAST_S, str(r))
+
+    def test_without_hold_new_a_first_attempt_goes_at_once(self):
+        self.cool_the_host()
+        k = self.key()
+        r = self.get(k, "200")
+        self.assertRun(r, 0, ok_body(k, 1))
+        self.assertLess(r.elapsed, FAST_S, str(r))
+
+    def test_fleet_clear_ends_a_cooldown(self):
+        self.cool_the_host("503+ra=30")
+        self.assertGreater(self.keys()[self.host_key()]["cooling_ms"], 20000)
+        r = self.fleet("--clear", self.host_key())
+        self.assertRun(r, 0, f"cleared {self.host_key()}\n".encode())
+        k = self.key()
+        r = self.get(k, "503,200")
+        self.assertRun(r, 0, ok_body(k, 2))
+        self.assertLess(r.elapsed, FAST_S, str(r))
+        self.assertRun(self.fleet("--clear", "nowhere:1"), 1)
+
+
+class Budget(FleetTestCase):
+    def test_a_lone_process_keeps_its_full_attempts(self):
+        k = self.key()
+        r = self.get(k, "503,503,503,503,200", CURLRETRY_MAX_ATTEMPTS="5")
+        self.assertRun(r, 0, ok_body(k, 5))
+        self.assertCount(self.plain, k, 5, r)
+        entry = self.keys()[self.host_key()]
+        self.assertEqual((entry["requests"], entry["retries"]), (1, 4))
+
+    def test_over_budget_gives_up_with_the_last_response_verbatim(self):
+        self.write_config("fleet: {budget: {percent: 0, reserve: 2}}\n")
+        events = self.temp_dir() / "attempts.jsonl"
+        k = self.key()
+        r = self.get(k, "503", CURLRETRY_MAX_ATTEMPTS="5", CURLRETRY_EVENTS=str(events))
+        self.assertRun(r, 0, overloaded_body(k, 3))
+        self.assertCount(self.plain, k, 3, r)
+        self.assertIn(b"giving up after 3 attempts (budget)", r.stderr)
+        lines = [json.loads(line) for line in events.read_text().splitlines()]
+        self.assertEqual([line["reason"] for line in lines], ["status:503", "status:503", "budget"])
+        stats = harness.run([harness.CURLRETRY_BIN, "stats", str(events)], preload=False, env=self.env())
+        self.assertRun(stats, 0)
+        self.assertIn(b"gave up because: budget (1)", stats.stdout)
+
+    def test_the_budget_is_shared_between_processes(self):
+        self.write_config("fleet: {budget: {percent: 0, reserve: 2}}\n")
+        first, second = self.key("first"), self.key("second")
+        r = self.get(first, "503,503,200")
+        self.assertRun(r, 0, ok_body(first, 3))
+        r = self.get(second, "503,200")
+        self.assertRun(r, 0, overloaded_body(second, 1))
+        self.assertIn(b"(budget)", r.stderr)
+
+    def test_fifty_processes_share_one_budget(self):
+        # 50 processes, max_attempts 3, a full outage: alone they would send 150 requests. The
+        # fleet allows 10 % of the 50 requests plus the reserve of 10: at most 15 retries.
+        k = self.key()
+        url = self.plain.script_url(k, "503")
+        env = harness.environment(True, self.env(CURLRETRY_LOG="warn"))
+        procs = [subprocess.Popen([harness.CURL, "-q", "-sS", url], env=env, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(50)]
+        outputs = []
+        try:
+            for p in procs:
+                out, err = p.communicate(timeout=120)
+                outputs.append((p.returncode, out, err))
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        self.assertEqual([code for code, _, _ in outputs], [0] * 50, outputs[:3])
+        for _, out, _ in outputs:
+            self.assertRegex(out, rb'^\{"error":"overloaded","key":"[^"]+","attempt":\d+\}$')
+        total = self.plain.count(k)
+        self.assertGreaterEqual(total, 50)
+        self.assertLessEqual(total, 50 + 15, "upstream requests for 50 processes")
+        entry = self.keys()[self.host_key()]
+        self.assertEqual(entry["requests"], 50)
+        self.assertEqual(entry["retries"], total - 50)
+
+    def test_control_fifty_processes_without_the_fleet_triple_the_load(self):
+        k = self.key()
+        url = self.plain.script_url(k, "503")
+        env = harness.environment(True, self.env(CURLRETRY_FLEET="off", CURLRETRY_LOG="warn"))
+        procs = [subprocess.Popen([harness.CURL, "-q", "-sS", url], env=env, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(50)]
+        try:
+            codes = [p.wait(timeout=120) for p in procs]
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        self.assertEqual(codes, [0] * 50)
+        self.assertEqual(self.plain.count(k), 150)
+
+    def test_threads_count_into_one_store(self):
+        host = _easy_host()
+        if not host or not os.access(host, os.X_OK):
+            self.fail(f"easy_host not found ({host!r}): build the easy_host target")
+        self.write_config("fleet: {budget: {reserve: 65535}}\n")
+        base = self.key()
+        prefix = self.plain.url(f"/s/{base}-")
+        r = harness.run([host, "threads", prefix, "4", "25"], preload=True, env=self.env(), timeout=120)
+        self.assertRun(r, 0, b"ok=100\n")
+        entry = self.keys()[self.host_key()]
+        self.assertEqual((entry["requests"], entry["retries"]), (100, 100))
+
+
+class Store(FleetTestCase):
+    def test_a_corrupt_table_is_rebuilt_with_one_warning(self):
+        k = self.key("first")
+        self.assertRun(self.get(k, "200"), 0, ok_body(k, 1))
+        table = os.path.join(self.dir, "table-v1")
+        size = os.path.getsize(table)
+        with open(table, "r+b") as f:
+            f.write(os.urandom(size))
+        k = self.key()
+        r = self.get(k, "503,503,200")
+        self.assertRun(r, 0, ok_body(k, 3))
+        self.assertEqual(r.stderr.count(b"rebuilt the fleet table"), 1, str(r))
+        self.assertEqual(self.keys()[self.host_key()]["retries"], 2)
+
+    def test_the_store_is_private(self):
+        k = self.key()
+        self.assertRun(self.get(k, "200"), 0, ok_body(k, 1))
+        self.assertEqual(os.stat(self.dir).st_mode & 0o7777, 0o700)
+        self.assertEqual(os.stat(os.path.join(self.dir, "table-v1")).st_mode & 0o7777, 0o600)
+
+    def test_a_directory_open_to_others_is_refused_and_retries_go_on(self):
+        os.mkdir(self.dir, 0o755)
+        os.chmod(self.dir, 0o755)
+        k = self.key()
+        r = self.get(k, "503,200")
+        self.assertRun(r, 0, ok_body(k, 2))
+        self.assertIn(b"must be closed to others (0700); this process retries on its own", r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "table-v1")))
+
+    def test_fleet_shows_a_store_nobody_used_yet(self):
+        r = self.fleet("--json")
+        self.assertRun(r, 0)
+        self.assertEqual(json.loads(r.stdout)["present"], False)
+        self.assertEqual(json.loads(r.stdout)["keys"], [])
+
+    def test_fleet_text_and_watch(self):
+        self.get(self.key(), "503+ra=5", CURLRETRY_MAX_ATTEMPTS="1")
+        r = self.fleet("--watch", "--count", "2", "--interval", "0.1")
+        self.assertRun(r, 0)
+        text = r.stdout.decode()
+        self.assertEqual(text.count("\033[H\033[2J"), 2)
+        self.assertRegex(text, rf"127\.0\.0\.1:{self.plain.port}\s+[0-9.]+ s\s+HTTP 503 pid \d+\s+1\s+0\s+10")
+
+
+REDIS_SERVER = shutil.which("redis-server") or ""
+
+
+class RedisServer:
+    """A redis-server on a free loopback port, no persistence, killed by the test."""
+
+    def __init__(self):
+        self.proc = None
+        self.port = 0
+
+    def start(self) -> "RedisServer":
+        for _ in range(3):
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                self.port = s.getsockname()[1]
+            self.proc = subprocess.Popen([REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
+                                          "--save", "", "--appendonly", "no"],
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and self.proc.poll() is None:
+                try:
+                    with socket.create_connection(("127.0.0.1", self.port), timeout=1) as c:
+                        c.sendall(b"PING\r\n")
+                        if c.recv(16).startswith(b"+PONG"):
+                            return self
+                except OSError:
+                    time.sleep(0.02)
+            self.stop()
+        raise RuntimeError("redis-server did not start")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+
+@unittest.skipUnless(REDIS_SERVER, "redis-server not installed (scripts/install-deps.sh installs it)")
+class Redis(FleetTestCase):
+    """Two simulated machines: two fleet directories (two machine stores) sharing one Redis."""
+
+    def setUp(self):
+        super().setUp()
+        self.redis = RedisServer().start()
+        self.addCleanup(self.redis.stop)
+        self.other_dir = str(self.temp_dir() / "other-machine")
+
+    def on(self, machine, key, script, *args, **env):
+        d = self.dir if machine == 1 else self.other_dir
+        return self.get(key, script, *args, CURLRETRY_FLEET=self.redis.url, CURLRETRY_FLEET_DIR=d, **env)
+
+    def test_a_cooldown_crosses_machines(self):
+        start = time.monotonic()
+        k = self.key("setter")
+        self.assertRun(self.on(1, k, "503+ra=2", CURLRETRY_MAX_ATTEMPTS="1"), 0)
+        k = self.key()
+        r = self.on(2, k, "503,200")
+        end = time.monotonic()
+        self.assertRun(r, 0, ok_body(k, 2))
+        self.assertGreaterEqual(end - start, COOLDOWN_S, str(r))
+        self.assertEqual(r.stderr.count(b"fleet store"), 0, str(r))
+
+    def test_control_two_machine_stores_without_redis_share_nothing(self):
+        k = self.key("setter")
+        r = curl(["-sS", self.plain.script_url(k, "503+ra=2")], preload=True,
+                 env=self.env(CURLRETRY_MAX_ATTEMPTS="1"))
+        self.assertRun(r, 0)
+        k = self.key()
+        r = curl(["-sS", self.plain.script_url(k, "503,200")], preload=True,
+                 env=self.env(CURLRETRY_FLEET_DIR=self.other_dir))
+        self.assertRun(r, 0, ok_body(k, 2))
+        self.assertLess(r.elapsed, FAST_S, str(r))
+
+    def test_the_budget_crosses_machines(self):
+        self.write_config("fleet: {budget: {percent: 0, reserve: 2}}\n")
+        first, second = self.key("first"), self.key("second")
+        self.assertRun(self.on(1, first, "503,503,200"), 0, ok_body(first, 3))
+        r = self.on(2, second, "503,200")
+        self.assertRun(r, 0, overloaded_body(second, 1))
+        self.assertIn(b"(budget)", r.stderr)
+
+    def test_redis_killed_the_fleet_falls_back_to_the_machine_store(self):
+        self.redis.stop()
+        k = self.key()
+        r = self.on(1, k, "503,503,200")
+        self.assertRun(r, 0, ok_body(k, 3))
+        self.assertLess(r.elapsed, FAST_S, str(r))
+        self.assertEqual(r.stderr.count(b"deciding with the machine store until it answers again"), 1, str(r))
+        self.assertEqual(self.keys()[self.host_key()]["retries"], 2)
+
+    def test_redis_hanging_costs_milliseconds_not_the_transfer(self):
+        os.kill(self.redis.proc.pid, signal.SIGSTOP)
+        try:
+            k = self.key()
+            r = self.on(1, k, "503,503,200")
+        finally:
+            os.kill(self.redis.proc.pid, signal.SIGCONT)
+        self.assertRun(r, 0, ok_body(k, 3))
+        self.assertLess(r.elapsed, FAST_S, str(r))
+        self.assertIn(b"deciding with the machine store", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

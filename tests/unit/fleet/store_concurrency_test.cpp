@@ -1,0 +1,138 @@
+// Many writers at once: threads of one process and forked processes, all on one table. Counts
+// must add up exactly and a cooldown must end at the latest deadline anyone set. (Listed for
+// TSan with the other unit tests.)
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <thread>
+#include <vector>
+
+#include "fleet/store.h"
+#include "temp_dir.h"
+
+namespace curlretry::fleet {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::TempDir;
+
+constexpr std::int64_t kNow = 1'764'460'800'000;
+
+std::unique_ptr<Store> open_store(const std::string& dir) {
+  std::string error;
+  std::vector<std::string> notes;
+  auto store = Store::open(dir, error, notes);
+  EXPECT_EQ(error, "");
+  return store;
+}
+
+TEST(StoreConcurrency, ThreadsCountExactly) {
+  TempDir tmp;
+  auto store = open_store(tmp.store());
+  constexpr int kThreads = 8, kEach = 4000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&store, t] {
+      for (int i = 0; i < kEach; ++i) {
+        store->count("shared:443", i % 4 == 0, kNow);
+        store->count("own" + std::to_string(t) + ":443", false, kNow);
+        store->cool("shared:443", kNow + t * 1000 + i % 7, 503, kNow);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  auto c = store->counts("shared:443", kNow, 10000ms);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->requests, static_cast<std::uint64_t>(kThreads * kEach * 3 / 4));
+  EXPECT_EQ(c->retries, static_cast<std::uint64_t>(kThreads * kEach / 4));
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(store->counts("own" + std::to_string(t) + ":443", kNow, 10000ms)->requests, kEach + 0u);
+  }
+  EXPECT_EQ(store->cooling("shared:443", kNow).until_ms, kNow + (kThreads - 1) * 1000 + 6);
+}
+
+TEST(StoreConcurrency, ThreadsClaimingTheSameNewKeyShareOneEntry) {
+  TempDir tmp;
+  auto store = open_store(tmp.store());
+  constexpr int kThreads = 8;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&store] {
+      for (int k = 0; k < 50; ++k) store->count("k" + std::to_string(k) + ":1", false, kNow);
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(store->list(kNow, 10000ms).size(), 50u);
+  for (int k = 0; k < 50; ++k) {
+    EXPECT_EQ(store->counts("k" + std::to_string(k) + ":1", kNow, 10000ms)->requests, kThreads + 0u);
+  }
+}
+
+TEST(StoreConcurrency, ForkedProcessesShareTheTable) {
+  TempDir tmp;
+  constexpr int kChildren = 6, kEach = 3000;
+  // The parent maps the table before forking (children inherit the mapping) and a second group
+  // opens it afresh in the child: both must land in the same table.
+  auto store = open_store(tmp.store());
+  std::vector<pid_t> children;
+  for (int c = 0; c < kChildren; ++c) {
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      std::unique_ptr<Store> own;
+      Store* s = store.get();
+      if (c % 2 == 1) {
+        std::string error;
+        std::vector<std::string> notes;
+        own = Store::open(tmp.store(), error, notes);
+        if (!own) ::_exit(3);
+        s = own.get();
+      }
+      for (int i = 0; i < kEach; ++i) {
+        if (!s->count("fleet:443", false, kNow)) ::_exit(4);
+      }
+      s->cool("fleet:443", kNow + 1000 * (c + 1), 429, kNow);
+      ::_exit(0);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+  }
+  EXPECT_EQ(store->counts("fleet:443", kNow, 10000ms)->requests, static_cast<std::uint64_t>(kChildren * kEach));
+  EXPECT_EQ(store->cooling("fleet:443", kNow).until_ms, kNow + 1000 * kChildren);
+}
+
+TEST(StoreConcurrency, ProcessesRacingToCreateTheTableAgreeOnOne) {
+  TempDir tmp;
+  constexpr int kChildren = 8;
+  std::vector<pid_t> children;
+  for (int c = 0; c < kChildren; ++c) {
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      std::string error;
+      std::vector<std::string> notes;
+      auto s = Store::open(tmp.store(), error, notes);
+      if (!s) ::_exit(3);
+      if (!notes.empty()) ::_exit(5);  // nothing was broken: nothing may be rebuilt
+      s->count("race:1", false, kNow);
+      ::_exit(0);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+  }
+  auto store = open_store(tmp.store());
+  EXPECT_EQ(store->counts("race:1", kNow, 10000ms)->requests, static_cast<std::uint64_t>(kChildren));
+}
+
+}  // namespace
+}  // namespace curlretry::fleet

@@ -1,0 +1,246 @@
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "fleet/store.h"
+#include "temp_dir.h"
+
+namespace curlretry::fleet {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::TempDir;
+
+constexpr std::int64_t kNow = 1'764'460'800'000;  // 2025-11-30, a multiple of the slot width
+
+std::unique_ptr<Store> open_store(const std::string& dir, std::vector<std::string>* notes = nullptr) {
+  std::string error;
+  std::vector<std::string> ignored;
+  auto store = Store::open(dir, error, notes ? *notes : ignored);
+  EXPECT_EQ(error, "");
+  return store;
+}
+
+TEST(Store, CreatesAPrivateTable) {
+  TempDir tmp;
+  auto store = open_store(tmp.store());
+  ASSERT_TRUE(store);
+  struct stat st {};
+  ASSERT_EQ(::stat(store->path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(static_cast<std::size_t>(st.st_size), layout::kFileSize);
+}
+
+TEST(Store, RefusesADirectoryOpenToOthers) {
+  TempDir tmp;
+  ASSERT_EQ(::mkdir(tmp.store().c_str(), 0777), 0);
+  ASSERT_EQ(::chmod(tmp.store().c_str(), 0777), 0);
+  std::string error;
+  std::vector<std::string> notes;
+  EXPECT_EQ(Store::open(tmp.store(), error, notes), nullptr);
+  EXPECT_NE(error.find("must be closed to others"), std::string::npos) << error;
+}
+
+TEST(Store, CountsRequestsAndRetriesPerKey) {
+  TempDir tmp;
+  auto store = open_store(tmp.store());
+  for (int i = 0; i < 7; ++i) ASSERT_TRUE(store->count("a:443", false, kNow + i * 100));
+  ASSERT_TRUE(store->count("a:443", true, kNow + 900));
+  ASSERT_TRUE(store->count("b:443", false, kNow));
+  auto a = store->counts("a:443", kNow + 1000, 10000ms);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->requests, 7u);
+  EXPECT_EQ(a->retries, 1u);
+  EXPECT_EQ(store->counts("b:443", kNow + 1000, 10000ms)->requests, 1u);
+  EXPECT_EQ(store->counts("c:443", kNow, 10000ms), std::nullopt);
+}
+
+TEST(Store, CountsLeaveTheWindow) {
+  TempDir tmp;
+  auto store = open_store(tmp.store());
+  store->count("a:443", false, kNow);
+  store->count("a:443", false, kNow + 5000);
+  EXPECT_EQ(store->counts("a:443", kNow + 9999, 10000ms)->requests, 2u);
+  EXPECT_EQ(store->counts("a:443", kNow + 10000, 10000ms)->requests, 1u);
+  EXPECT_EQ(store->counts("a:443", kNow + 15000, 10000ms)->requests, 0u);
+}
+
+TEST(Store, CooldownOnlyGrows) {
+  TempDir tmp;
+  auto store = open_store(tmp.store());
+  ASSERT_TRUE(store->cool("a:443", kNow + 5000, 503, kNow));
+  ASSERT_TRUE(store->cool("a:443", kNow + 2000, 429, kNow));
+  Cooling c = store->cooling("a:443", kNow);
+  EXPECT_EQ(c.until_ms, kNow + 5000);
+  EXPECT_EQ(c.status, 503);
+  EXPECT_EQ(c.pid, ::getpid());
+  ASSERT_TRUE(store->cool("a:443", kNow + 8000, 529, kNow + 10));
+  EXPECT_EQ(store->cooling("a:443", kNow).until_ms, kNow + 8000);
+  EXPECT_EQ(store->cooling("a:443", kNow).status, 529);
+  EXPECT_EQ(store->cooling("unknown:80", kNow).until_ms, 0);
+}
+
+TEST(Store, ACooldownBeyondADayIsTakenForCorruption) {
+  TempDir tmp;
+  auto store = open_store(tmp.store());
+  store->cool("a:443", kNow + 25LL * 3600 * 1000, 503, kNow);
+  EXPECT_EQ(store->cooling("a:443", kNow).until_ms, 0);
+}
+
+TEST(Store, SharedBetweenTwoOpens) {
+  TempDir tmp;
+  auto one = open_store(tmp.store());
+  auto two = open_store(tmp.store());
+  one->cool("a:443", kNow + 3000, 429, kNow);
+  one->count("a:443", false, kNow);
+  EXPECT_EQ(two->cooling("a:443", kNow).until_ms, kNow + 3000);
+  EXPECT_EQ(two->counts("a:443", kNow, 10000ms)->requests, 1u);
+}
+
+TEST(Store, ListAndClear) {
+  TempDir tmp;
+  auto store = open_store(tmp.store());
+  store->cool("a:443 key:0badf00d", kNow + 3000, 429, kNow);
+  store->count("b:80", false, kNow);
+  auto keys = store->list(kNow, 10000ms);
+  ASSERT_EQ(keys.size(), 2u);
+  std::sort(keys.begin(), keys.end(), [](const KeyView& x, const KeyView& y) { return x.key < y.key; });
+  EXPECT_EQ(keys[0].key, "a:443 key:0badf00d");
+  EXPECT_EQ(keys[0].cooling.until_ms, kNow + 3000);
+  EXPECT_EQ(keys[1].key, "b:80");
+  EXPECT_EQ(keys[1].counts.requests, 1u);
+  EXPECT_TRUE(store->clear("a:443 key:0badf00d"));
+  EXPECT_EQ(store->cooling("a:443 key:0badf00d", kNow).until_ms, 0);
+  EXPECT_FALSE(store->clear("nope:1"));
+}
+
+TEST(Store, LongKeysAreTruncatedForDisplayOnly) {
+  TempDir tmp;
+  auto store = open_store(tmp.store());
+  const std::string longer(100, 'h');
+  store->cool(longer, kNow + 1000, 503, kNow);
+  EXPECT_EQ(store->cooling(longer, kNow).until_ms, kNow + 1000);
+  EXPECT_EQ(store->list(kNow, 10000ms).at(0).key, longer.substr(0, 64));
+}
+
+void overwrite(const std::string& path, off_t at, const std::string& bytes) {
+  int fd = ::open(path.c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::pwrite(fd, bytes.data(), bytes.size(), at), static_cast<ssize_t>(bytes.size()));
+  ::close(fd);
+}
+
+TEST(Store, ACorruptHeaderIsRebuiltWithANote) {
+  TempDir tmp;
+  std::string path;
+  {
+    auto store = open_store(tmp.store());
+    store->cool("a:443", kNow + 3000, 503, kNow);
+    path = store->path();
+  }
+  overwrite(path, 0, std::string(64, '\xff'));
+  std::vector<std::string> notes;
+  auto store = open_store(tmp.store(), &notes);
+  ASSERT_TRUE(store);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0], "rebuilt the fleet table " + path + " (it is not a complete curlretry table)");
+  EXPECT_EQ(store->cooling("a:443", kNow).until_ms, 0);
+  store->count("a:443", false, kNow);
+  EXPECT_EQ(store->counts("a:443", kNow, 10000ms)->requests, 1u);
+}
+
+TEST(Store, ATruncatedFileIsRebuilt) {
+  TempDir tmp;
+  std::string path = open_store(tmp.store())->path();
+  ASSERT_EQ(::truncate(path.c_str(), 100), 0);
+  std::vector<std::string> notes;
+  auto store = open_store(tmp.store(), &notes);
+  ASSERT_TRUE(store);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("its size is 100 bytes"), std::string::npos) << notes[0];
+}
+
+TEST(Store, AFileOpenToOthersIsRebuiltPrivate) {
+  TempDir tmp;
+  std::string path = open_store(tmp.store())->path();
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  std::vector<std::string> notes;
+  auto store = open_store(tmp.store(), &notes);
+  ASSERT_EQ(notes.size(), 1u);
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+}
+
+TEST(Store, AForeignFileIsRebuilt) {
+  if (::getuid() != 0) GTEST_SKIP() << "needs root to give a file to another user";
+  TempDir tmp;
+  std::string path = open_store(tmp.store())->path();
+  ASSERT_EQ(::chown(path.c_str(), 65534, 65534), 0);
+  std::vector<std::string> notes;
+  auto store = open_store(tmp.store(), &notes);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("it belongs to uid 65534"), std::string::npos) << notes[0];
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, ::getuid());
+}
+
+TEST(Store, ASymlinkInPlaceOfTheTableIsReplaced) {
+  TempDir tmp;
+  std::string path = open_store(tmp.store())->path();
+  const std::string target = tmp.path() + "/elsewhere";
+  std::ofstream(target) << "precious";
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  ASSERT_EQ(::symlink(target.c_str(), path.c_str()), 0);
+  std::vector<std::string> notes;
+  auto store = open_store(tmp.store(), &notes);
+  ASSERT_TRUE(store);
+  std::ifstream in(target);
+  std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, "precious");
+}
+
+TEST(Store, OpenExistingNeverCreates) {
+  TempDir tmp;
+  std::string error;
+  EXPECT_EQ(Store::open_existing(tmp.store(), error), nullptr);
+  EXPECT_EQ(error, "no fleet table at " + tmp.store() + "/table-v1");
+}
+
+TEST(Store, AFullTableSaysSo) {
+  TempDir tmp;
+  auto store = open_store(tmp.store());
+  int accepted = 0;
+  bool refused = false;
+  for (int i = 0; i < 2000 && !refused; ++i) {
+    if (store->count("host" + std::to_string(i) + ":80", false, kNow)) ++accepted;
+    else refused = true;
+  }
+  EXPECT_TRUE(refused);
+  EXPECT_GE(accepted, static_cast<int>(layout::kEntries) / 2);
+  EXPECT_LE(accepted, static_cast<int>(layout::kEntries));
+}
+
+TEST(Store, StaleEntriesAreReused) {
+  TempDir tmp;
+  auto store = open_store(tmp.store());
+  std::string refused;
+  for (int i = 0; i < 2000 && refused.empty(); ++i) {
+    const std::string key = "host" + std::to_string(i) + ":80";
+    if (!store->count(key, false, kNow)) refused = key;
+  }
+  ASSERT_FALSE(refused.empty());
+  EXPECT_FALSE(store->count(refused, false, kNow + 1000));
+  // Long after every window, the old keys' entries are free for new ones.
+  const std::int64_t later = kNow + 2 * core::budget::kMaxWindow.count();
+  EXPECT_TRUE(store->count(refused, false, later));
+  EXPECT_EQ(store->counts(refused, later, 10000ms)->requests, 1u);
+}
+
+}  // namespace
+}  // namespace curlretry::fleet
