@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "shim/fork_guard.h"
 #include "shim/log.h"
 
 namespace curlretry::shim::fleet_redis {
@@ -71,7 +72,13 @@ struct State {
 };
 
 State& state() {
-  static State* const s = new State();  // leaked: used until the last atexit handler
+  static State* const s = [] {
+    auto* made = new State();  // leaked: used until the last atexit handler
+    // Held across fork like every lock of the library: without it a child forked during a round
+    // trip could never try-lock it again and would silently lose the shared store.
+    guard_across_fork(made->mutex);
+    return made;
+  }();
   return *s;
 }
 
