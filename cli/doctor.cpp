@@ -790,8 +790,10 @@ constexpr const char* kNothingToRetry =
     "curlretry would have nothing to retry: use this program's own retry options instead";
 
 constexpr const char* kProxyAdvice =
-    "no LD_PRELOAD can reach it: put a retrying HTTP proxy on loopback in front of the API (for example "
-    "a reverse proxy with retries) and point the program's base URL at it";
+    "no LD_PRELOAD can reach it: run `curlretry proxy --ensure` with a route in proxy.routes of the "
+    "config (e.g. anthropic: {upstream: \"https://api.anthropic.com\", env: ANTHROPIC_BASE_URL}) and "
+    "point the program's base URL at http://127.0.0.1:7878/ROUTE (curlretry proxy --ensure -- COMMAND "
+    "sets it)";
 
 void detail(Diagnosis& d, const std::string& label, const std::string& text) { d.details.push_back(label + ": " + text); }
 

@@ -14,6 +14,7 @@
 #include "cli/fleet.h"
 #include "cli/launch.h"
 #include "cli/library_path.h"
+#include "cli/proxy_exec.h"
 #include "cli/stats.h"
 #include "cli/usage.h"
 
@@ -83,6 +84,8 @@ int run_demo_command(const std::string& curl, bool tls) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `curlretry proxy ...` belongs to curlretry-proxy, options and all.
+  if (argc >= 2 && std::string_view(argv[1]) == "proxy") return exec_proxy(argc, argv);
   CLI::App app{"Retries transient libcurl failures (503, 429, 529, captcha 400, resets) of an unmodified "
                "program, by preloading libcurlretry.so.",
                "curlretry"};
@@ -103,6 +106,8 @@ int main(int argc, char** argv) {
   add_launch_options(*run, launch);
   run->prefix_command();
 
+  // Listed for --help only: main() hands `proxy` to curlretry-proxy before parsing.
+  app.add_subcommand("proxy", "Run the local retrying proxy for programs without libcurl (curlretry proxy --help)");
   std::vector<std::string> check_files;
   std::vector<std::string> check_positional;  // CLI11 assigns per option: one vector each
   CLI::App* check = app.add_subcommand("check", "Validate the config and print the effective policy with sources");

@@ -11,6 +11,7 @@
 
 #include "config/agent.h"
 #include "config/fleet_settings.h"
+#include "config/proxy_settings.h"
 #include "core/policy.h"
 
 namespace curlretry::config {
@@ -60,6 +61,7 @@ struct Config {
   std::vector<Rule> rules;
   Settings settings;
   Sources settings_sources;
+  ProxySettings proxy;  // `proxy:`, read by `curlretry proxy` only
 
   // The first rule whose match fits, or nullptr for the defaults. Rules with `match.header`
   // never fit when `headers` is nullptr.

@@ -13,6 +13,7 @@
 #include "config/yaml_agent.h"
 #include "config/yaml_stream.h"
 #include "config/yaml_fleet.h"
+#include "config/yaml_proxy.h"
 #include "config/yaml_tree.h"
 #include "config/yaml_values.h"
 
@@ -20,7 +21,7 @@ namespace curlretry::config {
 namespace {
 
 // `include:` is read by include_merge.cpp before the loader sees the tree.
-constexpr std::string_view kTopKeys[] = {"version", "include", "defaults", "settings", "rules", "fleet"};
+constexpr std::string_view kTopKeys[] = {"version", "include", "defaults", "settings", "rules", "fleet", "proxy"};
 constexpr std::string_view kPolicyKeys[] = {"max_attempts", "max_elapsed_ms", "backoff",  "retry_after",
                                                    "retry_on",     "never_retry",    "codes",    "body_window",
                                                    "stream"};
@@ -121,6 +122,7 @@ class Loader {
     if (const YamlNode* fleet = find(root, "fleet")) {
       read_fleet_section(v_, *fleet, config.settings.fleet, config.settings_sources);
     }
+    if (const YamlNode* proxy = find(root, "proxy")) read_proxy(v_, *proxy, config.proxy, config.settings_sources);
     return config;
   }
 

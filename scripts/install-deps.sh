@@ -20,7 +20,12 @@ packages=(
   libbrotli-dev libzstd-dev stunnel4
   # the fleet's Redis store and the server its tests run
   libhiredis-dev redis-server
+  # the proxy: Boost.Beast/Asio (headers); its tests' real clients: Node.js fetch and the npm SDKs
+  # (scripts/proxy-test-clients.sh installs those from npm into the build tree)
+  libboost-dev nodejs
 )
+# npm: Debian's, unless a Node.js that bundles its own (NodeSource) is installed already.
+command -v npm >/dev/null || packages+=(npm)
 
 # shellcheck source=scripts/apt-missing.sh
 . "$(dirname "$0")/apt-missing.sh"

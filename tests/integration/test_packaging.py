@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 import unittest
 from pathlib import Path
 
@@ -106,6 +107,8 @@ class Package(harness.UpstreamTestCase):
         presets = ["anthropic", "deepseek", "gemini", "openai", "openrouter", "zai"]
         expected = {
             "/usr/bin/curlretry": "-rwxr-xr-x",
+            "/usr/bin/curlretry-proxy": "-rwxr-xr-x",
+            "/usr/lib/systemd/user/curlretry-proxy.service": "-rw-r--r--",
             f"{lib}/libcurlretry.so": "-rw-r--r--",
             f"{lib}/curlretry-yaml.so": "-rw-r--r--",
             "/usr/share/man/man1/curlretry.1.gz": "-rw-r--r--",
@@ -151,6 +154,38 @@ class Package(harness.UpstreamTestCase):
         self.assertCount(self.plain, k, 3, r)
         self.assertIn(b"curlretry: GET 127.0.0.1", r.stderr)
         self.assertIn(b"after 3 attempts", r.stderr)
+
+    def test_unpacked_proxy_runs_with_the_library_of_the_package(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            config = Path(scratch, "config.yaml")
+            config.write_text(f"version: 1\nproxy:\n  routes:\n    f: {{upstream: \"{self.plain.origin}\"}}\n")
+            port_file = Path(scratch, "port")
+            proxy = subprocess.Popen(
+                [str(self.bin), "proxy", "--listen", "127.0.0.1:0", "--config", str(config), "--port-file",
+                 str(port_file)], env=harness.environment(False, {"CURLRETRY_BASE_MS": harness.FAST_BASE_MS,
+                                                                  "CURLRETRY_FLEET": "off"}),
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            try:
+                deadline = time.monotonic() + 20
+                while not port_file.exists() and proxy.poll() is None and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                self.assertTrue(port_file.exists(), proxy.stderr.read().decode() if proxy.poll() is not None else "")
+                key = self.key()
+                port = int(port_file.read_text())
+                result = harness.curl(["-sS", f"http://127.0.0.1:{port}/f/s/{key}/503,200"], preload=False)
+                self.assertRun(result, 0, ok_body(key, 2))
+                maps = Path(f"/proc/{proxy.pid}/maps").read_text()
+                self.assertIn(str(self.libdir.resolve() / "libcurlretry.so"), maps)
+            finally:
+                proxy.terminate()
+                proxy.wait(timeout=20)
+                proxy.stderr.close()
+
+    def test_systemd_user_unit_runs_the_packaged_proxy_on_loopback(self):
+        unit = (self.root / "usr/lib/systemd/user/curlretry-proxy.service").read_text()
+        exec_start = [line for line in unit.splitlines() if line.startswith("ExecStart=")]
+        self.assertEqual(exec_start, ["ExecStart=/usr/bin/curlretry-proxy --listen 127.0.0.1:7878"])
+        self.assertIn("WantedBy=default.target", unit)
 
     def test_it_preloads_the_library_of_the_package(self):
         r = self.installed("--", "sh", "-c", 'printf %s "$LD_PRELOAD"')

@@ -1,0 +1,94 @@
+#include "config/yaml_proxy.h"
+
+#include <string_view>
+
+namespace curlretry::config {
+namespace {
+
+constexpr std::string_view kProxyKeys[] = {"routes", "token", "max_body_bytes"};
+constexpr std::string_view kRouteKeys[] = {"upstream", "env"};
+
+bool route_name_ok(const std::string& name) {
+  if (name.empty() || name.size() > 64 || name[0] == '_' || name[0] == '.') return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                    c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool env_name_ok(const std::string& name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  for (char c : name) {
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  }
+  return true;
+}
+
+// "http(s)://host[:port][/prefix]" without query, fragment or userinfo; the trailing '/' goes.
+std::string upstream_or_fail(const Values& v, const YamlNode& node, const std::string& key) {
+  std::string url = v.string(node, key);
+  std::string_view rest;
+  if (url.rfind("https://", 0) == 0) rest = std::string_view(url).substr(8);
+  else if (url.rfind("http://", 0) == 0) rest = std::string_view(url).substr(7);
+  else v.fail(node, key, "\"" + url + "\" is not an http:// or https:// URL");
+  const std::size_t host_end = rest.find('/');
+  const std::string_view authority = rest.substr(0, host_end);
+  if (authority.empty()) v.fail(node, key, "\"" + url + "\" has no host");
+  if (authority.find('@') != std::string_view::npos) {
+    v.fail(node, key, "an upstream URL may not carry credentials; the program's own headers pass through");
+  }
+  if (url.find_first_of("?# \t") != std::string::npos) {
+    v.fail(node, key, "\"" + url + "\": no query, fragment or spaces in an upstream URL");
+  }
+  while (url.size() > 1 && url.back() == '/') url.pop_back();
+  return url;
+}
+
+}  // namespace
+
+void read_proxy(const Values& v, const YamlNode& node, ProxySettings& out, Sources& sources) {
+  v.expect_map(node, "proxy", true);
+  v.check_keys(node, "proxy", kProxyKeys);
+  for (const auto& [name, value] : node.entries) {
+    const std::string key = join_key("proxy", name.text);
+    if (name.text == "token") {
+      out.token = v.string(value, key);
+      if (out.token.size() < 16) v.fail(value, key, "too short; use at least 16 random characters");
+      sources[key] = v.where(value);
+    } else if (name.text == "max_body_bytes") {
+      out.max_body = static_cast<std::size_t>(v.integer(value, key, 0, 1LL << 30, "a byte count up to 1 GiB"));
+      sources[key] = v.where(value);
+    } else if (name.text == "routes") {
+      v.expect_map(value, key, true);
+      for (const auto& [route_name, route] : value.entries) {
+        const std::string rkey = join_key(key, route_name.text);
+        if (!route_name_ok(route_name.text)) {
+          v.fail(route_name, rkey,
+                 "a route name is 1-64 characters of A-Z a-z 0-9 - _ . and does not start with '_' or '.'");
+        }
+        v.expect_map(route, rkey);
+        v.check_keys(route, rkey, kRouteKeys);
+        ProxyRoute r;
+        r.name = route_name.text;
+        bool have_upstream = false;
+        for (const auto& [field, field_value] : route.entries) {
+          const std::string fkey = join_key(rkey, field.text);
+          if (field.text == "upstream") {
+            r.upstream = upstream_or_fail(v, field_value, fkey);
+            have_upstream = true;
+          } else {
+            r.env = v.string(field_value, fkey);
+            if (!env_name_ok(r.env)) v.fail(field_value, fkey, "\"" + r.env + "\" is not an environment variable name");
+          }
+        }
+        if (!have_upstream) v.fail(route, rkey, "a route needs `upstream: https://...`");
+        sources[rkey] = v.where(route);
+        out.routes.push_back(std::move(r));
+      }
+    }
+  }
+}
+
+}  // namespace curlretry::config

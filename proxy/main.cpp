@@ -1,0 +1,213 @@
+// `curlretry-proxy` (run as `curlretry proxy`): argument parsing, the preload check, the config,
+// and the event loop. See docs/PROXY.md.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <string_view>
+#include <vector>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "config/config.h"
+#include "proxy/ensure.h"
+#include "proxy/listen_address.h"
+#include "proxy/preload.h"
+#include "proxy/server.h"
+
+#ifndef CURLRETRY_VERSION
+#define CURLRETRY_VERSION "unknown"
+#endif
+
+namespace {
+
+using namespace curlretry;
+
+bool write_port_file(const std::string& path, unsigned short port) {
+  const std::string temp = path + ".tmp";
+  {
+    std::ofstream out(temp, std::ios::trunc);
+    out << port << '\n';
+    if (!out) return false;
+  }
+  return std::rename(temp.c_str(), path.c_str()) == 0;
+}
+
+// A thousand streams need two thousand descriptors (client and upstream side).
+void raise_descriptor_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+// COMMAND with each route's `env` variable pointing at the proxy, and the preload (this process's
+// LD_PRELOAD) still in place for children that do use libcurl.
+int run_with_routes(const std::vector<std::string>& command, const config::Config& cfg,
+                    const boost::asio::ip::tcp::endpoint& where) {
+  const std::string origin = "http://" + where.address().to_string() + ":" + std::to_string(where.port());
+  for (const auto& route : cfg.proxy.routes) {
+    if (!route.env.empty()) ::setenv(route.env.c_str(), (origin + "/" + route.name).c_str(), 1);
+  }
+  std::vector<char*> argv;
+  for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  ::execvp(argv[0], argv.data());
+  std::cerr << "curlretry: proxy: cannot run " << command[0] << ": " << std::strerror(errno) << '\n';
+  return errno == ENOENT ? 127 : 126;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Serves reverse routes to HTTP(S) upstreams through curlretry's retry engine (libcurl with "
+               "libcurlretry.so preloaded), for programs the preload cannot reach.\n\n"
+               "  curlretry proxy [--listen 127.0.0.1:7878] [--config F] [--port-file F]\n"
+               "  curlretry proxy --ensure [--listen ...] [--config F] [-- COMMAND [ARGS...]]\n",
+               "curlretry proxy"};
+  app.set_version_flag("--version", "curlretry-proxy " CURLRETRY_VERSION, "Print the version and exit");
+  app.set_help_flag("-h,--help", "Print this help and exit");
+  std::string listen_text = "127.0.0.1:7878";
+  std::optional<std::string> config_path;
+  std::string port_file;
+  long header_timeout_ms = 30000;
+  long shutdown_grace_ms = 10000;
+  app.add_option("--listen", listen_text, "Address to listen on (default 127.0.0.1:7878; port 0 = any free port)")
+      ->type_name("HOST:PORT");
+  app.add_option("--config", config_path, "Config file (default: the usual search)")->type_name("FILE");
+  app.add_option("--port-file", port_file, "Write the port listened on to FILE once ready")->type_name("FILE");
+  app.add_option("--header-timeout-ms", header_timeout_ms, "Time a client has to send a request head")
+      ->check(CLI::Range(100L, 3600000L));
+  app.add_option("--shutdown-grace-ms", shutdown_grace_ms, "Time in-flight responses get on SIGINT/SIGTERM")
+      ->check(CLI::Range(0L, 3600000L));
+  bool ensure = false;
+  app.add_flag("--ensure", ensure,
+               "Start the proxy in the background unless a healthy one already listens there, then return");
+  // `--ensure -- COMMAND [ARGS...]`: everything after `--` is the command, never our options.
+  std::vector<std::string> command;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--") {
+      command.assign(argv + i + 1, argv + argc);
+      argc = i;
+      break;
+    }
+  }
+  CLI11_PARSE(app, argc, argv);
+  if (!command.empty() && !ensure) {
+    std::cerr << "curlretry: proxy: a COMMAND after -- needs --ensure (it runs once the shared proxy answers)\n";
+    return 2;
+  }
+
+  const std::string preload_error = proxy::ensure_preloaded(argv, config_path);
+  if (!preload_error.empty()) {
+    std::cerr << "curlretry: proxy: " << preload_error << '\n';
+    return 1;
+  }
+
+  const config::LoadResult loaded = config::load(config::Environment::process(), config_path);
+  for (const auto& warning : loaded.warnings) std::cerr << "curlretry: warning: " << warning << '\n';
+  if (!loaded.ok()) {
+    std::cerr << "curlretry: " << loaded.error << '\n';
+    return 1;
+  }
+  const config::Config& cfg = *loaded.config;
+
+  const proxy::ListenAddress listen = proxy::parse_listen(listen_text);
+  if (!listen.endpoint) {
+    std::cerr << "curlretry: proxy: " << listen.error << '\n';
+    return 2;
+  }
+  if (ensure) {
+    if (listen.endpoint->port() == 0) {
+      std::cerr << "curlretry: proxy: --ensure needs a fixed port in --listen (a shared proxy must be findable)\n";
+      return 2;
+    }
+    std::vector<std::string> args;
+    for (int i = 1; i < argc; ++i) {
+      const std::string_view a = argv[i];
+      if (a == "--ensure" || a.rfind("--config=", 0) == 0) continue;
+      if (a == "--config") {
+        ++i;
+        continue;
+      }
+      args.emplace_back(a);
+    }
+    // The background proxy reads the file this one validated, wherever it runs from.
+    if (config_path) {
+      args.emplace_back("--config");
+      args.emplace_back(std::getenv("CURLRETRY_CONFIG"));
+    }
+    const int status = proxy::ensure_running(*listen.endpoint, args);
+    if (status != 0 || command.empty()) return status;
+    return run_with_routes(command, cfg, *listen.endpoint);
+  }
+  const bool loopback = proxy::is_loopback(listen.endpoint->address());
+  if (!loopback && cfg.proxy.token.empty()) {
+    std::cerr << "curlretry: proxy: --listen " << listen_text
+              << " is not a loopback address; set proxy.token in the config so this is never an open proxy\n";
+    return 2;
+  }
+  if (cfg.proxy.routes.empty()) {
+    std::cerr << "curlretry: proxy: warning: no proxy.routes in "
+              << (cfg.file.empty() ? std::string("the config (none found)") : cfg.file)
+              << "; only /_curlretry/health answers\n";
+  }
+
+  raise_descriptor_limit();
+  std::signal(SIGPIPE, SIG_IGN);
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  int status = 0;
+  {
+    boost::asio::io_context io(1);
+    proxy::ServerOptions options;
+    options.listen = *listen.endpoint;
+    options.settings = cfg.proxy;
+    options.header_timeout = std::chrono::milliseconds(header_timeout_ms);
+    options.shutdown_grace = std::chrono::milliseconds(shutdown_grace_ms);
+    proxy::Server server(io, options);
+    try {
+      server.start();
+    } catch (const boost::system::system_error& e) {
+      std::cerr << "curlretry: proxy: cannot listen on " << listen_text << ": " << e.code().message() << '\n';
+      return 1;
+    }
+    boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+    std::function<void(const boost::system::error_code&, int)> on_signal = [&](const boost::system::error_code& ec,
+                                                                               int number) {
+      if (ec) return;
+      std::cerr << "curlretry: proxy: " << (number == SIGINT ? "SIGINT" : "SIGTERM")
+                << (server.stopping() ? ": stopping now\n" : ": finishing in-flight responses, then stopping\n");
+      server.shutdown();
+      signals.async_wait(on_signal);
+    };
+    signals.async_wait(on_signal);
+
+    const std::string origin = "http://" + (listen.endpoint->address().is_v6()
+                                                ? "[" + listen.endpoint->address().to_string() + "]"
+                                                : listen.endpoint->address().to_string()) +
+                               ":" + std::to_string(server.port());
+    if (cfg.settings.log_level >= config::LogLevel::info) {
+      std::cerr << "curlretry: proxy listening on " << origin << '\n';
+      for (const auto& route : cfg.proxy.routes) {
+        std::cerr << "curlretry: proxy route " << origin << "/" << route.name << " -> " << route.upstream
+                  << (route.env.empty() ? "" : " (" + route.env + "=" + origin + "/" + route.name + ")") << '\n';
+      }
+    }
+    if (!port_file.empty() && !write_port_file(port_file, server.port())) {
+      std::cerr << "curlretry: proxy: cannot write --port-file " << port_file << '\n';
+      return 1;
+    }
+    io.run();
+    if (cfg.settings.log_level >= config::LogLevel::info) std::cerr << "curlretry: proxy stopped\n";
+  }
+  curl_global_cleanup();
+  return status;
+}

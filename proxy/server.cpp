@@ -1,0 +1,112 @@
+#include "proxy/server.h"
+
+#include <boost/asio/post.hpp>
+
+#include <iostream>
+#include <vector>
+
+#include "proxy/exchange.h"
+#include "proxy/session.h"
+
+namespace asio = boost::asio;
+
+namespace curlretry::proxy {
+
+Server::Server(asio::io_context& io, ServerOptions options)
+    : io_(io), options_(std::move(options)), loop_(io), acceptor_(io), grace_(io) {
+  loop_.on_done = [](CURL* easy, CURLcode code) {
+    char* data = nullptr;
+    curl_easy_getinfo(easy, CURLINFO_PRIVATE, &data);
+    auto* exchange = reinterpret_cast<Exchange*>(data);
+    if (exchange != nullptr) static_cast<Session*>(exchange->owner())->exchange_done(code);
+  };
+}
+
+Server::~Server() {
+  stopping_ = true;
+  for (const auto& session : std::vector<std::shared_ptr<Session>>(sessions_.begin(), sessions_.end())) {
+    session->close();
+  }
+}
+
+void Server::start() {
+  acceptor_.open(options_.listen.protocol());
+  acceptor_.set_option(asio::ip::tcp::acceptor::reuse_address(true));
+  acceptor_.bind(options_.listen);
+  acceptor_.listen(asio::socket_base::max_listen_connections);
+  port_ = acceptor_.local_endpoint().port();
+  accept();
+}
+
+void Server::accept() {
+  acceptor_.async_accept([this](boost::system::error_code ec, asio::ip::tcp::socket socket) {
+    if (stopping_) return;
+    if (ec) {
+      if (ec == asio::error::operation_aborted) return;
+      // Out of descriptors (EMFILE): wait a little rather than spin on the pending connection.
+      grace_.expires_after(std::chrono::milliseconds(50));
+      grace_.async_wait([this](boost::system::error_code e) {
+        if (!e && !stopping_) accept();
+      });
+      return;
+    }
+    if (sessions_.size() >= options_.max_connections) {
+      boost::system::error_code ignored;
+      socket.close(ignored);
+    } else {
+      // Heads and bodies leave in separate writes: Nagle would hold the second for the client's
+      // delayed ACK (40 ms a response).
+      boost::system::error_code ignored;
+      socket.set_option(asio::ip::tcp::no_delay(true), ignored);
+      std::make_shared<Session>(*this, std::move(socket))->start();
+    }
+    accept();
+  });
+}
+
+std::list<std::shared_ptr<Session>>::iterator Server::enrol(std::shared_ptr<Session> session) {
+  return sessions_.insert(sessions_.end(), std::move(session));
+}
+
+void Server::leave(std::list<std::shared_ptr<Session>>::iterator where) {
+  sessions_.erase(where);
+  if (stopping_ && sessions_.empty()) asio::post(io_, [this] { stop_now(); });
+}
+
+void Server::exchange_ended() {
+  if (active_ > 0) --active_;
+}
+
+void Server::shutdown() {
+  if (stopping_) {
+    stop_now();
+    return;
+  }
+  stopping_ = true;
+  boost::system::error_code ignored;
+  acceptor_.close(ignored);
+  grace_.cancel();
+  for (const auto& session : std::vector<std::shared_ptr<Session>>(sessions_.begin(), sessions_.end())) {
+    session->wind_down();
+  }
+  if (sessions_.empty()) {
+    stop_now();
+    return;
+  }
+  grace_.expires_after(options_.shutdown_grace);
+  grace_.async_wait([this](boost::system::error_code ec) {
+    if (!ec) stop_now();
+  });
+}
+
+void Server::stop_now() {
+  grace_.cancel();
+  boost::system::error_code ignored;
+  acceptor_.close(ignored);
+  for (const auto& session : std::vector<std::shared_ptr<Session>>(sessions_.begin(), sessions_.end())) {
+    session->close();
+  }
+  io_.stop();
+}
+
+}  // namespace curlretry::proxy

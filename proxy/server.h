@@ -1,0 +1,72 @@
+// The listening side: accepts client connections (one Session each), owns the libcurl loop
+// they share, answers /_curlretry/health, and shuts down on request: no new connections, idle
+// ones closed, in-flight responses given a grace period to finish, then cut.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <list>
+#include <memory>
+#include <string>
+
+#include "config/proxy_settings.h"
+#include "proxy/curl_loop.h"
+
+namespace curlretry::proxy {
+
+class Session;
+
+struct ServerOptions {
+  boost::asio::ip::tcp::endpoint listen;
+  config::ProxySettings settings;
+  bool require_token = false;
+  std::chrono::milliseconds header_timeout{30000};  // whole request head, from its first byte
+  std::chrono::milliseconds idle_timeout{60000};    // between requests on a kept-alive connection
+  std::chrono::milliseconds body_timeout{300000};
+  std::chrono::milliseconds write_stall{120000};    // a client that reads nothing for this long is gone
+  std::chrono::milliseconds shutdown_grace{10000};
+  std::size_t max_connections = 4096;
+  std::size_t header_limit = 64 * 1024;
+};
+
+class Server {
+ public:
+  Server(boost::asio::io_context& io, ServerOptions options);
+  ~Server();
+  unsigned short port() const { return port_; }
+  void start();
+  // First call: graceful; `grace_over` (or a second call) cuts what is left and stops the loop.
+  void shutdown();
+
+  const ServerOptions& options() const { return options_; }
+  CurlLoop& loop() { return loop_; }
+  std::size_t active_exchanges() const { return active_; }
+  std::size_t connections() const { return sessions_.size(); }
+  bool stopping() const { return stopping_; }
+
+  // Sessions report in and out, and count their exchanges.
+  std::list<std::shared_ptr<Session>>::iterator enrol(std::shared_ptr<Session> session);
+  void leave(std::list<std::shared_ptr<Session>>::iterator where);
+  void exchange_started() { ++active_; }
+  void exchange_ended();
+
+ private:
+  void accept();
+  void stop_now();
+
+  boost::asio::io_context& io_;
+  ServerOptions options_;
+  CurlLoop loop_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer grace_;
+  std::list<std::shared_ptr<Session>> sessions_;  // owned here until they close
+  std::size_t active_ = 0;
+  unsigned short port_ = 0;
+  bool stopping_ = false;
+};
+
+}  // namespace curlretry::proxy

@@ -1,0 +1,453 @@
+#include "proxy/session.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+
+#include <cerrno>
+#include <limits>
+
+#include "proxy/headers.h"
+#include "proxy/server.h"
+#include "proxy/tunnel.h"
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = boost::beast::http;
+
+namespace curlretry::proxy {
+namespace {
+
+bool same_secret(std::string_view given, std::string_view expected) {
+  // Constant time in the secret's length: the comparison leaks nothing but a length mismatch.
+  unsigned char diff = given.size() == expected.size() ? 0 : 1;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    diff |= static_cast<unsigned char>(expected[i] ^ (i < given.size() ? given[i] : 0));
+  }
+  return diff == 0;
+}
+
+std::string json_string(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+Session::Session(Server& server, asio::ip::tcp::socket socket) : server_(server), stream_(std::move(socket)) {}
+
+Session::~Session() = default;
+
+void Session::start() {
+  enrolled_ = server_.enrol(shared_from_this());
+  read_head();
+}
+
+void Session::read_head() {
+  if (closed_) return;
+  if (winding_down_) {
+    close();
+    return;
+  }
+  const ServerOptions& o = server_.options();
+  reading_ = true;
+  if (buffer_.size() == 0) {
+    // Idle between requests (or before the first): the head's own deadline starts at its first byte.
+    stream_.expires_after(o.idle_timeout);
+    stream_.async_read_some(buffer_.prepare(4096), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+      self->reading_ = false;
+      if (self->closed_) return;
+      if (ec) {
+        self->close();
+        return;
+      }
+      self->buffer_.commit(n);
+      self->read_head();
+    });
+    return;
+  }
+  parser_.emplace();
+  parser_->header_limit(static_cast<std::uint32_t>(o.header_limit));
+  // A Content-Length above max_body streams (on_head); a chunked body is kept up to max_body.
+  // (Not boost::none: Beast 1.74 compares the length with the empty optional, and everything is "too large".)
+  parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
+  streaming_ = false;
+  // One deadline for the whole head: a client trickling it byte by byte gains nothing.
+  stream_.expires_after(o.header_timeout);
+  http::async_read_header(stream_, buffer_, *parser_,
+                          [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_head(ec); });
+}
+
+void Session::malformed(beast::error_code ec) {
+  respond(400, "application/json", "{\"error\":\"malformed request\",\"detail\":" + json_string(ec.message()) + "}\n",
+          true);
+}
+
+void Session::too_large() {
+  respond(413, "application/json",
+          "{\"error\":\"request body too large\",\"limit\":" + std::to_string(server_.options().settings.max_body) +
+              "}\n",
+          true);
+}
+
+void Session::on_head(beast::error_code ec) {
+  reading_ = false;
+  if (closed_) return;
+  if (ec) {
+    if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset) {
+      close();
+    } else if (ec == beast::error::timeout) {
+      close();  // beast closed the socket already: nothing can be answered
+    } else if (ec == http::error::body_limit) {
+      too_large();  // its Content-Length says so: nothing of it is read
+    } else if (ec == http::error::header_limit) {
+      respond(431, "application/json", "{\"error\":\"request head too large\"}\n", true);
+    } else {
+      malformed(ec);
+    }
+    return;
+  }
+  auto& request = parser_->get();
+  const auto length = parser_->content_length();
+  const std::uint64_t max_body = server_.options().settings.max_body;
+  streaming_ = length && *length > max_body;
+  if (!streaming_) parser_->body_limit(max_body);
+  if (beast::iequals(request[http::field::expect], "100-continue") && !parser_->is_done()) {
+    send("HTTP/1.1 100 Continue\r\n\r\n");
+  }
+  if (streaming_) {
+    stream_.expires_never();
+    dispatch(request);
+    return;
+  }
+  if (parser_->is_done()) {
+    on_request({});
+    return;
+  }
+  reading_ = true;
+  stream_.expires_after(server_.options().body_timeout);
+  http::async_read(stream_, buffer_, *parser_,
+                   [self = shared_from_this()](beast::error_code ec2, std::size_t) { self->on_request(ec2); });
+}
+
+void Session::on_request(beast::error_code ec) {
+  reading_ = false;
+  if (closed_) return;
+  if (ec) {
+    if (ec == http::error::body_limit) {
+      too_large();
+    } else if (ec == beast::error::timeout || ec == http::error::partial_message || ec == asio::error::eof ||
+               ec == http::error::end_of_stream || ec == asio::error::connection_reset) {
+      close();
+    } else {
+      malformed(ec);
+    }
+    return;
+  }
+  stream_.expires_never();
+  dispatch(parser_->get());
+}
+
+void Session::dispatch(Request& request) {
+  const ServerOptions& o = server_.options();
+  const bool keep_alive = request.keep_alive() && !winding_down_;
+  if (!o.settings.token.empty()) {
+    const std::string expected = "Bearer " + o.settings.token;
+    if (!same_secret(request[http::field::proxy_authorization], expected)) {
+      respond(407, "application/json", "{\"error\":\"proxy authentication required\"}\n", !keep_alive,
+              "Proxy-Authenticate: Bearer realm=\"curlretry\"\r\n");
+      return;
+    }
+  }
+  const std::string_view target = request.target();
+  if (request.method() == http::verb::connect) {
+    tunnel(target);
+    return;
+  }
+  // Forward proxying of plain HTTP (`curl -x`, HTTP_PROXY): the absolute-form target is the URL.
+  // (https:// targets come as CONNECT.)
+  if (target.size() > 7 && beast::iequals(target.substr(0, 7), "http://")) {
+    if (target.size() == 7 || target[7] == '/' || target.find_first_of("@", 7) < target.find('/', 7)) {
+      respond(400, "application/json", "{\"error\":\"absolute-form target without a host, or with credentials\"}\n",
+              true);
+      return;
+    }
+    forward(request, std::string(target), keep_alive);
+    return;
+  }
+  if (target.empty() || target[0] != '/') {
+    respond(400, "application/json",
+            "{\"error\":\"the target must be /ROUTE/... or an absolute http:// URL\"}\n", true);
+    return;
+  }
+  const std::string_view path = target.substr(0, target.find('?'));
+  if (path == "/_curlretry/health") {
+    if (request.method() != http::verb::get && request.method() != http::verb::head) {
+      respond(405, "application/json", "{\"error\":\"method not allowed\"}\n", !keep_alive, "Allow: GET, HEAD\r\n");
+      return;
+    }
+    std::string body = "{\"status\":\"ok\",\"pid\":" + std::to_string(::getpid()) +
+                       ",\"connections\":" + std::to_string(server_.connections()) +
+                       ",\"active\":" + std::to_string(server_.active_exchanges()) + ",\"routes\":[";
+    for (std::size_t i = 0; i < o.settings.routes.size(); ++i) {
+      body += (i ? "," : "") + json_string(o.settings.routes[i].name);
+    }
+    body += "]}\n";
+    respond(200, "application/json", request.method() == http::verb::head ? "" : body, !keep_alive);
+    return;
+  }
+  const std::size_t name_end = std::min(target.find_first_of("/?", 1), target.size());
+  const std::string_view name = target.substr(1, name_end - 1);
+  const config::ProxyRoute* route = nullptr;
+  for (const auto& r : o.settings.routes) {
+    if (r.name == name) route = &r;
+  }
+  if (route == nullptr) {
+    respond(404, "application/json", "{\"error\":\"no route\",\"route\":" + json_string(name) + "}\n", !keep_alive);
+    return;
+  }
+  std::string rest(target.substr(name_end));
+  if (rest.empty() || rest[0] == '?') rest = "/" + rest;
+  forward(request, route->upstream + rest, keep_alive);
+}
+
+// CONNECT host:port: a blind tunnel (no interception yet, so nothing to retry). The connection
+// leaves this session for the Tunnel.
+void Session::tunnel(std::string_view authority) {
+  const std::size_t colon = authority.rfind(':');
+  std::string host(authority.substr(0, colon == std::string_view::npos ? 0 : colon));
+  const std::string port(colon == std::string_view::npos ? "" : authority.substr(colon + 1));
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  const bool port_ok = !port.empty() && port.size() <= 5 && port.find_first_not_of("0123456789") == std::string::npos;
+  if (host.empty() || !port_ok) {
+    respond(400, "application/json", "{\"error\":\"CONNECT needs host:port\"}\n", true);
+    return;
+  }
+  if (server_.stopping()) {
+    respond(503, "application/json", "{\"error\":\"the proxy is shutting down\"}\n", true);
+    return;
+  }
+  std::string early = beast::buffers_to_string(buffer_.data());
+  buffer_.consume(buffer_.size());
+  stream_.expires_never();
+  auto handed = std::make_shared<Tunnel>(stream_.release_socket(), std::move(early), std::move(host), port);
+  handed->start();
+  closed_ = true;  // the socket is the tunnel's now
+  server_.leave(enrolled_);
+}
+
+void Session::forward(Request& request, std::string url, bool keep_alive) {
+  if (server_.stopping()) {
+    respond(503, "application/json", "{\"error\":\"the proxy is shutting down\"}\n", true);
+    return;
+  }
+  UpstreamRequest up;
+  up.method = std::string(request.method_string());
+  up.url = std::move(url);
+  std::vector<std::string> listed = connection_tokens(request[http::field::connection]);
+  for (const auto& field : request) {
+    const std::string_view field_name = field.name_string();
+    if (hop_by_hop(field_name, listed) || iequals(field_name, "host") || iequals(field_name, "content-length") ||
+        iequals(field_name, "expect") || iequals(field_name, "accept-encoding")) {  // libcurl negotiates
+      continue;
+    }
+    up.headers.emplace_back(std::string(field_name), std::string(field.value()));
+  }
+  up.has_body = request.has_content_length() || request.chunked();
+  up.streamed = streaming_;
+  if (streaming_) up.streamed_length = *parser_->content_length();
+  else up.body = std::move(request.body());
+  up.client_http11 = request.version() >= 11;
+  up.client_keep_alive = keep_alive;
+
+  exchange_ = std::make_unique<Exchange>(server_.loop(), *this, std::move(up), this);
+  if (!exchange_->start()) {
+    exchange_.reset();
+    respond(502, "application/json", "{\"error\":\"libcurl refused the transfer\"}\n", !keep_alive);
+    return;
+  }
+  server_.exchange_started();
+  if (streaming_) {
+    body_parser_.emplace(std::move(*parser_));
+    pump_body();
+  } else {
+    watch_client();
+  }
+}
+
+void Session::want_body() {
+  // Called from libcurl's read callback: only starts a read, never calls libcurl.
+  pump_body();
+}
+
+void Session::pump_body() {
+  if (closed_ || body_reading_ || !body_parser_ || body_parser_->is_done() || !exchange_) return;
+  if (exchange_->upload_backlog() >= Exchange::kHighWater) return;  // want_body() comes back for more
+  body_reading_ = true;
+  auto& body = body_parser_->get().body();
+  body.data = chunk_.data();
+  body.size = chunk_.size();
+  body.more = true;
+  stream_.expires_after(server_.options().body_timeout);
+  http::async_read_some(stream_, buffer_, *body_parser_, [self = shared_from_this()](beast::error_code ec,
+                                                                                     std::size_t) {
+    self->body_reading_ = false;
+    if (self->closed_) return;
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec) {
+      self->close();  // a client that stops sending its body takes the transfer along
+      return;
+    }
+    const std::size_t got = self->chunk_.size() - self->body_parser_->get().body().size;
+    const bool done = self->body_parser_->is_done();
+    if (done) self->stream_.expires_never();
+    if (self->exchange_) self->exchange_->feed(self->chunk_.data(), got, done);
+    if (done) self->watch_client();
+    else self->pump_body();
+  });
+}
+
+// A client that hangs up mid-exchange: its transfer goes. A readable socket that is not at its
+// end carries a pipelined request; that one waits its turn in the kernel, unwatched.
+void Session::watch_client() {
+  if (watching_ || closed_ || !exchange_) return;
+  watching_ = true;
+  stream_.socket().async_wait(asio::ip::tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) {
+    self->watching_ = false;
+    if (self->closed_ || !self->exchange_) return;
+    if (ec) {
+      self->close();
+      return;
+    }
+    char probe;
+    const ssize_t n = ::recv(self->stream_.socket().native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      self->close();
+    } else if (n < 0) {
+      self->watch_client();
+    }
+  });
+}
+
+void Session::exchange_done(CURLcode code) {
+  auto self = shared_from_this();
+  if (!exchange_) return;
+  bool keep_alive = exchange_->finish(code);
+  exchange_.reset();
+  // An answer before the whole streamed body arrived: the rest of it cannot be told from a next request.
+  if (streaming_ && !(body_parser_ && body_parser_->is_done())) keep_alive = false;
+  if (streaming_) {
+    streaming_ = false;
+    body_parser_.reset();
+  }
+  server_.exchange_ended();
+  after_response(keep_alive);
+}
+
+void Session::respond(int status, const std::string& content_type, const std::string& body, bool close,
+                      const std::string& extra_headers) {
+  if (streaming_ && !(body_parser_ && body_parser_->is_done())) close = true;  // its body is still coming
+  std::string out = "HTTP/1.1 " + std::to_string(status) + " " +
+                    std::string(http::obsolete_reason(http::int_to_status(static_cast<unsigned>(status)))) + "\r\n";
+  out += "Content-Type: " + content_type + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+  out += extra_headers;
+  if (close) out += "Connection: close\r\n";
+  out += "\r\n" + body;
+  send(std::move(out));
+  after_response(!close);
+}
+
+void Session::after_response(bool keep_alive) {
+  after_ = keep_alive && !winding_down_ ? After::next : After::close;
+  if (!writing_ && pending_.empty()) next_or_close();
+}
+
+void Session::next_or_close() {
+  const After after = after_;
+  after_ = After::nothing;
+  if (after == After::next) read_head();
+  else if (after == After::close) linger();
+}
+
+// A close with request bytes still unread (an early 413, a 400) would make the kernel answer them
+// with a reset that can destroy the response before the client reads it: stop sending, drain
+// what still comes for a short while, then close.
+void Session::linger() {
+  if (closed_) return;
+  if (body_reading_) {
+    close();  // a streamed body's read is under way: no second reader on the connection
+    return;
+  }
+  beast::error_code ignored;
+  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  stream_.expires_after(std::chrono::seconds(2));
+  drain();
+}
+
+void Session::drain() {
+  stream_.async_read_some(buffer_.prepare(64 * 1024), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+    if (self->closed_) return;
+    self->drained_ += n;
+    self->buffer_.consume(self->buffer_.size());
+    if (ec || self->drained_ > 16 * 1024 * 1024) self->close();
+    else self->drain();
+  });
+}
+
+void Session::send(std::string bytes) {
+  if (closed_) return;
+  pending_ += bytes;
+  if (!writing_) start_write();
+}
+
+void Session::start_write() {
+  inflight_.swap(pending_);
+  pending_.clear();
+  writing_ = true;
+  stream_.expires_after(server_.options().write_stall);
+  asio::async_write(stream_, asio::buffer(inflight_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+    self->writing_ = false;
+    self->inflight_.clear();
+    if (self->closed_) return;
+    if (ec) {
+      self->close();
+      return;
+    }
+    if (self->exchange_ && self->backlog() < Exchange::kLowWater) self->exchange_->drained();
+    if (!self->writing_ && !self->pending_.empty()) self->start_write();
+    if (!self->writing_ && !self->closed_) {
+      if (!self->reading_) self->stream_.expires_never();
+      if (self->after_ != After::nothing) self->next_or_close();
+    }
+  });
+}
+
+void Session::wind_down() {
+  winding_down_ = true;
+  if (!exchange_ && !writing_ && after_ == After::nothing) close();
+}
+
+void Session::close() {
+  if (closed_) return;
+  auto self = shared_from_this();
+  closed_ = true;
+  if (exchange_) {
+    exchange_.reset();
+    server_.exchange_ended();
+  }
+  beast::error_code ignored;
+  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  stream_.close();
+  server_.leave(enrolled_);
+}
+
+}  // namespace curlretry::proxy

@@ -1,0 +1,66 @@
+// The `proxy:` section: routes, token, body bound; every mistake names file:line:col and the key.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "test_env.h"
+
+namespace curlretry::config {
+namespace {
+
+using testing::load_yaml;
+
+std::string error_of(const std::string& yaml) {
+  const LoadResult r = load_yaml(yaml);
+  EXPECT_FALSE(r.ok()) << "expected an error for:\n" << yaml;
+  return r.error;
+}
+
+TEST(YamlProxy, RoutesTokenAndBodyBound) {
+  const LoadResult r = load_yaml(
+      "version: 1\nproxy:\n  token: \"0123456789abcdef0\"\n  max_body_bytes: 1024\n  routes:\n"
+      "    anthropic: {upstream: \"https://api.anthropic.com/\", env: ANTHROPIC_BASE_URL}\n"
+      "    local: {upstream: \"http://127.0.0.1:8080/api\"}\n");
+  ASSERT_TRUE(r.ok()) << r.error;
+  const ProxySettings& p = r.config->proxy;
+  EXPECT_EQ(p.token, "0123456789abcdef0");
+  EXPECT_EQ(p.max_body, 1024u);
+  ASSERT_EQ(p.routes.size(), 2u);
+  EXPECT_EQ(p.routes[0].name, "anthropic");
+  EXPECT_EQ(p.routes[0].upstream, "https://api.anthropic.com");  // the trailing '/' goes
+  EXPECT_EQ(p.routes[0].env, "ANTHROPIC_BASE_URL");
+  EXPECT_EQ(p.routes[1].upstream, "http://127.0.0.1:8080/api");
+  EXPECT_EQ(p.routes[1].env, "");
+}
+
+TEST(YamlProxy, NoSectionMeansNoRoutes) {
+  const LoadResult r = load_yaml("version: 1\n");
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_TRUE(r.config->proxy.routes.empty());
+  EXPECT_EQ(r.config->proxy.max_body, ProxySettings{}.max_body);
+}
+
+TEST(YamlProxy, Mistakes) {
+  EXPECT_EQ(error_of("version: 1\nproxy:\n  rotues: {}\n"),
+            "test.yaml:3:3: proxy.rotues: unknown key; did you mean \"routes\"?");
+  EXPECT_EQ(error_of("version: 1\nproxy:\n  routes:\n    a: {upstream: \"ftp://x\"}\n"),
+            "test.yaml:4:19: proxy.routes.a.upstream: \"ftp://x\" is not an http:// or https:// URL");
+  EXPECT_EQ(error_of("version: 1\nproxy:\n  routes:\n    a: {upstream: \"https://u:p@x\"}\n"),
+            "test.yaml:4:19: proxy.routes.a.upstream: an upstream URL may not carry credentials; the program's own "
+            "headers pass through");
+  EXPECT_EQ(error_of("version: 1\nproxy:\n  routes:\n    a: {upstream: \"https://x/?q=1\"}\n"),
+            "test.yaml:4:19: proxy.routes.a.upstream: \"https://x/?q=1\": no query, fragment or spaces in an upstream "
+            "URL");
+  EXPECT_EQ(error_of("version: 1\nproxy:\n  routes:\n    _curlretry: {upstream: \"https://x\"}\n"),
+            "test.yaml:4:5: proxy.routes._curlretry: a route name is 1-64 characters of A-Z a-z 0-9 - _ . and does "
+            "not start with '_' or '.'");
+  EXPECT_EQ(error_of("version: 1\nproxy:\n  routes:\n    a: {env: X}\n"),
+            "test.yaml:4:8: proxy.routes.a: a route needs `upstream: https://...`");
+  EXPECT_EQ(error_of("version: 1\nproxy:\n  routes:\n    a: {upstream: \"https://x\", env: \"1X\"}\n"),
+            "test.yaml:4:37: proxy.routes.a.env: \"1X\" is not an environment variable name");
+  EXPECT_EQ(error_of("version: 1\nproxy:\n  token: short\n"),
+            "test.yaml:3:10: proxy.token: too short; use at least 16 random characters");
+}
+
+}  // namespace
+}  // namespace curlretry::config
