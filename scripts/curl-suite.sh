@@ -146,6 +146,9 @@ run_one() {
     # The user's own curlretry settings must not reach the runs.
     for v in $(env | sed -n 's/^\(\(CURLRETRY\|BILI_REPLAY\)_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
     export XDG_CONFIG_HOME=$dir/xdg
+    # Every test talks to the same server port, so with the fleet on, one test's Retry-After would
+    # cool the tests after it (the fleet working as designed): each test is compared alone.
+    export CURLRETRY_FLEET=off
     # runtests.pl stops altogether ("Can't start ssh server due to lack of USER name") without it.
     export USER=${USER:-$(id -un)}
     exec env "$@" perl runtests.pl -a -am -n "${tests[@]}"

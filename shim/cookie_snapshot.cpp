@@ -87,9 +87,10 @@ void CookieSnapshot::take(const real::Api& api, CURL* easy) {
   clear();
   if (api.easy_getinfo == nullptr || api.easy_setopt == nullptr || api.slist_free_all == nullptr) return;
   LibcurlScope scope(api);
-  // libcurl loads CURLOPT_COOKIEFILE's files once, when the first transfer starts; "RELOAD"
-  // does that load now (and the transfer's start then finds nothing left to load).
-  api.easy_setopt(easy, CURLOPT_COOKIELIST, "RELOAD");
+  // No "RELOAD" of CURLOPT_COOKIEFILE's files here: libcurl (7.88) loads them at the start of
+  // every transfer, each attempt included, so they need no snapshot; loading them once more
+  // before the first attempt brought back a cookie a previous transfer had deleted with
+  // Max-Age=0 (curl test 329, with retries off).
   lines_ = cookie_list(api, easy);
   taken_ = true;
 }

@@ -19,8 +19,8 @@ namespace curlretry::shim {
 
 class CookieSnapshot {
  public:
-  // Keeps the handle's cookies as they are before the first attempt (loading the cookie files
-  // libcurl would load at the start of the transfer, so that they are part of it).
+  // Keeps the handle's cookies as they are before the first attempt (CURLOPT_COOKIEFILE's files
+  // are not among them: libcurl loads those again at the start of every attempt).
   void take(const real::Api& api, CURL* easy);
   // After a discarded attempt: the cookies it set, changed or deleted are as they were kept.
   void restore(const real::Api& api, CURL* easy) const;

@@ -86,6 +86,23 @@ class CurlCliCookies(UpstreamTestCase):
         self.assertEqual(jar, lucky_jar)
         self.assertIn("127.0.0.1\tFALSE\t/\tFALSE\t0\tkeep\toriginal", jar)
 
+    def test_a_cookie_deleted_by_max_age_0_stays_deleted_for_the_next_url(self):
+        # curl test 329: two URLs sharing `-b FILE`; the first answer deletes a file cookie with
+        # Max-Age=0, so the second request must not send it, with retries off and on alike.
+        delete = raw("HTTP/1.1 200 OK", b"one", "Set-Cookie: keep=yes; Path=/; Max-Age=0")
+        runs = {}
+        for label, preload, env in (("plain", False, {}), ("off", True, {"BILI_REPLAY_RETRY_MAX": "1"}),
+                                    ("on", True, {})):
+            d = self.temp_dir()
+            (d / "in.txt").write_text(INITIAL)
+            r = harness.curl(["-sS", "-v", "-b", str(d / "in.txt"), self.plain.script_url(self.key(label), delete),
+                              self.plain.script_url(self.key(label + "-later"), LATER)], preload=preload, env=env)
+            self.assertEqual((r.code, r.stdout), (0, b"onelater"), str(r))
+            runs[label] = cookie_headers(r.stderr)
+        self.assertEqual(runs["plain"], ["> Cookie: keep=original"], str(runs))
+        self.assertEqual(runs["off"], runs["plain"])
+        self.assertEqual(runs["on"], runs["plain"])
+
     def test_control_without_the_preload_the_503_sets_its_cookies(self):
         r, jar, _ = self.run_curl(f"{FAIL},{OK}", preload=False)
         self.assertEqual(r.code, 0, str(r))
