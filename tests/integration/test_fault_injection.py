@@ -20,7 +20,8 @@ go, round robin, through
              without seek, or libcurl's fread;
 - `perform`: faults/fault_host perform, curl_multi_perform + curl_multi_poll, 1, 4, 12 or 24
              transfers in flight, GET, COPYPOSTFIELDS, read callback with and without seek, some
-             with a 600 ms CURLOPT_TIMEOUT_MS (2.5 s under the sanitizer presets) that a longer hang outlasts; every other round
+             with a 600 ms CURLOPT_TIMEOUT_MS (2.5 s under the sanitizer presets) that a longer hang
+             outlasts; every other round
              without a header callback (the shim then reads the status and the hints from
              libcurl, not from its own header trampoline);
 - `socket`:  faults/fault_host socket, curl_multi_socket_action with epoll and the timer
