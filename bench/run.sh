@@ -284,8 +284,8 @@ flaky_nginx="http://127.0.0.1:$p_nginx_proxy_flaky"
 # from the caller, no user config file (HOME and XDG_CONFIG_HOME point into the work dir).
 clean_env=(env -u LD_PRELOAD -u CURLRETRY_DISABLE -u CURLRETRY_MAX_ATTEMPTS -u CURLRETRY_BASE_MS
            -u CURLRETRY_MAX_DELAY_MS -u CURLRETRY_LOG -u CURLRETRY_LOG_FILE -u CURLRETRY_CONFIG
-           -u BILI_REPLAY_RETRY_MAX -u BILI_REPLAY_RETRY_BASE_MS
-           HOME="$work/home" XDG_CONFIG_HOME="$work/xdg")
+           -u BILI_REPLAY_RETRY_MAX -u BILI_REPLAY_RETRY_BASE_MS -u CURLRETRY_FLEET -u CURLRETRY_EVENTS
+           HOME="$work/home" XDG_CONFIG_HOME="$work/xdg" CURLRETRY_FLEET_DIR="$work/fleet")
 
 results="$work/results.tsv"
 : >"$results"
@@ -307,7 +307,9 @@ run_one() {
 }
 
 preload=(LD_PRELOAD="$lib")
-retry_env=(LD_PRELOAD="$lib" CURLRETRY_BASE_MS=0)
+# The retry rows measure what one retry costs, as HAProxy's retry-on does for every request: the
+# fleet's retry budget (on by default, 10 % of requests) would refuse most of them.
+retry_env=(LD_PRELOAD="$lib" CURLRETRY_BASE_MS=0 CURLRETRY_FLEET=off)
 
 # One variant of one row. Keys of the retry rows are unique per row, variant and run, so every
 # request's first attempt is a 503 and its second a 200 (flaky-upstream keeps a counter per key).
