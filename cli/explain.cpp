@@ -10,24 +10,18 @@
 
 #include "cli/describe.h"
 #include "cli/json.h"
-#include "config/url.h"
 #include "config/text.h"
+#include "core/ascii.h"
 #include "core/random.h"
+#include "core/url.h"
 #include "core/stream_events.h"
 
 namespace curlretry::cli {
 namespace {
 
-using config::text::lower;
 using config::text::trim;
-
-std::string upper(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  }
-  return out;
-}
+using core::ascii::lower;
+using core::ascii::upper;
 
 // At most `limit` bytes of the body: the shim never looks further, and a big file must not be
 // slurped whole.
@@ -96,9 +90,10 @@ void explain_stream(const core::Policy& policy, Explanation& e) {
 }  // namespace
 
 std::optional<Explanation> explain(const config::Config& config, const ExplainOptions& options, std::string& error) {
-  const auto url = config::split_url(options.url);
+  std::string why;
+  const auto url = core::split_url(options.url, &why);
   if (!url) {
-    error = "URL \"" + options.url + "\" has no host";
+    error = "URL \"" + options.url + "\" " + why;
     return std::nullopt;
   }
   const std::string method = upper(options.method);
@@ -200,8 +195,8 @@ std::optional<Explanation> explain(const config::Config& config, const ExplainOp
     if (overload) {
       if (!f.model.empty()) e.fallback = "model " + f.model;
       if (!f.url.empty()) {
-        const auto base = config::split_url(f.url);
-        const std::string shown = base ? config::display_url(*base) : f.url;
+        const auto base = core::split_url(f.url);
+        const std::string shown = base ? base->host_path() : f.url;
         e.fallback += (e.fallback.empty() ? "" : "; ") + std::string("url ") + shown;
       }
     }
@@ -235,8 +230,8 @@ int run_explain(const ExplainOptions& options) {
     std::cout << "}\n";
     return std::cout.good() ? status : kExplainCannotDecide;
   }
-  const auto url = config::split_url(options.url);
-  std::cout << "request:  " << upper(options.method) << ' ' << config::display_url(*url) << '\n';
+  const auto url = core::split_url(options.url);
+  std::cout << "request:  " << upper(options.method) << ' ' << url->host_path() << '\n';
   std::cout << "config:   " << (loaded.config->file.empty() ? "built-in defaults" : loaded.config->file) << '\n';
   std::cout << "rule:     " << e->rule;
   if (e->matched) std::cout << " (" << describe_match(e->matched->match) << ")";

@@ -11,20 +11,13 @@
 #include "config/file_search.h"
 #include "config/glob.h"
 #include "config/include_merge.h"
+#include "config/load_error.h"
 #include "config/persistent.h"
 #include "config/yaml_loader.h"
+#include "core/ascii.h"
 
 namespace curlretry::config {
 namespace {
-
-bool equal_fold(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    auto fold = [](unsigned char c) { return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c; };
-    if (fold(static_cast<unsigned char>(a[i])) != fold(static_cast<unsigned char>(b[i]))) return false;
-  }
-  return true;
-}
 
 // Env is read first so that a bad variable is reported even when the file is fine, and the
 // file is parsed next; env is applied last because it wins.
@@ -63,7 +56,7 @@ const Rule* Config::match(std::string_view method, std::string_view host, std::s
   if (!host.empty() && host.back() == '.') host.remove_suffix(1);
   if (path.empty()) path = "/";
   for (const Rule& rule : rules) {
-    if (!rule.match.method.empty() && !equal_fold(rule.match.method, method)) continue;
+    if (!rule.match.method.empty() && !core::ascii::iequals(rule.match.method, method)) continue;
     if (!rule.match.host.empty() && !glob_match(rule.match.host, host, true)) continue;
     if (!rule.match.path.empty() && !glob_match(rule.match.path, path, false)) continue;
     if (!rule.match.headers.empty() && (headers == nullptr || !headers_match(rule.match.headers, *headers))) continue;
@@ -89,12 +82,8 @@ LoadResult load_from_string(std::string_view yaml, std::string_view name, const 
     EnvReadResult from_env = read_env(env);
     if (!from_env.error.empty()) return failure(from_env.error, from_env.warnings);
     return finish(parse_config(yaml, name), from_env);
-  } catch (const std::bad_alloc&) {
-    return failure(std::string(name) + ": out of memory while loading the config");
-  } catch (const std::exception& e) {
-    return failure(std::string(name) + ": cannot load the config: " + e.what());
   } catch (...) {
-    return failure(std::string(name) + ": cannot load the config");
+    return failure(current_load_error(std::string(name) + ": "));
   }
 }
 
@@ -121,12 +110,8 @@ LoadResult load(const Environment& env, const std::optional<std::string>& explic
     LoadResult builtin;
     builtin.config = builtin_config();
     return finish(std::move(builtin), from_env);
-  } catch (const std::bad_alloc&) {
-    return failure("out of memory while loading the config");
-  } catch (const std::exception& e) {
-    return failure(std::string("cannot load the config: ") + e.what());
   } catch (...) {
-    return failure("cannot load the config");
+    return failure(current_load_error(""));
   }
 }
 

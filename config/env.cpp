@@ -2,13 +2,15 @@
 
 #include <exception>
 
+#include "config/keys.h"
 #include "config/limits.h"
 #include "config/text.h"
+#include "core/ascii.h"
 
 namespace curlretry::config {
 namespace {
 
-using text::lower;
+using core::ascii::lower;
 using text::trim;
 
 // The value as it may appear in an error message: bounded, no control characters.
@@ -157,7 +159,8 @@ EnvReadResult read_env(const Environment& env) {
       }
     }
 
-    if (auto value = reader.raw("CURLRETRY_LOG_FILE")) out.log_file = FromEnv<std::string>{*value, "CURLRETRY_LOG_FILE"};
+    if (auto value = reader.raw("CURLRETRY_LOG_FILE"))
+      out.log_file = FromEnv<std::string>{*value, "CURLRETRY_LOG_FILE"};
     if (auto value = reader.raw("CURLRETRY_EVENTS")) out.events_file = FromEnv<std::string>{*value, "CURLRETRY_EVENTS"};
     if (auto value = reader.raw("CURLRETRY_CONFIG")) out.config_path = *value;
     if (auto value = reader.raw("CURLRETRY_FLEET")) {
@@ -186,22 +189,27 @@ EnvReadResult read_env(const Environment& env) {
 namespace curlretry::config {
 namespace {
 
+// "env VARIABLE" as the source of the key that variable sets (config/keys.h).
+void record(Sources& sources, const std::string& variable) {
+  sources[std::string(key_set_by(variable))] = "env " + variable;
+}
+
 void apply_to_policy(const EnvOverrides& env, core::Policy& policy, Sources& sources) {
   if (env.max_attempts) {
     policy.max_attempts = env.max_attempts->value;
-    sources["max_attempts"] = "env " + env.max_attempts->variable;
+    record(sources, env.max_attempts->variable);
   }
   if (env.base_ms) {
     policy.backoff.base = core::Millis{env.base_ms->value};
-    sources["backoff.base_ms"] = "env " + env.base_ms->variable;
+    record(sources, env.base_ms->variable);
   }
   if (env.max_delay_ms) {
     policy.backoff.max = core::Millis{env.max_delay_ms->value};
-    sources["backoff.max_ms"] = "env " + env.max_delay_ms->variable;
+    record(sources, env.max_delay_ms->variable);
   }
   if (env.jitter) {
     policy.backoff.jitter = env.jitter->value;
-    sources["backoff.jitter"] = "env " + env.jitter->variable;
+    record(sources, env.jitter->variable);
   }
 }
 
@@ -214,32 +222,32 @@ void apply_env(const EnvOverrides& env, Config& config) {
   Sources& src = config.settings_sources;
   if (env.disable) {
     s.disabled = env.disable->value;
-    src["disable"] = "env " + env.disable->variable;
+    record(src, env.disable->variable);
   }
   if (env.persistent) {
     s.persistent = env.persistent->value;
-    src["persistent"] = "env " + env.persistent->variable;
+    record(src, env.persistent->variable);
   }
   if (env.log_level) {
     s.log_level = env.log_level->value;
-    src["log"] = "env " + env.log_level->variable;
+    record(src, env.log_level->variable);
   }
   if (env.log_file) {
     s.log_file = env.log_file->value;
-    src["log_file"] = "env " + env.log_file->variable;
+    record(src, env.log_file->variable);
   }
   if (env.events_file) {
     s.events_file = env.events_file->value;
-    src["events_file"] = "env " + env.events_file->variable;
+    record(src, env.events_file->variable);
   }
   if (env.fleet_store) {
     s.fleet.store = env.fleet_store->value.store;
     s.fleet.redis_url = env.fleet_store->value.redis_url;
-    src["fleet.store"] = "env " + env.fleet_store->variable;
+    record(src, env.fleet_store->variable);
   }
   if (env.fleet_dir) {
     s.fleet.dir = env.fleet_dir->value;
-    src["fleet.dir"] = "env " + env.fleet_dir->variable;
+    record(src, env.fleet_dir->variable);
   }
 }
 

@@ -34,9 +34,4 @@ std::optional<ParsedStore> parse_fleet_store(std::string_view text, std::string&
 // "off", "machine" or the Redis URL.
 std::string describe_fleet_store(const FleetSettings& fleet);
 
-// The dotted keys of the section, as Sources keys ("fleet.budget.percent").
-inline constexpr std::string_view kFleetSourceKeys[] = {"fleet.store", "fleet.hold_new", "fleet.budget.percent",
-                                                        "fleet.budget.window_ms", "fleet.budget.reserve",
-                                                        "fleet.dir"};
-
 }  // namespace curlretry::config

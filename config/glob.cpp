@@ -2,12 +2,13 @@
 
 #include <cstddef>
 
+#include "core/ascii.h"
+
 namespace curlretry::config {
 namespace {
 
 unsigned char fold(unsigned char c, bool fold_case) {
-  if (fold_case && c >= 'A' && c <= 'Z') return static_cast<unsigned char>(c - 'A' + 'a');
-  return c;
+  return fold_case ? static_cast<unsigned char>(core::ascii::lower(static_cast<char>(c))) : c;
 }
 
 // Parses the bracket expression starting at pattern[i] == '['. On success returns the index just

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "config/file_search.h"
+#include "config/load_error.h"
 #include "config/yaml_loader.h"
 #include "config/yaml_tree.h"
 #include "config/yaml_values.h"
@@ -194,12 +195,8 @@ LoadResult load_files(const std::vector<std::string>& paths, const std::string& 
     Combiner combiner(named_by);
     for (const std::string& path : paths) combiner.read(path, nullptr);
     return combiner.combine(paths);
-  } catch (const ConfigError& e) {
-    result.error = e.message;
-  } catch (const std::bad_alloc&) {
-    result.error = "out of memory while loading the config";
-  } catch (const std::exception& e) {
-    result.error = std::string("cannot load the config: ") + e.what();
+  } catch (...) {
+    result.error = current_load_error("");
   }
   return result;
 }

@@ -1,5 +1,5 @@
-// Small text helpers shared by config/, cli/ and shim/: ASCII-only on purpose (header names,
-// hosts and env values must not change meaning with the host's locale).
+// Trimming as config/, cli/ and shim/ read header lines and env values (case folding lives in
+// core/ascii.h).
 #pragma once
 
 #include <string>
@@ -7,7 +7,6 @@
 
 namespace curlretry::config::text {
 
-std::string lower(std::string_view text);
 // Without leading spaces/tabs and trailing spaces/tabs/CR/LF.
 std::string_view trim(std::string_view text);
 

@@ -2,6 +2,8 @@
 
 #include <climits>
 
+#include "core/ascii.h"
+
 #include "config/glob.h"
 #include "config/limits.h"
 
@@ -31,12 +33,7 @@ bool is_token(std::string_view text) {
   return true;
 }
 
-std::string lower(std::string text) {
-  for (char& c : text) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return text;
-}
+using core::ascii::lower;
 
 bool is_number(const YamlNode& node) {
   if (node.kind != YamlNode::Kind::scalar || node.quoted || node.text.empty()) return false;

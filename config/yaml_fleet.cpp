@@ -1,10 +1,9 @@
 #include "config/yaml_fleet.h"
 
+#include "config/keys.h"
+
 namespace curlretry::config {
 namespace {
-
-constexpr std::string_view kFleetKeys[] = {"store", "hold_new", "budget"};
-constexpr std::string_view kBudgetKeys[] = {"percent", "window_ms", "reserve"};
 
 const YamlNode* find(const YamlNode& map, std::string_view key) {
   for (const auto& [name, value] : map.entries) {
@@ -15,7 +14,7 @@ const YamlNode* find(const YamlNode& map, std::string_view key) {
 
 void read_budget(const Values& v, const YamlNode& node, core::budget::Budget& budget, Sources& sources) {
   v.expect_map(node, "fleet.budget", true);
-  v.check_keys(node, "fleet.budget", kBudgetKeys);
+  v.check_keys(node, "fleet.budget", file_keys(KeyScope::fleet, "fleet.budget"));
   if (const YamlNode* percent = find(node, "percent")) {
     budget.percent = static_cast<int>(v.integer(*percent, "fleet.budget.percent", 0, kMaxBudgetPercent,
                                                 "a percentage of requests, 0..1000"));
@@ -37,7 +36,7 @@ void read_budget(const Values& v, const YamlNode& node, core::budget::Budget& bu
 
 void read_fleet_section(const Values& v, const YamlNode& node, FleetSettings& fleet, Sources& sources) {
   v.expect_map(node, "fleet", true);
-  v.check_keys(node, "fleet", kFleetKeys);
+  v.check_keys(node, "fleet", file_keys(KeyScope::fleet, "fleet"));
   if (const YamlNode* store = find(node, "store")) {
     const std::string text = v.string(*store, "fleet.store");
     std::string why;
@@ -52,10 +51,6 @@ void read_fleet_section(const Values& v, const YamlNode& node, FleetSettings& fl
     sources["fleet.hold_new"] = v.where(*hold);
   }
   if (const YamlNode* budget = find(node, "budget")) read_budget(v, *budget, fleet.budget, sources);
-}
-
-void fleet_builtin_sources(Sources& sources) {
-  for (std::string_view key : kFleetSourceKeys) sources[std::string(key)] = "built-in";
 }
 
 }  // namespace curlretry::config

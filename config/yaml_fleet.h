@@ -11,7 +11,4 @@ namespace curlretry::config {
 // file:line:col in `sources`. Throws ConfigError like every loader read.
 void read_fleet_section(const Values& values, const YamlNode& node, FleetSettings& fleet, Sources& sources);
 
-// Every fleet key's source is "built-in".
-void fleet_builtin_sources(Sources& sources);
-
 }  // namespace curlretry::config

@@ -1,7 +1,6 @@
 #include "config/yaml_loader.h"
 
 #include <algorithm>
-#include <cctype>
 #include <climits>
 #include <exception>
 #include <new>
@@ -9,35 +8,35 @@
 
 #include "config/env.h"
 #include "config/glob.h"
+#include "config/keys.h"
 #include "config/limits.h"
+#include "config/load_error.h"
 #include "config/yaml_agent.h"
 #include "config/yaml_stream.h"
 #include "config/yaml_fleet.h"
 #include "config/yaml_proxy.h"
 #include "config/yaml_tree.h"
 #include "config/yaml_values.h"
+#include "core/ascii.h"
 
 namespace curlretry::config {
 namespace {
 
 // `include:` is read by include_merge.cpp before the loader sees the tree.
 constexpr std::string_view kTopKeys[] = {"version", "include", "defaults", "settings", "rules", "fleet", "proxy"};
-constexpr std::string_view kPolicyKeys[] = {"max_attempts", "max_elapsed_ms", "backoff",  "retry_after",
-                                                   "retry_on",     "never_retry",    "codes",    "body_window",
-                                                   "stream"};
-constexpr std::string_view kRuleKeys[] = {"name",     "match",       "max_attempts", "max_elapsed_ms",
-                                                 "backoff",  "retry_after", "retry_on",     "never_retry",
-                                                 "codes",    "body_window", "fallback",     "auth",
-                                                 "stream"};
-constexpr std::string_view kBackoffKeys[] = {"strategy", "base_ms", "max_ms", "jitter"};
-constexpr std::string_view kRetryAfterKeys[] = {"honor", "max_ms"};
-constexpr std::string_view kRetryOnKeys[] = {"status", "body_markers", "transport", "unanswered_post"};
-constexpr std::string_view kNeverRetryKeys[] = {"body_markers"};
+// The value keys come from config/keys.h; these name the parts of a rule and of a `codes` table.
 constexpr std::string_view kCodesKeys[] = {"path", "retry", "permanent"};
 constexpr std::string_view kMatchKeys[] = {"host", "path", "method", "header"};
-constexpr std::string_view kSettingsKeys[] = {"disable",     "log",          "log_file",
-                                                     "events_file", "max_upload_replay", "max_error_body",
-                                                     "persistent",  "heartbeat_ms"};
+
+std::vector<std::string_view> policy_keys(std::string_view section) { return file_keys(KeyScope::policy, section); }
+
+// A rule: its name and match, every policy key, and what only rules have.
+std::vector<std::string_view> rule_keys() {
+  std::vector<std::string_view> keys = {"name", "match"};
+  for (const std::string_view key : policy_keys("")) keys.push_back(key);
+  keys.insert(keys.end(), {"fallback", "auth"});
+  return keys;
+}
 
 constexpr core::Transport kAllTransports[] = {
     core::Transport::ok,           core::Transport::connect_refused, core::Transport::reset,
@@ -72,19 +71,8 @@ const YamlNode* find(const YamlNode& map, std::string_view key) {
   return nullptr;
 }
 
-std::string lower(std::string text) {
-  for (char& c : text) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return text;
-}
-
-std::string upper(std::string text) {
-  for (char& c : text) {
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  }
-  return text;
-}
+using core::ascii::lower;
+using core::ascii::upper;
 
 class Loader {
  public:
@@ -112,7 +100,7 @@ class Loader {
 
     if (const YamlNode* defaults = find(root, "defaults")) {
       v_.expect_map(*defaults, "defaults", true);
-      v_.check_keys(*defaults, "defaults", kPolicyKeys);
+      v_.check_keys(*defaults, "defaults", policy_keys(""));
       read_policy(*defaults, "defaults", config.defaults, config.default_sources);
     }
     if (const YamlNode* settings = find(root, "settings")) {
@@ -135,7 +123,8 @@ class Loader {
     const YamlNode* version = find(root, "version");
     if (!version) v_.fail(root, "version", "missing; put `version: 1` at the top of the file");
     const long long n = v_.integer(*version, "version", LLONG_MIN, LLONG_MAX, "1");
-    if (n != 1) v_.fail(*version, "version", "unsupported version " + version->text + " (this curlretry reads version 1)");
+    if (n != 1)
+      v_.fail(*version, "version", "unsupported version " + version->text + " (this curlretry reads version 1)");
   }
 
   // Overlays the policy keys present in `map` onto `policy`. Maps merge key by key; lists replace.
@@ -145,7 +134,8 @@ class Loader {
       const std::string& n = name.text;
       if (n == "max_attempts") {
         const long long a = v_.integer(value, k, -1, kMaxAttempts, "-1 for unlimited, or a number >= 1");
-        if (a == 0) v_.fail(value, k, "0 is out of range (expected -1 for unlimited, or a number >= 1; 1 = never retry)");
+        if (a == 0)
+          v_.fail(value, k, "0 is out of range (expected -1 for unlimited, or a number >= 1; 1 = never retry)");
         policy.max_attempts = static_cast<int>(a);
         sources["max_attempts"] = v_.where(value);
       } else if (n == "max_elapsed_ms") {
@@ -155,7 +145,7 @@ class Loader {
         read_backoff(value, k, policy.backoff, sources);
       } else if (n == "retry_after") {
         v_.expect_map(value, k);
-        v_.check_keys(value, k, kRetryAfterKeys);
+        v_.check_keys(value, k, policy_keys("retry_after"));
         if (const YamlNode* honor = find(value, "honor")) {
           policy.honor_retry_after = v_.boolean(*honor, join_key(k, "honor"));
           sources["retry_after.honor"] = v_.where(*honor);
@@ -168,7 +158,7 @@ class Loader {
         read_retry_on(value, k, policy, sources);
       } else if (n == "never_retry") {
         v_.expect_map(value, k);
-        v_.check_keys(value, k, kNeverRetryKeys);
+        v_.check_keys(value, k, policy_keys("never_retry"));
         if (const YamlNode* markers = find(value, "body_markers")) {
           policy.permanent_markers = v_.strings(*markers, join_key(k, "body_markers"), false);
           sources["never_retry.body_markers"] = v_.where(*markers);
@@ -187,7 +177,7 @@ class Loader {
 
   void read_backoff(const YamlNode& map, const std::string& k, core::Backoff& backoff, Sources& sources) {
     v_.expect_map(map, k);
-    v_.check_keys(map, k, kBackoffKeys);
+    v_.check_keys(map, k, policy_keys("backoff"));
     if (const YamlNode* node = find(map, "strategy")) {
       const std::string key = join_key(k, "strategy");
       const std::string name = v_.string(*node, key);
@@ -225,7 +215,7 @@ class Loader {
 
   void read_retry_on(const YamlNode& map, const std::string& k, core::Policy& policy, Sources& sources) {
     v_.expect_map(map, k);
-    v_.check_keys(map, k, kRetryOnKeys);
+    v_.check_keys(map, k, policy_keys("retry_on"));
     if (const YamlNode* node = find(map, "status")) {
       const std::string key = join_key(k, "status");
       if (node->kind != YamlNode::Kind::sequence) {
@@ -323,7 +313,7 @@ class Loader {
 
   void read_settings(const YamlNode& map, Settings& settings, Sources& sources) {
     v_.expect_map(map, "settings", true);
-    v_.check_keys(map, "settings", kSettingsKeys);
+    v_.check_keys(map, "settings", file_keys(KeyScope::settings, ""));
     for (const auto& [name, value] : map.entries) {
       const std::string k = join_key("settings", name.text);
       const std::string& n = name.text;
@@ -398,7 +388,7 @@ class Loader {
       const YamlNode& item = node.items[i];
       const std::string k = "rules[" + std::to_string(i) + "]";
       v_.expect_map(item, k);
-      v_.check_keys(item, k, kRuleKeys);
+      v_.check_keys(item, k, rule_keys());
       Rule rule;
       rule.name = k;
       rule.where = v_.where(item);
@@ -439,9 +429,7 @@ class Loader {
 // Optimal string alignment distance: Levenshtein plus adjacent transpositions ("hots" -> "host"
 // is one edit), ASCII case-insensitive.
 std::size_t edit_distance(std::string_view a, std::string_view b) {
-  auto same = [](char x, char y) {
-    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-  };
+  auto same = [](char x, char y) { return core::ascii::iequals(x, y); };
   std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
   for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
   for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
@@ -456,33 +444,15 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return d[a.size()][b.size()];
 }
 
-bool starts_with_fold(std::string_view text, std::string_view prefix) {
-  if (prefix.size() > text.size()) return false;
-  for (std::size_t i = 0; i < prefix.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(text[i])) != std::tolower(static_cast<unsigned char>(prefix[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
 Config builtin_config() {
   Config config;
   config.defaults = core::Policy::builtin();
-  for (const char* key : {"max_attempts", "max_elapsed_ms", "backoff.strategy", "backoff.base_ms", "backoff.max_ms",
-                          "backoff.jitter", "retry_after.honor", "retry_after.max_ms", "retry_on.status",
-                          "retry_on.body_markers", "retry_on.transport", "retry_on.unanswered_post",
-                          "never_retry.body_markers", "codes", "body_window", "stream.hold", "stream.hold_max_bytes",
-                          "stream.content_events", "stream.setup_events"}) {
-    config.default_sources[key] = "built-in";
+  for (const KeyDef& key : kKeys) {
+    (key.scope == KeyScope::policy ? config.default_sources : config.settings_sources)[std::string(key.name)] =
+        "built-in";
   }
-  for (const char* key : {"disable", "log", "log_file", "events_file", "max_upload_replay", "max_error_body",
-                          "persistent", "heartbeat_ms"}) {
-    config.settings_sources[key] = "built-in";
-  }
-  fleet_builtin_sources(config.settings_sources);
   return config;
 }
 
@@ -504,7 +474,8 @@ std::optional<std::string_view> closest_key(std::string_view word, std::span<con
   // A truncated or extended key: "base" for "base_ms", "statuses" for "status".
   if (word.size() >= 3) {
     for (const auto candidate : candidates) {
-      if (candidate.size() >= 3 && (starts_with_fold(candidate, word) || starts_with_fold(word, candidate))) {
+      if (candidate.size() >= 3 &&
+          (core::ascii::istarts_with(candidate, word) || core::ascii::istarts_with(word, candidate))) {
         return candidate;
       }
     }
@@ -520,18 +491,9 @@ LoadResult guarded(const std::string& file, Load load) {
   LoadResult result;
   try {
     load(result);
-  } catch (const ConfigError& e) {
-    result.config.reset();
-    result.error = e.message;
-  } catch (const std::bad_alloc&) {
-    result.config.reset();
-    result.error = file + ": out of memory while loading the config";
-  } catch (const std::exception& e) {
-    result.config.reset();
-    result.error = file + ": cannot load the config: " + e.what();
   } catch (...) {
     result.config.reset();
-    result.error = file + ": cannot load the config";
+    result.error = current_load_error(file + ": ");
   }
   return result;
 }

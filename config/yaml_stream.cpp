@@ -2,10 +2,10 @@
 
 #include <string_view>
 
+#include "config/keys.h"
+
 namespace curlretry::config {
 namespace {
-
-constexpr std::string_view kStreamKeys[] = {"hold", "hold_max_bytes", "content_events", "setup_events"};
 
 // Event types are what follows `event:` on an SSE line: no line breaks, not empty.
 std::vector<std::string> event_names(const Values& v, const YamlNode& node, const std::string& key) {
@@ -24,7 +24,7 @@ std::vector<std::string> event_names(const Values& v, const YamlNode& node, cons
 void read_stream(const Values& v, const YamlNode& node, const std::string& key, core::StreamRules& rules,
                  Sources& sources) {
   v.expect_map(node, key);
-  v.check_keys(node, key, kStreamKeys);
+  v.check_keys(node, key, file_keys(KeyScope::policy, "stream"));
   for (const auto& [name, value] : node.entries) {
     const std::string k = join_key(key, name.text);
     const std::string& n = name.text;

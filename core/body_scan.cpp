@@ -7,14 +7,10 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/ascii.h"
+
 namespace curlretry::core {
 namespace {
-
-unsigned char fold(char c) {
-  const auto u = static_cast<unsigned char>(c);
-  // ASCII only: UTF-8 bytes (>= 0x80) pass unchanged, so "风控" matches byte for byte.
-  return u >= 'A' && u <= 'Z' ? static_cast<unsigned char>(u - 'A' + 'a') : u;
-}
 
 // Deep enough for any real error envelope; shallow enough that a hostile "[[[[..." is cheap.
 constexpr int kMaxDepth = 32;
@@ -262,13 +258,13 @@ std::optional<std::string_view> find_marker(std::string_view body, const std::ve
   // Folded once, then each marker is a plain substring search (memchr-driven) instead of a
   // byte-by-byte folding comparison per marker.
   std::string folded(body.size(), '\0');
-  std::transform(body.begin(), body.end(), folded.begin(), [](char c) { return static_cast<char>(fold(c)); });
+  std::transform(body.begin(), body.end(), folded.begin(), [](char c) { return ascii::lower(c); });
   std::string needle;
   for (const std::string& marker : markers) {
     // An empty marker (a stray "" in a config list) would match every body.
     if (marker.empty() || marker.size() > folded.size()) continue;
     needle.resize(marker.size());
-    std::transform(marker.begin(), marker.end(), needle.begin(), [](char c) { return static_cast<char>(fold(c)); });
+    std::transform(marker.begin(), marker.end(), needle.begin(), [](char c) { return ascii::lower(c); });
     if (folded.find(needle) != std::string::npos) return std::string_view{marker};
   }
   return std::nullopt;

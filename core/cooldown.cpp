@@ -4,6 +4,7 @@
 #include <array>
 #include <limits>
 
+#include "core/ascii.h"
 #include "core/civil_date.h"
 #include "core/retry_after.h"
 
@@ -12,12 +13,7 @@ namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-std::string_view trim(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\r\n";
-  const auto first = s.find_first_not_of(kSpace);
-  if (first == std::string_view::npos) return {};
-  return s.substr(first, s.find_last_not_of(kSpace) - first + 1);
-}
+using ascii::trim;
 
 Millis clamp(Millis wait) { return std::clamp(wait, Millis{0}, kMaxCooldown); }
 

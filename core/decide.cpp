@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/ascii.h"
 #include "core/backoff.h"
 #include "core/body_scan.h"
 #include "core/retry_after.h"
@@ -12,15 +13,6 @@ namespace curlretry::core {
 namespace {
 
 using Rep = Millis::rep;
-
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    auto fold = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-    if (fold(a[i]) != fold(b[i])) return false;
-  }
-  return true;
-}
 
 bool is_final_success(int status) { return status >= 200 && status < 400; }
 bool is_client_error(int status) { return status >= 400 && status < 500; }
@@ -80,8 +72,8 @@ Finding classify(const Policy& policy, const Outcome& o) {
   };
 
   if (o.should_retry) {
-    if (equals_ignoring_case(*o.should_retry, "false")) return give_up("should-retry:false", " (x-should-retry: false)");
-    if (equals_ignoring_case(*o.should_retry, "true")) return retry("should-retry:true", " (x-should-retry: true)");
+    if (ascii::iequals(*o.should_retry, "false")) return give_up("should-retry:false", " (x-should-retry: false)");
+    if (ascii::iequals(*o.should_retry, "true")) return retry("should-retry:true", " (x-should-retry: true)");
   }
 
   if (o.stream_error) {
@@ -207,7 +199,7 @@ bool may_retry_response(const Policy& policy, int status, const std::optional<st
   // A 2xx/3xx is delivered as it arrives, even with x-should-retry: true (decide() calls it success).
   if (is_final_success(status)) return false;
   if (status >= 400) return true;
-  return should_retry && equals_ignoring_case(*should_retry, "true");
+  return should_retry && ascii::iequals(*should_retry, "true");
 }
 
 }  // namespace curlretry::core

@@ -1,26 +1,12 @@
 #include "core/fleet_key.h"
 
+#include "core/ascii.h"
 #include "core/cooldown.h"
 
 namespace curlretry::core::fleet_key {
 namespace {
 
-char fold(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool starts_with_fold(std::string_view text, std::string_view prefix) {
-  if (text.size() < prefix.size()) return false;
-  for (std::size_t i = 0; i < prefix.size(); ++i) {
-    if (fold(text[i]) != prefix[i]) return false;
-  }
-  return true;
-}
-
-std::string_view trim(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\r\n";
-  const auto first = s.find_first_not_of(kSpace);
-  if (first == std::string_view::npos) return {};
-  return s.substr(first, s.find_last_not_of(kSpace) - first + 1);
-}
+using ascii::trim;
 
 std::string tag(std::string_view credential) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -55,7 +41,7 @@ std::size_t authority_of(std::string_view url, char* out, std::size_t capacity) 
   for (const char* q = p; q < end && q < p + 16; ++q) {
     if (*q == ':') {
       if (end - q >= 3 && q[1] == '/' && q[2] == '/') {
-        https = q - p == 5 && fold(p[4]) == 's';
+        https = q - p == 5 && ascii::lower(p[4]) == 's';
         p = q + 3;
       }
       break;
@@ -87,7 +73,7 @@ std::size_t authority_of(std::string_view url, char* out, std::size_t capacity) 
   const auto host_size = static_cast<std::size_t>(host_end - host);
   if (host_size == 0 || host_size + 1 + port.size() > capacity) return 0;
   std::size_t n = 0;
-  for (const char* c = host; c < host_end; ++c) out[n++] = fold(*c);
+  for (const char* c = host; c < host_end; ++c) out[n++] = ascii::lower(*c);
   out[n++] = ':';
   for (char c : port) out[n++] = c;
   return n;
@@ -95,7 +81,7 @@ std::size_t authority_of(std::string_view url, char* out, std::size_t capacity) 
 
 std::optional<std::string_view> credential_of(std::string_view line) {
   for (std::string_view name : {"authorization", "x-api-key", "api-key"}) {
-    if (starts_with_fold(line, name) && line.size() > name.size() && line[name.size()] == ':') {
+    if (ascii::istarts_with(line, name) && line.size() > name.size() && line[name.size()] == ':') {
       std::string_view value = trim(line.substr(name.size() + 1));
       if (value.empty()) return std::nullopt;
       return value;

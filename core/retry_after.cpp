@@ -2,6 +2,7 @@
 // the host's locale and TZ, and the shim runs inside processes whose settings we do not own.
 #include "core/retry_after.h"
 
+#include "core/ascii.h"
 #include "core/civil_date.h"
 
 #include <array>
@@ -22,14 +23,7 @@ constexpr std::array<std::string_view, 12> kMonths{"Jan", "Feb", "Mar", "Apr", "
                                                   "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string_view trim(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\r\n";
-  const auto first = s.find_first_not_of(kSpace);
-  if (first == std::string_view::npos) return {};
-  return s.substr(first, s.find_last_not_of(kSpace) - first + 1);
-}
+using ascii::trim;
 
 bool all_digits(std::string_view s) {
   for (char c : s) {
@@ -88,10 +82,7 @@ class Cursor {
   std::optional<int> name(const std::array<std::string_view, N>& names) {
     for (std::size_t i = 0; i < N; ++i) {
       const std::string_view candidate = names[i];
-      if (rest_.size() < candidate.size()) continue;
-      bool same = true;
-      for (std::size_t k = 0; k < candidate.size() && same; ++k) same = lower(rest_[k]) == lower(candidate[k]);
-      if (same) {
+      if (ascii::istarts_with(rest_, candidate)) {
         rest_.remove_prefix(candidate.size());
         return static_cast<int>(i);
       }

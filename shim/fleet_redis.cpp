@@ -10,6 +10,7 @@
 
 #include "shim/fork_guard.h"
 #include "shim/log.h"
+#include "shim/module_path.h"
 
 namespace curlretry::shim::fleet_redis {
 namespace {
@@ -28,17 +29,9 @@ struct Module {
   std::string error;
 };
 
-std::string module_path() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&module_path), &info) == 0 || info.dli_fname == nullptr) return {};
-  std::string self = info.dli_fname;
-  auto slash = self.rfind('/');
-  return (slash == std::string::npos ? std::string(".") : self.substr(0, slash)) + "/curlretry-fleet-redis.so";
-}
-
 Module load_module() {
   Module m;
-  const std::string path = module_path();
+  const std::string path = module_path("curlretry-fleet-redis.so");
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();

@@ -3,31 +3,18 @@
 #include <string_view>
 
 #include "config/text.h"
+#include "core/ascii.h"
 
 namespace curlretry::shim {
 namespace {
 
-char fold(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = fold(c);
-  return out;
-}
+using core::ascii::lower;
 
 // The header name of a line ("Name: v", "Name:", "Name;"), empty when it has none.
 std::string_view name_of(std::string_view line) {
   const auto end = line.find_first_of(":;");
   if (end == std::string_view::npos) return {};
   return config::text::trim(line.substr(0, end));
-}
-
-bool same_name(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (fold(a[i]) != fold(b[i])) return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -59,7 +46,7 @@ void HeaderListCopy::build(const curl_slist* program,
     const std::string_view name = name_of(line);
     bool replaced = false;
     for (size_t i = 0; i < replace.size() && !name.empty(); ++i) {
-      if (!same_name(name, replace[i].first)) continue;
+      if (!core::ascii::iequals(name, replace[i].first)) continue;
       // Every occurrence goes; the new value is sent once, where the first one was.
       if (!done[i]) lines_.push_back(std::string(name) + ": " + replace[i].second);
       done[i] = true;

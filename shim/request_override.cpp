@@ -1,5 +1,6 @@
 #include "shim/request_override.h"
 
+#include "core/ascii.h"
 #include "shim/reentry_guard.h"
 
 namespace curlretry::shim {
@@ -13,20 +14,11 @@ void set_real(const real::Api& api, CURL* easy, CURLoption option, V value) {
   }
 }
 
-bool same_name(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    auto fold = [](char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; };
-    if (fold(a[i]) != fold(b[i])) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 void RequestOverride::set_header(const std::string& name, std::string value) {
   for (auto& [n, v] : headers_) {
-    if (same_name(n, name)) {
+    if (core::ascii::iequals(n, name)) {
       v = std::move(value);
       return;
     }

@@ -1,5 +1,6 @@
 #include "shim/stream_hold.h"
 
+#include "core/ascii.h"
 #include "core/stream_events.h"
 #include "shim/real_curl.h"
 #include "shim/reentry_guard.h"
@@ -12,12 +13,7 @@ bool is_event_stream(const char* content_type) {
   constexpr std::string_view kType = "text/event-stream";
   std::string_view text(content_type);
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  if (text.size() < kType.size()) return false;
-  for (std::size_t i = 0; i < kType.size(); ++i) {
-    char c = text[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != kType[i]) return false;
-  }
+  if (!core::ascii::istarts_with(text, kType)) return false;
   const std::string_view rest = text.substr(kType.size());
   return rest.empty() || rest.front() == ';' || rest.front() == ' ' || rest.front() == '\t';
 }

@@ -1,29 +1,22 @@
-// The parts of a request URL that curlretry may use: host for rule matching, path (without query
-// or fragment) for matching and logs. Userinfo and query strings carry secrets and are dropped
-// here, before anything else sees the URL.
+// The request URL as the shim sees it: split by core/url.h (the one splitter `explain` uses too),
+// and whether curlretry handles its scheme at all.
 #pragma once
 
-#include <string>
 #include <string_view>
+
+#include "core/url.h"
 
 namespace curlretry::shim {
 
-struct UrlParts {
-  std::string scheme;  // lower case, empty when the URL has none
-  std::string host;    // lower case, without port and without IPv6 brackets
-  std::string port;    // as written, may be empty
-  std::string path;    // starts with '/', no query, no fragment
+using core::UrlParts;
 
-  // "host[:port]/path": what a log line shows.
-  std::string display() const;
-};
-
+// core::split_url, never empty-handed: a URL libcurl would refuse (the transfer fails with
+// CURLE_URL_MALFORMAT whatever we do) gives no scheme, no host and the path "/", which no host
+// rule matches and no log line can leak a secret from.
 UrlParts split_url(std::string_view url);
 
-// Whether curlretry handles transfers with this scheme (http and https; no scheme = http, as
-// libcurl guesses).
-bool is_http_scheme(std::string_view scheme);
-// The same for a whole URL, without allocating (called for every transfer).
+// Whether curlretry handles transfers to this URL: http and https; no scheme = http, as libcurl
+// guesses. Without allocating (called for every transfer).
 bool url_is_http(std::string_view url);
 
 }  // namespace curlretry::shim

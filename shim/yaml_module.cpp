@@ -9,19 +9,12 @@
 #include "config/yaml_tree.h"
 #include "config/yaml_wire.h"
 #include "shim/fork_guard.h"
+#include "shim/module_path.h"
 
 namespace curlretry::config {
 namespace {
 
 using ParseFn = int (*)(const char* text, size_t size, void (*sink)(void*, const char*, size_t), void* context);
-
-std::string module_path() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&module_path), &info) == 0 || info.dli_fname == nullptr) return {};
-  std::string self = info.dli_fname;
-  auto slash = self.rfind('/');
-  return (slash == std::string::npos ? std::string(".") : self.substr(0, slash)) + "/curlretry-yaml.so";
-}
 
 ParseFn load_parser(std::string* error) {
   static std::mutex& mutex = []() -> std::mutex& {
@@ -33,7 +26,7 @@ ParseFn load_parser(std::string* error) {
   static std::string load_error;
   std::lock_guard lock(mutex);
   if (parse == nullptr && load_error.empty()) {
-    std::string path = module_path();
+    std::string path = shim::module_path("curlretry-yaml.so");
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
       const char* why = dlerror();

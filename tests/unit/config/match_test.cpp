@@ -1,7 +1,6 @@
-// Picking the rule for a request, and deriving host and path from a URL the same way everywhere.
+// Picking the rule for a request (the URL it is picked by is split in core/url.h).
 #include <gtest/gtest.h>
 
-#include "config/url.h"
 #include "test_env.h"
 
 namespace curlretry::config {
@@ -75,28 +74,6 @@ TEST(Match, ARuleWithoutMatchMatchesEverything) {
   const LoadResult r = load_yaml("version: 1\nrules:\n  - name: all\n    max_attempts: 9\n");
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(r.config->policy_for("DELETE", "anything", "/at/all").max_attempts, 9);
-}
-
-TEST(Url, SplitsHostAndPathWithoutSecrets) {
-  auto u = split_url("https://user:pw@Open.BigModel.cn:8443/api/paas/v4/chat?key=secret#frag");
-  ASSERT_TRUE(u);
-  EXPECT_EQ(u->scheme, "https");
-  EXPECT_EQ(u->host, "open.bigmodel.cn");
-  EXPECT_EQ(u->path, "/api/paas/v4/chat");
-  EXPECT_EQ(display_url(*u), "open.bigmodel.cn/api/paas/v4/chat");
-}
-
-TEST(Url, EdgeCases) {
-  EXPECT_EQ(split_url("example.com")->path, "/");
-  EXPECT_EQ(split_url("example.com")->scheme, "http");
-  EXPECT_EQ(split_url("http://example.com?x=1")->path, "/");
-  EXPECT_EQ(split_url("http://[::1]:8080/x")->host, "::1");
-  EXPECT_EQ(split_url("http://api.z.ai./x")->host, "api.z.ai");
-  EXPECT_EQ(split_url("http://a@b@host/x")->host, "host");
-  EXPECT_FALSE(split_url(""));
-  EXPECT_FALSE(split_url("http:///x"));
-  EXPECT_FALSE(split_url("/just/a/path"));
-  EXPECT_FALSE(split_url("http://[::1/x"));
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
-// config/REFERENCE.md promises that its complete example loads and that its `defaults:` are the
-// built-in values. Pinned here so the document cannot drift from the code.
+// config/REFERENCE.md promises that its complete example loads, that its `defaults:` are the
+// built-in values, and its key tables list exactly the keys of config/keys.h. Pinned here so the
+// document cannot drift from the code.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
+#include "config/keys.h"
 #include "test_env.h"
 
 namespace curlretry::config {
@@ -18,12 +21,63 @@ std::string first_yaml_block(const std::string& markdown) {
   return markdown.substr(start + open.size(), end - start - open.size());
 }
 
-TEST(ReferenceDoc, CompleteExampleLoadsAndItsDefaultsAreTheBuiltIns) {
+std::string reference() {
   std::ifstream in(std::string(CURLRETRY_SOURCE_DIR) + "/config/REFERENCE.md");
-  ASSERT_TRUE(in) << "config/REFERENCE.md not found";
   std::stringstream text;
   text << in.rdbuf();
-  const std::string yaml = first_yaml_block(text.str());
+  return text.str();
+}
+
+// The first column of the first table after the line `heading`, without backticks.
+std::vector<std::string> first_table_keys(const std::string& markdown, const std::string& heading) {
+  std::vector<std::string> keys;
+  auto at = markdown.find("\n" + heading + "\n");
+  if (at == std::string::npos) return keys;
+  at = markdown.find("\n|", at);
+  bool header = true;
+  while (at != std::string::npos && at + 1 < markdown.size() && markdown[at + 1] == '|') {
+    const auto end = markdown.find('\n', at + 1);
+    const std::string row = markdown.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
+    at = end;
+    if (header || row.starts_with("|-")) {
+      header = false;
+      continue;
+    }
+    std::string cell = row.substr(1, row.find('|', 1) - 1);
+    std::erase(cell, '`');
+    std::erase(cell, ' ');
+    keys.push_back(cell);
+  }
+  return keys;
+}
+
+std::vector<std::string> keys_of(KeyScope scope, std::string_view strip = "") {
+  std::vector<std::string> out;
+  for (const KeyDef& key : kKeys) {
+    if (key.scope == scope && key.in_file) out.emplace_back(key.name.substr(strip.size()));
+  }
+  return out;
+}
+
+TEST(ReferenceDoc, KeyTablesListExactlyTheKeysOfTheTable) {
+  const std::string doc = reference();
+  ASSERT_FALSE(doc.empty()) << "config/REFERENCE.md not found";
+  EXPECT_EQ(first_table_keys(doc, "## Policy keys (in `defaults:` and in each rule)"), keys_of(KeyScope::policy));
+  EXPECT_EQ(first_table_keys(doc, "## Settings"), keys_of(KeyScope::settings));
+  EXPECT_EQ(first_table_keys(doc, "## Fleet"), keys_of(KeyScope::fleet, "fleet."));
+  const std::vector<std::string> variables = first_table_keys(doc, "## Environment variables");
+  for (const KeyDef& key : kKeys) {
+    for (const std::string_view variable : {key.env, key.legacy_env}) {
+      if (variable.empty()) continue;
+      EXPECT_NE(std::find(variables.begin(), variables.end(), variable), variables.end()) << variable;
+    }
+  }
+}
+
+TEST(ReferenceDoc, CompleteExampleLoadsAndItsDefaultsAreTheBuiltIns) {
+  const std::string doc = reference();
+  ASSERT_FALSE(doc.empty()) << "config/REFERENCE.md not found";
+  const std::string yaml = first_yaml_block(doc);
   ASSERT_FALSE(yaml.empty());
 
   const LoadResult r = testing::load_yaml(yaml);

@@ -1,0 +1,36 @@
+// The one ASCII case-folding module: only A-Z fold, every other byte (UTF-8 included) stays.
+#include "core/ascii.h"
+
+#include <gtest/gtest.h>
+
+namespace curlretry::core::ascii {
+namespace {
+
+TEST(Ascii, FoldsOnlyAsciiLetters) {
+  EXPECT_EQ(lower("Retry-After: 5"), "retry-after: 5");
+  EXPECT_EQ(upper("post"), "POST");
+  EXPECT_EQ(lower("\xC3\x84\xC4\xB0"), "\xC3\x84\xC4\xB0");  // "ÄI-dot" unchanged: bytes >= 0x80 pass
+  EXPECT_EQ(lower('@'), '@');
+  EXPECT_EQ(lower('['), '[');
+  EXPECT_EQ(upper('`'), '`');
+  EXPECT_EQ(upper('{'), '{');
+}
+
+TEST(Ascii, ComparesIgnoringCase) {
+  EXPECT_TRUE(iequals("Content-Type", "content-TYPE"));
+  EXPECT_FALSE(iequals("Content-Type", "Content-Typ"));
+  EXPECT_FALSE(iequals("\xC3\x84", "\xC3\xA4"));  // Ä vs ä: not ASCII, not folded
+  EXPECT_TRUE(istarts_with("Text/Event-Stream; charset=utf-8", "text/event-stream"));
+  EXPECT_FALSE(istarts_with("text", "text/event-stream"));
+  EXPECT_TRUE(istarts_with("anything", ""));
+  static_assert(iequals("ABC", "abc"), "usable at compile time");
+}
+
+TEST(Ascii, TrimsSpaceTabCrLf) {
+  EXPECT_EQ(trim(" \t 5 \r\n"), "5");
+  EXPECT_EQ(trim(" \r\n"), "");
+  EXPECT_EQ(trim("a b"), "a b");
+}
+
+}  // namespace
+}  // namespace curlretry::core::ascii
