@@ -18,8 +18,8 @@ std::string codes(const std::vector<core::CodeTable>& tables) {
   for (std::size_t i = 0; i < tables.size(); ++i) {
     const auto& t = tables[i];
     out += (i ? ", " : "");
-    out += "{path: " + t.path + ", retry: " + list_of_strings(t.retry) + ", permanent: " + list_of_strings(t.permanent) +
-           "}";
+    out += "{path: " + t.path + ", retry: " + list_of_strings(t.retry) +
+           ", permanent: " + list_of_strings(t.permanent) + "}";
   }
   return out + "]";
 }
@@ -28,7 +28,8 @@ std::string codes(const std::vector<core::CodeTable>& tables) {
 
 KeyValues describe_policy(const core::Policy& p) {
   std::string statuses = "[";
-  for (std::size_t i = 0; i < p.retry_status.size(); ++i) statuses += (i ? ", " : "") + std::to_string(p.retry_status[i]);
+  for (std::size_t i = 0; i < p.retry_status.size(); ++i)
+    statuses += (i ? ", " : "") + std::to_string(p.retry_status[i]);
   statuses += "]";
   std::string transports = "[";
   for (std::size_t i = 0; i < p.retry_transport.size(); ++i) {

@@ -269,8 +269,8 @@ class TreeBuilder final : public YAML::EventHandler {
 std::variant<YamlNode, YamlError> parse_yaml(std::string_view text) {
   try {
     if (text.size() > kMaxDocumentBytes) {
-      return YamlError{{}, false,
-                       "file is larger than " + std::to_string(kMaxDocumentBytes / 1024) + " KiB; refusing to parse it"};
+      return YamlError{
+          {}, false, "file is larger than " + std::to_string(kMaxDocumentBytes / 1024) + " KiB; refusing to parse it"};
     }
     if (auto bad = check_encoding(text)) return *bad;
 

@@ -56,7 +56,8 @@ long long Values::integer(const YamlNode& node, std::string_view key, long long 
   }
   const ParsedInteger parsed = parse_integer(node.text);
   if (parsed.overflow) fail(node, key, "\"" + node.text + "\" is too large (expected " + std::string(expected) + ")");
-  if (!parsed.value) fail(node, key, "\"" + node.text + "\" is not an integer (expected " + std::string(expected) + ")");
+  if (!parsed.value)
+    fail(node, key, "\"" + node.text + "\" is not an integer (expected " + std::string(expected) + ")");
   if (*parsed.value < min || *parsed.value > max) {
     fail(node, key, node.text + " is out of range (expected " + std::string(expected) + ")");
   }

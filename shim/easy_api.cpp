@@ -103,6 +103,8 @@ __attribute__((visibility("default"))) void curl_easy_cleanup(CURL* easy) {
       if (Transfer* transfer = registry::find(easy); transfer != nullptr && transfer->multi() != nullptr)
         release_from_multi(transfer->multi(), easy);
     } catch (...) {
+      // Only allocation can fail here, and no exception may reach a C host: the handle is
+      // forgotten and cleaned up below all the same.
     }
     registry::remove(easy);
   }
@@ -146,6 +148,7 @@ __attribute__((visibility("default"))) CURL* curl_easy_duphandle(CURL* easy) {
       source->put_back_request(copy);
     }
   } catch (...) {
+    // Out of memory for the copy's entry: it works as a plain libcurl handle, without retries.
   }
   return copy;
 }

@@ -66,6 +66,8 @@ CURLMcode after_drive(MultiState* state, CURLMcode code, int* running) {
     state->drain();
     state->update_host_timer();
   } catch (...) {
+    // Only allocation can fail here, and no exception may reach a C host: the host gets
+    // libcurl's answer, and the next call drains again.
   }
   if (running != nullptr) *running += state->parked();
   return code;
@@ -101,6 +103,7 @@ __attribute__((visibility("default"))) CURLM* curl_multi_init(void) {
       t.epoch.fetch_add(1, std::memory_order_acq_rel);
     }
   } catch (...) {
+    // Out of memory for its state: this multi handle runs as plain libcurl, without retries.
   }
   return multi;
 }
@@ -144,6 +147,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_add_handle(CURLM* mu
   try {
     ours = transfer != nullptr && transfer->begin(runtime());
   } catch (...) {
+    // Out of memory for the transfer's state: `ours` stays false and libcurl runs it unretried.
   }
   CURLMcode code;
   {
@@ -155,6 +159,8 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_add_handle(CURLM* mu
     try {
       release_from_multi(previous, easy);
     } catch (...) {
+      // Only allocation can fail here, and no exception may reach a C host: the handle is in the
+      // new multi all the same.
     }
   }
   if (ours) {
@@ -184,6 +190,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_remove_handle(CURLM*
     try {
       was_parked = state->forget(easy);
     } catch (...) {
+      // Only allocation can fail here: treated as not parked, so libcurl removes the handle itself.
     }
     if (was_parked) return CURLM_OK;
   }
@@ -268,6 +275,8 @@ __attribute__((visibility("default"))) CURLMsg* curl_multi_info_read(CURLM* mult
   try {
     state->drain();  // messages libcurl made outside a perform we saw (e.g. a failed add)
   } catch (...) {
+    // Only allocation can fail here, and no exception may reach a C host: what is already
+    // queued is still handed out, the rest on the next call.
   }
   return state->next_message(msgs_in_queue);
 }

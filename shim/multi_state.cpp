@@ -242,7 +242,8 @@ CURLMsg* MultiState::next_message(int* msgs_in_queue) {
 void MultiState::drop_queued(CURL* easy, Member* member) {
   // The usual case, a host removing a handle whose message it has read, scans nothing.
   if ((member == nullptr || member->queued == 0) && unowned_queued_ == 0) return;
-  auto gone = std::remove_if(queue_.begin(), queue_.end(), [easy](const Queued& q) { return q.msg.easy_handle == easy; });
+  auto gone =
+      std::remove_if(queue_.begin(), queue_.end(), [easy](const Queued& q) { return q.msg.easy_handle == easy; });
   for (auto it = gone; it != queue_.end(); ++it) {
     if (it->member != nullptr) --it->member->queued;
     else --unowned_queued_;
@@ -256,7 +257,8 @@ bool MultiState::forget(CURL* easy) {
   drop_queued(easy, m);
   bool waiting = false;  // parked or replaying: libcurl no longer has it
   if (!replaying_.empty()) {
-    auto replaying = std::find_if(replaying_.begin(), replaying_.end(), [easy](const auto& r) { return r.first == easy; });
+    auto replaying =
+        std::find_if(replaying_.begin(), replaying_.end(), [easy](const auto& r) { return r.first == easy; });
     if (replaying != replaying_.end()) {
       replaying_.erase(replaying);
       waiting = true;

@@ -248,7 +248,8 @@ const Table* rebuild(Libraries& libs) {
                          : api_of_user(libs, object, snapshot.objects);
     for (const auto& [begin, end] : object.code) table->ranges.push_back(Range{begin, end, api});
   }
-  std::sort(table->ranges.begin(), table->ranges.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  std::sort(table->ranges.begin(), table->ranges.end(),
+            [](const Range& a, const Range& b) { return a.begin < b.begin; });
   libs.table.store(table, std::memory_order_release);
   return table;
 }

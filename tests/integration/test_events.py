@@ -26,7 +26,6 @@ import shutil
 import stat
 import subprocess
 import tempfile
-import textwrap
 import unittest
 from pathlib import Path
 
@@ -199,12 +198,22 @@ class EventsWriter(unittest.TestCase):
     def test_line_format_byte_for_byte(self):
         r = self.run_driver("format")
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(r.stdout.decode(), textwrap.dedent("""\
-            {"time":"2025-06-01T12:00:00.123Z","pid":4242,"program":"curl","method":"POST","host":"api.z.ai","path":"/api/paas/v4/chat/completions","attempt":2,"status":429,"outcome":"HTTP 429 code 1302","verdict":"retry","reason":"code:1302","delay_ms":3000,"bytes":57,"rule":"zai"}
-            {"time":"2000-02-29T00:00:00.000Z","pid":1,"program":"python3","method":"POST","host":"api.z.ai","path":"/api/paas/v4/chat/completions","attempt":2,"status":200,"outcome":"HTTP 200","verdict":"success","reason":"success","delay_ms":0,"bytes":57,"rule":"zai"}
-            {"time":"1970-01-01T00:00:00.000Z","pid":1,"program":"x","method":"POST","host":"api.z.ai","path":"/a\\"b\\\\c\\n\\u0001\ufffd\u98ce","attempt":2,"status":200,"outcome":"HTTP 200","verdict":"give_up","reason":"exhausted","delay_ms":0,"bytes":57,"rule":"zai"}
-            {"time":"1970-01-01T00:00:00.000Z","pid":1,"program":"x","method":"POST","host":"api.z.ai","path":"/","attempt":2,"status":200,"outcome":"HTTP 200","verdict":"success","reason":"success","delay_ms":0,"bytes":57,"rule":"zai"}
-            """))
+        self.assertEqual(r.stdout.decode(), "".join(line + "\n" for line in (
+            '{"time":"2025-06-01T12:00:00.123Z","pid":4242,"program":"curl","method":"POST",'
+            '"host":"api.z.ai","path":"/api/paas/v4/chat/completions","attempt":2,"status":429,'
+            '"outcome":"HTTP 429 code 1302","verdict":"retry","reason":"code:1302","delay_ms":3000,'
+            '"bytes":57,"rule":"zai"}',
+            '{"time":"2000-02-29T00:00:00.000Z","pid":1,"program":"python3","method":"POST",'
+            '"host":"api.z.ai","path":"/api/paas/v4/chat/completions","attempt":2,"status":200,'
+            '"outcome":"HTTP 200","verdict":"success","reason":"success","delay_ms":0,"bytes":57,'
+            '"rule":"zai"}',
+            '{"time":"1970-01-01T00:00:00.000Z","pid":1,"program":"x","method":"POST","host":"api.z.ai",'
+            '"path":"/a\\"b\\\\c\\n\\u0001\ufffd\u98ce","attempt":2,"status":200,"outcome":"HTTP 200",'
+            '"verdict":"give_up","reason":"exhausted","delay_ms":0,"bytes":57,"rule":"zai"}',
+            '{"time":"1970-01-01T00:00:00.000Z","pid":1,"program":"x","method":"POST","host":"api.z.ai",'
+            '"path":"/","attempt":2,"status":200,"outcome":"HTTP 200","verdict":"success","reason":"success",'
+            '"delay_ms":0,"bytes":57,"rule":"zai"}',
+        )))
         for line in parse_lines(r.stdout):
             self.assertEqual(list(line), FIELDS)
 
@@ -254,19 +263,43 @@ class EventsWriter(unittest.TestCase):
 
 # --- curlretry stats ------------------------------------------------------------------------------
 
-SYNTHETIC = """\
-{"time":"2025-06-01T12:00:00.100Z","pid":100,"program":"curl","method":"POST","host":"api.z.ai","path":"/api/paas/v4/chat/completions","attempt":1,"status":429,"outcome":"HTTP 429 code 1302","verdict":"retry","reason":"code:1302","delay_ms":1500,"bytes":57,"rule":"zai"}
-{"time":"2025-06-01T12:00:01.700Z","pid":100,"program":"curl","method":"POST","host":"api.z.ai","path":"/api/paas/v4/chat/completions","attempt":2,"status":200,"outcome":"HTTP 200","verdict":"success","reason":"success","delay_ms":0,"bytes":812,"rule":"zai"}
-{"time":"2025-06-01T12:00:30.000Z","pid":101,"program":"python3","method":"POST","host":"api.z.ai","path":"/api/coding/paas/v4/chat/completions","attempt":1,"status":400,"outcome":"HTTP 400 code 3007","verdict":"retry","reason":"code:3007","delay_ms":2000,"bytes":43,"rule":"zai"}
-{"time":"2025-06-01T12:00:32.100Z","pid":101,"program":"python3","method":"POST","host":"api.z.ai","path":"/api/coding/paas/v4/chat/completions","attempt":2,"status":429,"outcome":"HTTP 429 code 1302","verdict":"retry","reason":"code:1302","delay_ms":4000,"bytes":57,"rule":"zai"}
-{"time":"2025-06-01T12:00:36.200Z","pid":101,"program":"python3","method":"POST","host":"api.z.ai","path":"/api/coding/paas/v4/chat/completions","attempt":3,"status":429,"outcome":"HTTP 429 code 1302","verdict":"give_up","reason":"exhausted","delay_ms":0,"bytes":57,"rule":"zai"}
-{"time":"2025-06-01T12:01:10.000Z","pid":102,"program":"curl","method":"GET","host":"api.openai.com","path":"/v1/models","attempt":1,"status":200,"outcome":"HTTP 200","verdict":"success","reason":"success","delay_ms":0,"bytes":2048,"rule":"openai"}
-{"time":"2025-06-01T12:02:05.000Z","pid":102,"program":"curl","method":"GET","host":"api.openai.com","path":"/v1/nope","attempt":1,"status":404,"outcome":"HTTP 404","verdict":"give_up","reason":"not-retryable","delay_ms":0,"bytes":120,"rule":"openai"}
-{"time":"2025-06-01T12:03:00.000Z","pid":103,"program":"git-remote-http","method":"GET","host":"github.com","path":"/x/y.git/info/refs","attempt":1,"status":0,"outcome":"connection reset","verdict":"retry","reason":"transport:reset","delay_ms":50,"bytes":0,"rule":"defaults"}
-{"time":"2025-06-01T12:03:00.100Z","pid":103,"program":"git-remote-http","method":"GET","host":"github.com","path":"/x/y.git/info/refs","attempt":2,"status":200,"outcome":"HTTP 200","verdict":"success","reason":"success","delay_ms":0,"bytes":4096,"rule":"defaults"}
-not json at all
-{"time":"2025-06-01T12:04:10.000Z","pid":104,"program":"curl","method":"POST","host":"api.openai.com","path":"/v1/chat/completions","attempt":1,"status":429,"outcome":"HTTP 429 code insufficient_quota (permanent)","verdict":"give_up","reason":"permanent-code:insufficient_quota","delay_ms":0,"bytes":300,"rule":"openai"}
-"""
+SYNTHETIC = "".join(line + "\n" for line in (
+    '{"time":"2025-06-01T12:00:00.100Z","pid":100,"program":"curl","method":"POST","host":"api.z.ai",'
+    '"path":"/api/paas/v4/chat/completions","attempt":1,"status":429,"outcome":"HTTP 429 code 1302",'
+    '"verdict":"retry","reason":"code:1302","delay_ms":1500,"bytes":57,"rule":"zai"}',
+    '{"time":"2025-06-01T12:00:01.700Z","pid":100,"program":"curl","method":"POST","host":"api.z.ai",'
+    '"path":"/api/paas/v4/chat/completions","attempt":2,"status":200,"outcome":"HTTP 200",'
+    '"verdict":"success","reason":"success","delay_ms":0,"bytes":812,"rule":"zai"}',
+    '{"time":"2025-06-01T12:00:30.000Z","pid":101,"program":"python3","method":"POST","host":"api.z.ai",'
+    '"path":"/api/coding/paas/v4/chat/completions","attempt":1,"status":400,'
+    '"outcome":"HTTP 400 code 3007","verdict":"retry","reason":"code:3007","delay_ms":2000,"bytes":43,'
+    '"rule":"zai"}',
+    '{"time":"2025-06-01T12:00:32.100Z","pid":101,"program":"python3","method":"POST","host":"api.z.ai",'
+    '"path":"/api/coding/paas/v4/chat/completions","attempt":2,"status":429,'
+    '"outcome":"HTTP 429 code 1302","verdict":"retry","reason":"code:1302","delay_ms":4000,"bytes":57,'
+    '"rule":"zai"}',
+    '{"time":"2025-06-01T12:00:36.200Z","pid":101,"program":"python3","method":"POST","host":"api.z.ai",'
+    '"path":"/api/coding/paas/v4/chat/completions","attempt":3,"status":429,'
+    '"outcome":"HTTP 429 code 1302","verdict":"give_up","reason":"exhausted","delay_ms":0,"bytes":57,'
+    '"rule":"zai"}',
+    '{"time":"2025-06-01T12:01:10.000Z","pid":102,"program":"curl","method":"GET",'
+    '"host":"api.openai.com","path":"/v1/models","attempt":1,"status":200,"outcome":"HTTP 200",'
+    '"verdict":"success","reason":"success","delay_ms":0,"bytes":2048,"rule":"openai"}',
+    '{"time":"2025-06-01T12:02:05.000Z","pid":102,"program":"curl","method":"GET",'
+    '"host":"api.openai.com","path":"/v1/nope","attempt":1,"status":404,"outcome":"HTTP 404",'
+    '"verdict":"give_up","reason":"not-retryable","delay_ms":0,"bytes":120,"rule":"openai"}',
+    '{"time":"2025-06-01T12:03:00.000Z","pid":103,"program":"git-remote-http","method":"GET",'
+    '"host":"github.com","path":"/x/y.git/info/refs","attempt":1,"status":0,"outcome":"connection reset",'
+    '"verdict":"retry","reason":"transport:reset","delay_ms":50,"bytes":0,"rule":"defaults"}',
+    '{"time":"2025-06-01T12:03:00.100Z","pid":103,"program":"git-remote-http","method":"GET",'
+    '"host":"github.com","path":"/x/y.git/info/refs","attempt":2,"status":200,"outcome":"HTTP 200",'
+    '"verdict":"success","reason":"success","delay_ms":0,"bytes":4096,"rule":"defaults"}',
+    'not json at all',
+    '{"time":"2025-06-01T12:04:10.000Z","pid":104,"program":"curl","method":"POST",'
+    '"host":"api.openai.com","path":"/v1/chat/completions","attempt":1,"status":429,'
+    '"outcome":"HTTP 429 code insufficient_quota (permanent)","verdict":"give_up",'
+    '"reason":"permanent-code:insufficient_quota","delay_ms":0,"bytes":300,"rule":"openai"}',
+))
 
 EXPECTED_REPORT = """\
 10 attempts in 6 requests by 5 processes, 2025-06-01 12:00:00 to 12:04:10 UTC (4m10s)

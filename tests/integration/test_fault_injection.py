@@ -4,12 +4,11 @@ see.
 
 A seeded generator (faults/generate.py) writes scripts of upstream steps (200, 429, 503, 529,
 captcha 400, plain 4xx, quota 429, z.ai 1302, Retry-After in seconds / ms / HTTP-date / garbage /
-too long, x-should-retry, resets and clean closes before any response byte, hangs shorter than
-the host's timeout (and, on the multi hosts, some longer), 200s that break mid-body, SSE streams, echoes of uploaded bodies, error
-bodies past the shim's hold limit) under nine policies (config rules by key prefix: 1, 2, 3, 5
-and unlimited attempts, a narrow retry set, Retry-After ignored, JSON code tables, timeouts
-retried). The scripts
-go, round robin, through
+too long, x-should-retry, resets and clean closes before any response byte, hangs shorter than the
+host's timeout (and, on the multi hosts, some longer), 200s that break mid-body, SSE streams,
+echoes of uploaded bodies, error bodies past the shim's hold limit) under nine policies (config
+rules by key prefix: 1, 2, 3, 5 and unlimited attempts, a narrow retry set, Retry-After ignored,
+JSON code tables, timeouts retried). The scripts go, round robin, through
 
 - `curl`:    the real curl CLI, 25 transfers per process (`--next`; the tool shares its
              connection cache across them, so libcurl's own re-send of a request on a reused
@@ -423,7 +422,8 @@ class FaultInjectionTest(harness.UpstreamTestCase):
         if failures or drift:
             report = [f"seed={SEED} (rerun: CURLRETRY_FAULT_SEED={SEED} CURLRETRY_FAULT_SCRIPTS={SCRIPTS})"]
             report += [f"{len(failures)} of {len(cases)} scripts differ from the model:"] + failures[:MAX_REPORTED]
-            report += [f"{len(drift)} decisions where the model and `curlretry explain` disagree:"] + drift[:MAX_REPORTED]
+            report += [f"{len(drift)} decisions where the model and `curlretry explain` disagree:"]
+            report += drift[:MAX_REPORTED]
             self.fail("\n".join(report))
 
     def _counts(self, keys: list[str]) -> dict[str, int]:

@@ -247,7 +247,8 @@ class MultiTestCase(UpstreamTestCase):
                 k = self.key(f"{case.label}-{copy}")
                 want = (case.expect if preload else case.control)(k)
                 if reuse and case.script == "reset":
-                    want = dataclasses.replace(want, counts=tuple(range(want.counts[0], want.counts[0] + REUSE_EXTRA + 1)))
+                    first = want.counts[0]
+                    want = dataclasses.replace(want, counts=tuple(range(first, first + REUSE_EXTRA + 1)))
                 out.append((self.plain.script_url(k, case.script), k, want))
         return out
 
@@ -440,8 +441,8 @@ class MultiTestCase(UpstreamTestCase):
         for label, r in runs.items():
             figure(f"1000 transfers at 64 concurrent, {label}: wall {r.wall_s:.3f} s, CPU {r.cpu_s:.3f} s, "
                    f"{r.summary.get('loops')} loop turns")
-        figure(f"failing-once / twin: CPU x{f.cpu_s / max(t.cpu_s, 1e-3):.2f}, wall x{f.wall_s / max(t.wall_s, 1e-3):.2f} "
-               "(the failing run makes twice the requests)")
+        figure(f"failing-once / twin: CPU x{f.cpu_s / max(t.cpu_s, 1e-3):.2f}, "
+               f"wall x{f.wall_s / max(t.wall_s, 1e-3):.2f} (the failing run makes twice the requests)")
         # Each transfer makes two requests and waits ~20 ms in between, so about twice the
         # twin's work; a loop spinning while transfers are parked would blow far past 3x.
         self.assertLess(f.cpu_s, 3 * t.cpu_s + 0.05, f"CPU failing-once {f.cpu_s} s vs twin {t.cpu_s} s")
@@ -652,7 +653,8 @@ foreach ($hs as $i => $c) {
 }
 curl_multi_close($m);
 echo json_encode(["transfers" => $out, "loops" => $loops, "wall" => microtime(true) - $start,
-  "cpu" => $ru["ru_utime.tv_sec"] + $ru["ru_utime.tv_usec"] / 1e6 + $ru["ru_stime.tv_sec"] + $ru["ru_stime.tv_usec"] / 1e6]), "\n";
+  "cpu" => $ru["ru_utime.tv_sec"] + $ru["ru_utime.tv_usec"] / 1e6
+           + $ru["ru_stime.tv_sec"] + $ru["ru_stime.tv_usec"] / 1e6]), "\n";
 """
 
 

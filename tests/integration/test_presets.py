@@ -188,7 +188,8 @@ CASES = [
     # --- z.ai (open.bigmodel.cn) -------------------------------------------------------------------
     Case("bigmodel 3007 captcha", "zai", "bigmodel", "POST", BIGMODEL, 400, CAPTCHA, "retry", "code:3007"),
     Case("bigmodel 1302 concurrency", "zai", "bigmodel", "POST", BIGMODEL_CODING, 429,
-         zai_error("1302", "您当前使用该API的并发数过高，请降低并发，或联系客服增加限额。"), "retry", "code:1302"),
+         zai_error("1302", "您当前使用该API的并发数过高，请降低并发，或联系客服增加限额。"),
+         "retry", "code:1302"),
     Case("bigmodel 1305 overloaded", "zai", "bigmodel", "POST", BIGMODEL, 429,
          zai_error("1305", "当前API请求过多，请稍后重试。"), "retry", "code:1305"),
     Case("bigmodel 1113 balance", "zai", "bigmodel", "POST", BIGMODEL, 429,

@@ -174,7 +174,8 @@ class InterpreterTestCase(UpstreamTestCase):
         path.write_text(text)
         return str(path)
 
-    def run_json(self, cmd: list[str], *, preload: bool, env: dict[str, str] | None = None) -> tuple[dict, harness.Result]:
+    def run_json(self, cmd: list[str], *, preload: bool,
+                 env: dict[str, str] | None = None) -> tuple[dict, harness.Result]:
         child_env = {"CURLRETRY_BASE_MS": "10"} if preload else {}
         child_env.update(env or {})
         result = harness.run(cmd, preload=preload, env=child_env)

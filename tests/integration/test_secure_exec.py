@@ -193,7 +193,8 @@ class SecureExecution(harness.UpstreamTestCase):
         return kc, control, ks, secure
 
     def assertPassedThrough(self, key, out):
-        self.assertEqual((out["body"], out["status"], out["result"]), (overloaded_body(key, 1), 503, 0), str(out["run"]))
+        self.assertEqual((out["body"], out["status"], out["result"]), (overloaded_body(key, 1), 503, 0),
+                         str(out["run"]))
         self.assertCount(self.plain, key, 1, out["run"])
 
     def assertRetried(self, key, out):

@@ -337,7 +337,9 @@ static void run_socket(size_t concurrency) {
       if (events[i].events & EPOLLOUT) flags |= CURL_CSELECT_OUT;
       if (events[i].events & (EPOLLERR | EPOLLHUP)) flags |= CURL_CSELECT_ERR;
       CURLMcode rc = curl_multi_socket_action(g_multi, events[i].data.fd, flags, &running);
-      if (g_trace) fprintf(stderr, "trace %.3f socket_action(%d, %d) -> running=%d\n", now_ms(), events[i].data.fd, flags, running);
+      if (g_trace)
+        fprintf(stderr, "trace %.3f socket_action(%d, %d) -> running=%d\n", now_ms(), events[i].data.fd, flags,
+                running);
       CHECK(rc == CURLM_OK, "curl_multi_socket_action(fd) = %d", (int)rc);
     }
     if (g_timer_due >= 0 && now_ms() >= g_timer_due) {

@@ -223,7 +223,8 @@ class Policy:
             f"    match: {{path: \"/s/{self.name}-*\"}}",
             f"    max_attempts: {self.max_attempts}",
             f"    backoff: {{strategy: {self.strategy}, base_ms: {self.base_ms}, max_ms: {self.max_ms}, jitter: none}}",
-            f"    retry_after: {{honor: {'true' if self.honor_retry_after else 'false'}, max_ms: {self.max_retry_after}}}",
+            f"    retry_after: {{honor: {'true' if self.honor_retry_after else 'false'}, "
+            f"max_ms: {self.max_retry_after}}}",
             "    retry_on:",
             f"      status: [{', '.join(map(str, self.retry_status))}]",
             f"      body_markers: {strings(self.retry_markers)}",

@@ -3,8 +3,8 @@
  *
  * usage: epoll_host URL|@FILE...
  * The loop runs until every transfer has its DONE. epoll_wait has no timeout of its own beyond
- * an 8 s stall guard (the longest wait any test scripts is 2 s): if libcurl (or anything in between) leaves a waiting transfer with
- * neither a socket nor an armed timer, the loop reports the stall instead of hanging.
+ * an 8 s stall guard (the longest wait any test scripts is 2 s): if libcurl (or anything in between) leaves a waiting
+ * transfer with neither a socket nor an armed timer, the loop reports the stall instead of hanging.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -144,8 +144,9 @@ def explain_sse_text_output_names_the_deciding_event(r):
 
 
 def explain_body_from_stdin_and_rule_name(r):
-    cfg = r.write("glm.yaml", "version: 1\nrules:\n  - name: glm\n    match: {host: open.bigmodel.cn, path: \"/api/*\", "
-                              "method: POST}\n    backoff: {strategy: triangular, base_ms: 20, max_ms: 50}\n")
+    cfg = r.write("glm.yaml", "version: 1\nrules:\n  - name: glm\n"
+                              "    match: {host: open.bigmodel.cn, path: \"/api/*\", method: POST}\n"
+                              "    backoff: {strategy: triangular, base_ms: 20, max_ms: 50}\n")
     res = r.run("explain", "--json", "--config", cfg, "POST", GLM, "--status", "400", "--body", "@-", stdin=CAPTCHA)
     expect(res.returncode == 0, res.stderr)
     got = json.loads(res.stdout)
@@ -278,7 +279,8 @@ def launch_preserves_pid_exit_status_and_signals(r):
 
 def launch_missing_command_exits_127(r):
     res = r.run("--", "curlretry-no-such-command-xyz", env={"CURLRETRY_LIBRARY": r.fake_library()})
-    expect_equal((res.returncode, res.stderr.strip()), (127, "curlretry: curlretry-no-such-command-xyz: command not found"))
+    expect_equal((res.returncode, res.stderr.strip()),
+                 (127, "curlretry: curlretry-no-such-command-xyz: command not found"))
 
 
 def launch_invalid_config_exits_125_without_running(r):

@@ -202,7 +202,8 @@ TEST_F(Explain, BadOptionsAreExplained) {
   load("version: 1\n");
   EXPECT_EQ(error_of(request("GET", "/no/host", 503)), "URL \"/no/host\" has no host");
   EXPECT_EQ(error_of(request("GET", "http://x/", 600)), "--status 600: expected an HTTP status, 100..599");
-  EXPECT_EQ(error_of(request("GET", "http://x/", 0)), "say what the attempt produced: --status N and/or --transport KIND");
+  EXPECT_EQ(error_of(request("GET", "http://x/", 0)),
+            "say what the attempt produced: --status N and/or --transport KIND");
   ExplainOptions header = request("GET", "http://x/", 503);
   header.headers = {"no colon"};
   EXPECT_EQ(error_of(header), "--header \"no colon\": expected 'Name: value'");

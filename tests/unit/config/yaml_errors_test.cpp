@@ -137,7 +137,8 @@ TEST(YamlErrors, BadGlobs) {
 
 TEST(YamlErrors, VersionIsRequiredAndMustBeOne) {
   EXPECT_EQ(error_of("defaults: {}\n"), "test.yaml:1:1: version: missing; put `version: 1` at the top of the file");
-  EXPECT_EQ(error_of("version: 2\n"), "test.yaml:1:10: version: unsupported version 2 (this curlretry reads version 1)");
+  EXPECT_EQ(error_of("version: 2\n"),
+            "test.yaml:1:10: version: unsupported version 2 (this curlretry reads version 1)");
   EXPECT_EQ(error_of("version: \"1\"\n"),
             "test.yaml:1:10: version: expected an integer (1), got a quoted string");
 }
@@ -172,7 +173,8 @@ TEST(YamlErrors, SyntaxErrorsCarryThePosition) {
 }
 
 TEST(YamlErrors, AnchorsAndAliasesAreRefused) {
-  EXPECT_EQ(error_of("version: 1\nx: &a [1]\n"), "test.yaml:2:4: anchors (&name) are not supported in curlretry config");
+  EXPECT_EQ(error_of("version: 1\nx: &a [1]\n"),
+            "test.yaml:2:4: anchors (&name) are not supported in curlretry config");
   // The billion-laughs shape: refused at the first anchor, before any expansion.
   std::string bomb = "version: 1\na: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n";
   for (char c = 'b'; c <= 'j'; ++c) {
@@ -194,7 +196,8 @@ TEST(YamlErrors, InvalidUtf8AndNulBytes) {
   EXPECT_EQ(error_of("version: 1\nrules:\n  - name: \"caf\xe9\"\n"),
             "test.yaml:3:15: invalid UTF-8 (the file must be UTF-8 text)");
   EXPECT_EQ(error_of("version: 1\nx: \"\xc0\xaf\"\n"), "test.yaml:2:5: invalid UTF-8 (the file must be UTF-8 text)");
-  EXPECT_EQ(error_of("version: 1\nx: \"\xed\xa0\x80\"\n"), "test.yaml:2:5: invalid UTF-8 (the file must be UTF-8 text)");
+  EXPECT_EQ(error_of("version: 1\nx: \"\xed\xa0\x80\"\n"),
+            "test.yaml:2:5: invalid UTF-8 (the file must be UTF-8 text)");
   EXPECT_EQ(error_of(std::string("version: 1\nx: \"a", 16) + std::string(1, '\0') + "\"\n"),
             "test.yaml:2:6: the file contains a NUL byte");
 }
@@ -207,7 +210,8 @@ TEST(YamlErrors, ColumnsCountCharactersNotBytes) {
 }
 
 TEST(YamlErrors, HostileSizesAndNesting) {
-  EXPECT_EQ(error_of(std::string(1024 * 1024 + 1, '#')), "test.yaml: file is larger than 1024 KiB; refusing to parse it");
+  EXPECT_EQ(error_of(std::string(1024 * 1024 + 1, '#')),
+            "test.yaml: file is larger than 1024 KiB; refusing to parse it");
   const std::string deep = "version: 1\nx: " + std::string(10000, '[') + std::string(10000, ']') + "\n";
   EXPECT_EQ(error_of(deep), "test.yaml:2:67: nesting is deeper than 64 levels");
 }

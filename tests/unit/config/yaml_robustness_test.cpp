@@ -82,7 +82,8 @@ TEST(YamlRobustness, PathologicalShapesAreBounded) {
   long_list += "503]\n";
   EXPECT_TRUE(testing::load_yaml(long_list).ok());
   std::string many_rules = "version: 1\nrules:\n";
-  for (int i = 0; i < 5000; ++i) many_rules += "  - {name: r" + std::to_string(i) + ", match: {host: h" + std::to_string(i) + "}}\n";
+  for (int i = 0; i < 5000; ++i)
+    many_rules += "  - {name: r" + std::to_string(i) + ", match: {host: h" + std::to_string(i) + "}}\n";
   const LoadResult r = testing::load_yaml(many_rules);
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_EQ(r.config->rules.size(), 5000u);
