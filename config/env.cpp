@@ -189,28 +189,20 @@ EnvReadResult read_env(const Environment& env) {
 namespace curlretry::config {
 namespace {
 
-// "env VARIABLE" as the source of the key that variable sets (config/keys.h).
-void record(Sources& sources, const std::string& variable) {
-  sources[std::string(key_set_by(variable))] = "env " + variable;
+// An override that is set: `set` stores its value, and "env VARIABLE" becomes the source of the
+// key that variable sets (config/keys.h).
+template <typename T, typename Set>
+void take(const std::optional<FromEnv<T>>& from, Sources& sources, Set set) {
+  if (!from) return;
+  set(from->value);
+  sources[std::string(key_set_by(from->variable))] = "env " + from->variable;
 }
 
 void apply_to_policy(const EnvOverrides& env, core::Policy& policy, Sources& sources) {
-  if (env.max_attempts) {
-    policy.max_attempts = env.max_attempts->value;
-    record(sources, env.max_attempts->variable);
-  }
-  if (env.base_ms) {
-    policy.backoff.base = core::Millis{env.base_ms->value};
-    record(sources, env.base_ms->variable);
-  }
-  if (env.max_delay_ms) {
-    policy.backoff.max = core::Millis{env.max_delay_ms->value};
-    record(sources, env.max_delay_ms->variable);
-  }
-  if (env.jitter) {
-    policy.backoff.jitter = env.jitter->value;
-    record(sources, env.jitter->variable);
-  }
+  take(env.max_attempts, sources, [&](int n) { policy.max_attempts = n; });
+  take(env.base_ms, sources, [&](long long ms) { policy.backoff.base = core::Millis{ms}; });
+  take(env.max_delay_ms, sources, [&](long long ms) { policy.backoff.max = core::Millis{ms}; });
+  take(env.jitter, sources, [&](core::Jitter j) { policy.backoff.jitter = j; });
 }
 
 }  // namespace
@@ -220,35 +212,16 @@ void apply_env(const EnvOverrides& env, Config& config) {
   for (Rule& rule : config.rules) apply_to_policy(env, rule.policy, rule.sources);
   Settings& s = config.settings;
   Sources& src = config.settings_sources;
-  if (env.disable) {
-    s.disabled = env.disable->value;
-    record(src, env.disable->variable);
-  }
-  if (env.persistent) {
-    s.persistent = env.persistent->value;
-    record(src, env.persistent->variable);
-  }
-  if (env.log_level) {
-    s.log_level = env.log_level->value;
-    record(src, env.log_level->variable);
-  }
-  if (env.log_file) {
-    s.log_file = env.log_file->value;
-    record(src, env.log_file->variable);
-  }
-  if (env.events_file) {
-    s.events_file = env.events_file->value;
-    record(src, env.events_file->variable);
-  }
-  if (env.fleet_store) {
-    s.fleet.store = env.fleet_store->value.store;
-    s.fleet.redis_url = env.fleet_store->value.redis_url;
-    record(src, env.fleet_store->variable);
-  }
-  if (env.fleet_dir) {
-    s.fleet.dir = env.fleet_dir->value;
-    record(src, env.fleet_dir->variable);
-  }
+  take(env.disable, src, [&](bool on) { s.disabled = on; });
+  take(env.persistent, src, [&](bool on) { s.persistent = on; });
+  take(env.log_level, src, [&](LogLevel level) { s.log_level = level; });
+  take(env.log_file, src, [&](const std::string& path) { s.log_file = path; });
+  take(env.events_file, src, [&](const std::string& path) { s.events_file = path; });
+  take(env.fleet_store, src, [&](const ParsedStore& store) {
+    s.fleet.store = store.store;
+    s.fleet.redis_url = store.redis_url;
+  });
+  take(env.fleet_dir, src, [&](const std::string& dir) { s.fleet.dir = dir; });
 }
 
 }  // namespace curlretry::config

@@ -12,6 +12,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "core/utf8.h"
+
 namespace curlretry::config {
 namespace {
 
@@ -70,30 +72,12 @@ std::optional<YamlError> check_encoding(std::string_view text) {
   if (n >= 3 && s[0] == 0xEF && s[1] == 0xBB && s[2] == 0xBF) i = 3;  // UTF-8 BOM is fine
   while (i < n) {
     const unsigned char c = s[i];
-    std::size_t len = 0;
-    unsigned min = 0, cp = 0;
     if (c == 0) return YamlError{{line, column}, true, "the file contains a NUL byte"};
-    if (c < 0x80) {
-      len = 1;
-      cp = c;
-    } else if ((c & 0xE0) == 0xC0) {
-      len = 2, cp = c & 0x1F, min = 0x80;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3, cp = c & 0x0F, min = 0x800;
-    } else if ((c & 0xF8) == 0xF0) {
-      len = 4, cp = c & 0x07, min = 0x10000;
-    } else {
-      return YamlError{{line, column}, true, "invalid UTF-8 (the file must be UTF-8 text)"};
-    }
-    if (i + len > n) return YamlError{{line, column}, true, "invalid UTF-8 (truncated sequence)"};
-    for (std::size_t k = 1; k < len; ++k) {
-      if ((s[i + k] & 0xC0) != 0x80) {
-        return YamlError{{line, column}, true, "invalid UTF-8 (the file must be UTF-8 text)"};
-      }
-      cp = (cp << 6) | (s[i + k] & 0x3F);
-    }
-    if (len > 1 && (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))) {
-      return YamlError{{line, column}, true, "invalid UTF-8 (the file must be UTF-8 text)"};
+    bool truncated = false;
+    const std::size_t len = core::utf8::sequence_length(text, i, &truncated);
+    if (len == 0) {
+      return YamlError{{line, column}, true,
+                       truncated ? "invalid UTF-8 (truncated sequence)" : "invalid UTF-8 (the file must be UTF-8 text)"};
     }
     if (c == '\n') {
       ++line;

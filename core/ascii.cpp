@@ -2,17 +2,18 @@
 
 namespace curlretry::core::ascii {
 
-std::string lower(std::string_view text) {
+namespace {
+
+std::string each(std::string_view text, char (*fold)(char)) {
   std::string out(text);
-  for (char& c : out) c = lower(c);
+  for (char& c : out) c = fold(c);
   return out;
 }
 
-std::string upper(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = upper(c);
-  return out;
-}
+}  // namespace
+
+std::string lower(std::string_view text) { return each(text, lower); }
+std::string upper(std::string_view text) { return each(text, upper); }
 
 std::string_view trim(std::string_view text) {
   constexpr std::string_view kSpace = " \t\r\n";

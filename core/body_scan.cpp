@@ -8,30 +8,13 @@
 #include <cstdint>
 
 #include "core/ascii.h"
+#include "core/utf8.h"
 
 namespace curlretry::core {
 namespace {
 
 // Deep enough for any real error envelope; shallow enough that a hostile "[[[[..." is cheap.
 constexpr int kMaxDepth = 32;
-
-void append_utf8(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
 
 // A single pass over one JSON text, following one dotted path and skipping everything else.
 // Anything it does not understand ends the search with "absent".
@@ -160,7 +143,7 @@ class JsonPath {
         case 'u': {
           const auto cp = code_point();
           if (!cp) return false;
-          if (out) append_utf8(*out, *cp);
+          if (out) utf8::append(*out, *cp);
           continue;
         }
         default: return false;

@@ -73,6 +73,24 @@ CURLMcode after_drive(MultiState* state, CURLMcode code, int* running) {
   return code;
 }
 
+// Every call that drives transfers (perform, socket_action, ...): parked transfers that are due
+// go back into libcurl first, and what libcurl finished in the call becomes retries or host
+// messages after it. `timer_fired`: the host's timeout callback fired (CURL_SOCKET_TIMEOUT).
+template <typename Call>
+CURLMcode drive(const real::Api& api, CURLM* multi, int* running, bool timer_fired, Call call) {
+  MultiState* state = find_multi(multi);
+  if (state != nullptr) {
+    if (timer_fired) state->host_timer_fired();
+    state->readd_due();
+  }
+  CURLMcode code;
+  {
+    LibcurlScope scope(api);
+    code = call();
+  }
+  return state ? after_drive(state, code, running) : code;
+}
+
 }  // namespace
 
 namespace curlretry::shim {
@@ -203,14 +221,7 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_perform(CURLM* multi
   const real::Api& api = CURLRETRY_CALLER_API();
   auto perform = api.multi_perform;
   if (perform == nullptr) return CURLM_BAD_HANDLE;
-  MultiState* state = find_multi(multi);
-  if (state != nullptr) state->readd_due();
-  CURLMcode code;
-  {
-    LibcurlScope scope(api);
-    code = perform(multi, running);
-  }
-  return state ? after_drive(state, code, running) : code;
+  return drive(api, multi, running, false, [&] { return perform(multi, running); });
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_socket_action(CURLM* multi, curl_socket_t s, int ev_bitmask,
@@ -219,17 +230,8 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_socket_action(CURLM*
   const real::Api& api = CURLRETRY_CALLER_API();
   auto socket_action = api.multi_socket_action;
   if (socket_action == nullptr) return CURLM_BAD_HANDLE;
-  MultiState* state = find_multi(multi);
-  if (state != nullptr) {
-    if (s == CURL_SOCKET_TIMEOUT) state->host_timer_fired();
-    state->readd_due();
-  }
-  CURLMcode code;
-  {
-    LibcurlScope scope(api);
-    code = socket_action(multi, s, ev_bitmask, running);
-  }
-  return state ? after_drive(state, code, running) : code;
+  return drive(api, multi, running, s == CURL_SOCKET_TIMEOUT,
+               [&] { return socket_action(multi, s, ev_bitmask, running); });
 }
 
 // Old binaries still call the pre-7.15.4 entry point; multi.h maps the name to socket_action.
@@ -238,28 +240,14 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_socket(CURLM* multi,
   const real::Api& api = CURLRETRY_CALLER_API();
   auto socket = api.multi_socket;
   if (socket == nullptr) return CURLM_BAD_HANDLE;
-  MultiState* state = find_multi(multi);
-  if (state != nullptr) state->readd_due();
-  CURLMcode code;
-  {
-    LibcurlScope scope(api);
-    code = socket(multi, s, running);
-  }
-  return state ? after_drive(state, code, running) : code;
+  return drive(api, multi, running, false, [&] { return socket(multi, s, running); });
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_socket_all(CURLM* multi, int* running) {
   const real::Api& api = CURLRETRY_CALLER_API();
   auto socket_all = api.multi_socket_all;
   if (socket_all == nullptr) return CURLM_BAD_HANDLE;
-  MultiState* state = find_multi(multi);
-  if (state != nullptr) state->readd_due();
-  CURLMcode code;
-  {
-    LibcurlScope scope(api);
-    code = socket_all(multi, running);
-  }
-  return state ? after_drive(state, code, running) : code;
+  return drive(api, multi, running, false, [&] { return socket_all(multi, running); });
 }
 
 __attribute__((visibility("default"))) CURLMsg* curl_multi_info_read(CURLM* multi, int* msgs_in_queue) {
