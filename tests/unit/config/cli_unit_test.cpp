@@ -201,6 +201,9 @@ TEST_F(Explain, DisabledMeansGiveUp) {
 TEST_F(Explain, BadOptionsAreExplained) {
   load("version: 1\n");
   EXPECT_EQ(error_of(request("GET", "/no/host", 503)), "URL \"/no/host\" has no host");
+  // As curl reads it (port after the first ':'), so `explain` and the shim agree on what matches.
+  EXPECT_EQ(error_of(request("GET", "http://a:b:c/x", 503)),
+            "URL \"http://a:b:c/x\" has a port that is not a number from 0 to 65535");
   EXPECT_EQ(error_of(request("GET", "http://x/", 600)), "--status 600: expected an HTTP status, 100..599");
   EXPECT_EQ(error_of(request("GET", "http://x/", 0)),
             "say what the attempt produced: --status N and/or --transport KIND");
