@@ -76,8 +76,9 @@ std::optional<YamlError> check_encoding(std::string_view text) {
     bool truncated = false;
     const std::size_t len = core::utf8::sequence_length(text, i, &truncated);
     if (len == 0) {
-      return YamlError{{line, column}, true,
-                       truncated ? "invalid UTF-8 (truncated sequence)" : "invalid UTF-8 (the file must be UTF-8 text)"};
+      const char* what =
+          truncated ? "invalid UTF-8 (truncated sequence)" : "invalid UTF-8 (the file must be UTF-8 text)";
+      return YamlError{{line, column}, true, what};
     }
     if (c == '\n') {
       ++line;
