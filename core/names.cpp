@@ -24,10 +24,13 @@ static_assert(kJitterNames.size() == static_cast<std::size_t>(Jitter::decorrelat
 
 // The attempt log, `explain` and `stats` all read these: their spelling is part of the log format.
 constexpr std::array<std::string_view, 24> kReasonNames{
-    "status",     "marker",         "permanent",    "code",      "permanent-code",  "transport",
-    "stream-error", "should-retry:true", "should-retry:false", "not-retryable", "success", "committed",
-    "host-abort", "bad-argument",   "not-replayable", "unanswered-post", "exhausted", "max-elapsed",
-    "deadline",   "retry-after-too-long", "auth-refresh", "cooldown", "budget",     "disabled",
+    // In the order of core/reason.h: with a detail, the response's own, taking nothing back,
+    // limits, the shim's own.
+    "status", "marker", "permanent", "code", "permanent-code", "transport", "stream-error",
+    "should-retry:true", "should-retry:false", "not-retryable", "success",
+    "committed", "host-abort", "bad-argument", "not-replayable", "unanswered-post",
+    "exhausted", "max-elapsed", "deadline", "retry-after-too-long",
+    "auth-refresh", "cooldown", "budget", "disabled",
 };
 static_assert(kReasonNames.size() == static_cast<std::size_t>(Reason::disabled) + 1);
 // The reasons that name what matched after a colon (status:503); they come first in the enum.
