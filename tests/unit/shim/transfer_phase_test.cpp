@@ -376,6 +376,35 @@ TEST_F(TransferPhases, NonHttpIsNotOursAndAResetForgetsATransfer) {
   EXPECT_FALSE(transfer_.installed());
 }
 
+TEST_F(TransferPhases, AFailedCredentialRefreshWhileWaitingReplaysTheRefusedResponse) {
+  // A multi transfer parked for a credential command that then failed (MultiState::readd_due):
+  // the response of the attempt that asked for the refresh is the answer.
+  ASSERT_TRUE(transfer_.begin(runtime_));
+  respond(503, {"Retry-After: 0"}, "refused");
+  ASSERT_TRUE(transfer_.finish_attempt(CURLE_OK).retry);
+  EXPECT_EQ(transfer_.phase(), Phase::waiting);
+  const Transfer::Step step = transfer_.give_up_after_refresh(CURLE_OK);
+  EXPECT_FALSE(step.retry);
+  EXPECT_EQ(step.code, CURLE_OK);
+  EXPECT_EQ(transfer_.phase(), Phase::done);
+  EXPECT_EQ(program_.headers, head(503, {"Retry-After: 0"}));
+  EXPECT_EQ(program_.body, "refused");
+}
+
+TEST_F(TransferPhases, CallbacksWhileIdlePassStraightToTheProgram) {
+  // Our callbacks stay installed between transfers; a transfer libcurl runs without us meanwhile
+  // (a nested perform from inside a callback) reaches the program untouched.
+  ASSERT_TRUE(transfer_.begin(runtime_));
+  respond(503, {}, "held");
+  ASSERT_TRUE(transfer_.finish_attempt(CURLE_OK).retry);
+  transfer_.end();
+  ASSERT_TRUE(transfer_.installed());
+  EXPECT_EQ(respond(503, {}, "not held"), 8U);
+  EXPECT_EQ(transfer_.phase(), Phase::idle);
+  EXPECT_EQ(program_.headers, head(503));
+  EXPECT_EQ(program_.body, "not held");
+}
+
 // --- the multi parking ------------------------------------------------------------------------
 
 TEST_F(TransferPhases, AMultiTransferIsParkedUntilDueThenReaddedAndReportedOnce) {
