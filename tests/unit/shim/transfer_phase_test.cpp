@@ -456,5 +456,73 @@ TEST_F(TransferPhases, AMultiTransferIsParkedUntilDueThenReaddedAndReportedOnce)
   state.release(easy);
 }
 
+TEST_F(TransferPhases, AMultiTransferWhoseReplayIsPausedHoldsItsDoneUntilUnpaused) {
+  int multi_handle = 0;
+  auto* multi = reinterpret_cast<CURLM*>(&multi_handle);
+  CURL* easy = reinterpret_cast<CURL*>(&handle_);
+  MultiState state(multi, &api_);
+  ASSERT_TRUE(transfer_.begin(runtime_));
+  ASSERT_EQ(fake_add(multi, easy), CURLM_OK);
+  state.adopt(easy, &transfer_);
+
+  // A wait longer than retry_after.max_ms: given up at once, with the held response.
+  respond(503, {"Retry-After: 99999"}, "last");
+  program_.write_answers = {CURL_WRITEFUNC_PAUSE};
+  CURLMsg done{};
+  done.msg = CURLMSG_DONE;
+  done.easy_handle = easy;
+  done.data.result = CURLE_OK;
+  g_curl.done.push_back(done);
+  state.drain();
+  EXPECT_EQ(transfer_.phase(), Phase::replay_paused);
+  EXPECT_EQ(state.parked(), 1) << "a paused replay still counts as running";
+  int left = -1;
+  EXPECT_EQ(state.next_message(&left), nullptr) << "no DONE before the program has the response";
+
+  state.drain();
+  EXPECT_EQ(transfer_.phase(), Phase::replay_paused) << "not resumed without curl_easy_pause(CONT)";
+  transfer_.request_unpause();
+  state.drain();
+  EXPECT_EQ(transfer_.phase(), Phase::idle);
+  EXPECT_EQ(state.parked(), 0);
+  const CURLMsg* msg = state.next_message(&left);
+  ASSERT_NE(msg, nullptr);
+  EXPECT_EQ(msg->data.result, CURLE_OK);
+  EXPECT_EQ(state.next_message(&left), nullptr);
+  EXPECT_EQ(program_.headers, head(503, {"Retry-After: 99999"}));
+  EXPECT_EQ(program_.body, "last");
+  state.release(easy);
+}
+
+TEST_F(TransferPhases, AMultiTransferHeldBeforeItsFirstAttemptIsAddedWhenDue) {
+  int multi_handle = 0;
+  auto* multi = reinterpret_cast<CURLM*>(&multi_handle);
+  CURL* easy = reinterpret_cast<CURL*>(&handle_);
+  MultiState state(multi, &api_);
+  ASSERT_TRUE(transfer_.begin(runtime_));
+  ASSERT_EQ(fake_add(multi, easy), CURLM_OK);
+  state.adopt(easy, &transfer_);
+  state.hold_first_attempt(easy, core::Millis{300});  // fleet.hold_new's wait
+  EXPECT_EQ(transfer_.phase(), Phase::waiting);
+  EXPECT_TRUE(g_curl.added.empty());
+  EXPECT_EQ(state.parked(), 1);
+  advance(std::chrono::milliseconds(300));
+  state.readd_due();
+  EXPECT_EQ(transfer_.phase(), Phase::attempting);
+  EXPECT_EQ(g_curl.added.size(), 1U);
+  respond(200, {}, "ok");
+  CURLMsg done{};
+  done.msg = CURLMSG_DONE;
+  done.easy_handle = easy;
+  done.data.result = CURLE_OK;
+  g_curl.done.push_back(done);
+  state.drain();
+  int left = -1;
+  ASSERT_NE(state.next_message(&left), nullptr);
+  EXPECT_EQ(transfer_.phase(), Phase::idle);
+  EXPECT_EQ(program_.body, "ok");
+  state.release(easy);
+}
+
 }  // namespace
 }  // namespace curlretry::shim
