@@ -174,7 +174,7 @@ std::optional<Explanation> explain(const config::Config& config, const ExplainOp
 
   if (config.settings.disabled) {
     e.verdict.action = core::Action::give_up;
-    e.verdict.reason = "disabled";
+    e.verdict.reason = core::Reason::disabled;
     e.verdict.what = "curlretry is disabled (" +
                      [&] {
                        const auto s = config.settings_sources.find("disable");
@@ -221,9 +221,10 @@ int run_explain(const ExplainOptions& options) {
   // Scripts can ask `if curlretry explain ...` whether curlretry would retry.
   const int status = retry ? kExplainRetry : kExplainNoRetry;
   if (options.json) {
-    std::cout << "{\"verdict\":" << (retry ? "\"retry\"" : "\"give_up\"");
+    std::cout << "{\"verdict\":\"" << core::to_string(retry ? core::VerdictKind::retry : core::VerdictKind::give_up)
+              << '"';
     if (retry) std::cout << ",\"delay_ms\":" << e->verdict.delay.count();
-    std::cout << ",\"reason\":" << json_quote(e->verdict.reason) << ",\"rule\":" << json_quote(e->rule)
+    std::cout << ",\"reason\":" << json_quote(core::reason_text(e->verdict)) << ",\"rule\":" << json_quote(e->rule)
               << ",\"what\":" << json_quote(e->verdict.what);
     if (!e->fallback.empty()) std::cout << ",\"fallback\":" << json_quote(e->fallback);
     if (!e->stream.empty()) std::cout << ",\"stream\":" << json_quote(e->stream);
@@ -242,15 +243,15 @@ int run_explain(const ExplainOptions& options) {
   std::cout << "outcome:  " << e->verdict.what << '\n';
   std::cout << "fleet:    " << describe_fleet(loaded.config->settings.fleet) << '\n';
   if (retry) {
-    std::cout << "verdict:  retry in " << e->verdict.delay.count() << " ms (" << e->verdict.reason << ")\n";
+    std::cout << "verdict:  retry in " << e->verdict.delay.count() << " ms (" << core::reason_text(e->verdict) << ")\n";
     if (!e->fallback.empty()) {
       std::cout << "fallback: the next attempt sends " << e->fallback << " (after " << e->outcome.attempt
                 << " overloads in a row)\n";
     }
-  } else if (e->verdict.reason == "success") {
+  } else if (e->verdict.reason == core::Reason::success) {
     std::cout << "verdict:  done (success)\n";
   } else {
-    std::cout << "verdict:  give up (" << e->verdict.reason << ")\n";
+    std::cout << "verdict:  give up (" << core::reason_text(e->verdict) << ")\n";
   }
   return std::cout.good() ? status : kExplainCannotDecide;
 }

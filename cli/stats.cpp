@@ -241,17 +241,26 @@ std::string pad_left(const std::string& s, std::size_t w) {
 // --- what each attempt counts as -----------------------------------------------------------------
 
 // Reasons that mean "curlretry would have retried, but a limit said stop".
-bool is_limit_reason(std::string_view reason) {
-  return reason == "exhausted" || reason == "max-elapsed" || reason == "deadline" ||
-         reason == "retry-after-too-long" || reason == "not-replayable" || reason == "budget" ||
-         reason == "cooldown";
+bool is_limit_reason(std::string_view text) {
+  const auto parsed = core::parse_reason(text);
+  if (!parsed) return false;
+  switch (parsed->reason) {
+    case core::Reason::exhausted:
+    case core::Reason::max_elapsed:
+    case core::Reason::deadline:
+    case core::Reason::retry_after_too_long:
+    case core::Reason::not_replayable:
+    case core::Reason::budget:
+    case core::Reason::cooldown: return true;
+    default: return false;
+  }
 }
 
 enum class Kind { ok, retry, gave_up, failed };
 
 Kind kind_of(const AttemptRecord& r) {
-  if (r.verdict == "retry") return Kind::retry;
-  if (r.verdict == "success") return Kind::ok;
+  if (r.verdict == core::VerdictKind::retry) return Kind::retry;
+  if (r.verdict == core::VerdictKind::success) return Kind::ok;
   return r.attempt > 1 || is_limit_reason(r.reason) ? Kind::gave_up : Kind::failed;
 }
 
@@ -337,21 +346,25 @@ std::string process_table(const std::vector<AttemptRecord>& records) {
 }
 
 // What each way of ending without a retry means, for the legend under the reasons.
-std::string reason_meaning(const std::string& reason) {
-  if (reason == "exhausted") return "every attempt max_attempts allows was used";
-  if (reason == "max-elapsed") return "max_elapsed_ms would have passed during the next wait";
-  if (reason == "deadline") return "the program's own timeout would have passed during the next wait";
-  if (reason == "retry-after-too-long") return "the server asked to wait longer than retry_after.max_ms";
-  if (reason == "not-replayable") return "the upload could not be sent again";
-  if (reason == "not-retryable") return "a status or error curlretry does not retry";
-  if (reason == "committed") return "the body had already reached the program";
-  if (reason == "host-abort") return "the program aborted the transfer itself";
-  if (reason == "bad-argument") return "libcurl refused the program's request as given";
-  if (reason == "disabled") return "curlretry was disabled";
-  if (reason == "should-retry:false") return "the server said x-should-retry: false";
-  if (reason.rfind("permanent-code:", 0) == 0) return "a JSON error code listed as permanent (codes.permanent)";
-  if (reason.rfind("permanent:", 0) == 0) return "a permanent-failure marker in the body (never_retry.body_markers)";
-  return "";
+std::string reason_meaning(const std::string& text) {
+  const auto parsed = core::parse_reason(text);
+  if (!parsed) return "";
+  switch (parsed->reason) {
+    case core::Reason::exhausted: return "every attempt max_attempts allows was used";
+    case core::Reason::max_elapsed: return "max_elapsed_ms would have passed during the next wait";
+    case core::Reason::deadline: return "the program's own timeout would have passed during the next wait";
+    case core::Reason::retry_after_too_long: return "the server asked to wait longer than retry_after.max_ms";
+    case core::Reason::not_replayable: return "the upload could not be sent again";
+    case core::Reason::not_retryable: return "a status or error curlretry does not retry";
+    case core::Reason::committed: return "the body had already reached the program";
+    case core::Reason::host_abort: return "the program aborted the transfer itself";
+    case core::Reason::bad_argument: return "libcurl refused the program's request as given";
+    case core::Reason::disabled: return "curlretry was disabled";
+    case core::Reason::should_retry_false: return "the server said x-should-retry: false";
+    case core::Reason::permanent_code: return "a JSON error code listed as permanent (codes.permanent)";
+    case core::Reason::permanent: return "a permanent-failure marker in the body (never_retry.body_markers)";
+    default: return "";
+  }
 }
 
 std::string reasons_section(const std::vector<AttemptRecord>& records) {
@@ -584,13 +597,14 @@ std::optional<AttemptRecord> parse_record(std::string_view line) {
   const std::string* verdict = text("verdict");
   const auto attempt = number("attempt");
   if (!time || !host || !verdict || !attempt) return std::nullopt;
-  if (*verdict != "retry" && *verdict != "success" && *verdict != "give_up") return std::nullopt;
+  const auto kind = core::verdict_kind_from_string(*verdict);
+  if (!kind) return std::nullopt;
   const auto when = parse_utc_time(*time);
   if (!when || *attempt < 1 || *attempt > 1e9) return std::nullopt;
   AttemptRecord r;
   r.time_ms = *when;
   r.host = *host;
-  r.verdict = *verdict;
+  r.verdict = *kind;
   r.attempt = static_cast<int>(*attempt);
   if (const auto v = number("pid")) r.pid = static_cast<long long>(*v);
   if (const auto* v = text("program")) r.program = *v;

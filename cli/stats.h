@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/reason.h"
+
 namespace curlretry::cli {
 
 struct StatsOptions {
@@ -29,8 +31,8 @@ struct AttemptRecord {
   std::string host;
   int attempt = 1;
   int status = 0;
-  std::string verdict;  // "retry", "success", "give_up"
-  std::string reason;
+  core::VerdictKind verdict = core::VerdictKind::give_up;
+  std::string reason;  // as written: "status:503", "exhausted" (core::parse_reason reads it)
   long long delay_ms = 0;
 };
 

@@ -55,7 +55,8 @@ std::string describe(const Outcome& o) {
 
 struct Finding {
   Action action;
-  std::string reason;
+  Reason reason;
+  std::string detail;  // the reason's
   std::string what;
 };
 
@@ -64,22 +65,27 @@ struct Finding {
 // "exhausted" still says which marker the last attempt hit.
 Finding classify(const Policy& policy, const Outcome& o) {
   std::string what = describe(o);
-  auto give_up = [&](std::string reason, std::string_view detail = {}) {
-    return Finding{Action::give_up, std::move(reason), what + std::string(detail)};
+  // `why`: the reason's detail; `said`: what the log line adds to `what`.
+  auto give_up = [&](Reason reason, std::string why = {}, std::string_view said = {}) {
+    return Finding{Action::give_up, reason, std::move(why), what + std::string(said)};
   };
-  auto retry = [&](std::string reason, std::string_view detail = {}) {
-    return Finding{Action::retry, std::move(reason), what + std::string(detail)};
+  auto retry = [&](Reason reason, std::string why = {}, std::string_view said = {}) {
+    return Finding{Action::retry, reason, std::move(why), what + std::string(said)};
   };
 
   if (o.should_retry) {
-    if (ascii::iequals(*o.should_retry, "false")) return give_up("should-retry:false", " (x-should-retry: false)");
-    if (ascii::iequals(*o.should_retry, "true")) return retry("should-retry:true", " (x-should-retry: true)");
+    if (ascii::iequals(*o.should_retry, "false")) {
+      return give_up(Reason::should_retry_false, {}, " (x-should-retry: false)");
+    }
+    if (ascii::iequals(*o.should_retry, "true")) {
+      return retry(Reason::should_retry_true, {}, " (x-should-retry: true)");
+    }
   }
 
   if (o.stream_error) {
     StreamErrorFinding f = classify_stream_error(policy, o.stream_error_event, *o.stream_error);
     what += " + stream error " + f.name + f.detail;
-    return Finding{f.retry ? Action::retry : Action::give_up, std::move(f.reason), what};
+    return Finding{f.retry ? Action::retry : Action::give_up, f.reason, std::move(f.reason_detail), what};
   }
 
   // Only an error response's body is an error message; a 2xx body cut by a transport error is
@@ -91,22 +97,22 @@ Finding classify(const Policy& policy, const Outcome& o) {
       if (!value) continue;
       // The table's own spelling goes into the log, never body text beyond the match.
       if (listed(table.permanent, *value)) {
-        return give_up("permanent-code:" + *value, " code " + *value + " (permanent)");
+        return give_up(Reason::permanent_code, *value, " code " + *value + " (permanent)");
       }
-      if (listed(table.retry, *value)) return retry("code:" + *value, " code " + *value);
+      if (listed(table.retry, *value)) return retry(Reason::code, *value, " code " + *value);
     }
     if (const auto marker = find_marker(body, policy.permanent_markers)) {
-      return give_up("permanent:" + std::string(*marker), " " + std::string(*marker) + " (permanent)");
+      return give_up(Reason::permanent, std::string(*marker), " " + std::string(*marker) + " (permanent)");
     }
-    if (listed(policy.retry_status, o.status)) return retry("status:" + std::to_string(o.status));
+    if (listed(policy.retry_status, o.status)) return retry(Reason::status, std::to_string(o.status));
     if (is_client_error(o.status)) {
       if (const auto marker = find_marker(body, policy.retry_markers)) {
-        return retry("marker:" + std::string(*marker), " " + std::string(*marker) + " (risk-control)");
+        return retry(Reason::marker, std::string(*marker), " " + std::string(*marker) + " (risk-control)");
       }
     }
   }
-  if (listed(policy.retry_transport, o.transport)) return retry("transport:" + std::string(to_string(o.transport)));
-  return give_up("not-retryable");
+  if (listed(policy.retry_transport, o.transport)) return retry(Reason::transport, std::string(to_string(o.transport)));
+  return give_up(Reason::not_retryable);
 }
 
 // A POST that got no answer may still have been acted on: only a failure before the request
@@ -146,24 +152,25 @@ bool past_limit(Millis elapsed, Millis delay, Millis limit) {
 Verdict decide(const Policy& policy, const Outcome& outcome, Random& random,
                std::chrono::system_clock::time_point now) {
   Finding finding = classify(policy, outcome);
-  auto give_up = [&](std::string reason) {
-    return Verdict{Action::give_up, Millis{0}, std::move(reason), finding.what, Millis{0}, {}};
+  auto give_up = [&](Reason reason) {
+    return Verdict{Action::give_up, Millis{0}, reason, {}, finding.what, Millis{0}, {}};
   };
 
-  if (outcome.committed) return give_up("committed");
-  if (outcome.transport == Transport::host_abort) return give_up("host-abort");
-  if (outcome.transport == Transport::bad_argument) return give_up("bad-argument");
+  if (outcome.committed) return give_up(Reason::committed);
+  if (outcome.transport == Transport::host_abort) return give_up(Reason::host_abort);
+  if (outcome.transport == Transport::bad_argument) return give_up(Reason::bad_argument);
   if (outcome.transport == Transport::ok && is_final_success(outcome.status) && !outcome.stream_error) {
-    return give_up("success");
+    return give_up(Reason::success);
   }
-  if (!outcome.replayable) return give_up("not-replayable");
-  if (policy.max_attempts != -1 && outcome.attempt >= policy.max_attempts) return give_up("exhausted");
-  if (outcome.elapsed >= policy.max_elapsed) return give_up("max-elapsed");
+  if (!outcome.replayable) return give_up(Reason::not_replayable);
+  if (policy.max_attempts != -1 && outcome.attempt >= policy.max_attempts) return give_up(Reason::exhausted);
+  if (outcome.elapsed >= policy.max_elapsed) return give_up(Reason::max_elapsed);
   if (finding.action == Action::give_up) {
-    return Verdict{Action::give_up, Millis{0}, std::move(finding.reason), std::move(finding.what), Millis{0}, {}};
+    return Verdict{Action::give_up,          Millis{0}, finding.reason, std::move(finding.detail),
+                   std::move(finding.what), Millis{0}, {}};
   }
   if (!policy.retry_unanswered_post && outcome.unsafe_method && request_may_have_arrived(outcome)) {
-    return give_up("unanswered-post");
+    return give_up(Reason::unanswered_post);
   }
 
   Millis delay{0};
@@ -175,7 +182,7 @@ Verdict decide(const Policy& policy, const Outcome& outcome, Random& random,
     // The server knows its own recovery time better than any strategy, so its wait is not capped
     // by backoff.max; a wait we will not sit through means: deliver this response now.
     if (asked > policy.max_retry_after) {
-      Verdict v = give_up("retry-after-too-long");
+      Verdict v = give_up(Reason::retry_after_too_long);
       v.server_wait = asked;
       v.server_wait_header = std::move(asked_by);
       return v;
@@ -185,10 +192,10 @@ Verdict decide(const Policy& policy, const Outcome& outcome, Random& random,
     delay = backoff_delay(policy.backoff, outcome.attempt, outcome.previous_delay, random);
   }
 
-  if (past_limit(outcome.elapsed, delay, policy.max_elapsed)) return give_up("max-elapsed");
+  if (past_limit(outcome.elapsed, delay, policy.max_elapsed)) return give_up(Reason::max_elapsed);
   // Sleeping into the host's own timeout only turns a clear error into a timeout.
-  if (outcome.remaining && delay >= *outcome.remaining) return give_up("deadline");
-  return Verdict{Action::retry, delay, std::move(finding.reason), std::move(finding.what), asked,
+  if (outcome.remaining && delay >= *outcome.remaining) return give_up(Reason::deadline);
+  return Verdict{Action::retry, delay, finding.reason, std::move(finding.detail), std::move(finding.what), asked,
                  std::move(asked_by)};
 }
 

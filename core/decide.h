@@ -8,6 +8,7 @@
 #include "core/outcome.h"
 #include "core/policy.h"
 #include "core/random.h"
+#include "core/reason.h"
 
 namespace curlretry::core {
 
@@ -16,12 +17,11 @@ enum class Action : std::uint8_t { retry, give_up };
 struct Verdict {
   Action action = Action::give_up;
   Millis delay{0};  // meaningful when action == retry
-  // Machine reason: "status:503", "marker:captcha", "permanent:daily quota", "code:1302",
-  // "permanent-code:1113", "transport:reset", "should-retry:true", "should-retry:false",
-  // "stream-error:overloaded_error" (an SSE error event before any content),
-  // "committed", "host-abort", "not-replayable", "exhausted", "max-elapsed", "deadline",
-  // "retry-after-too-long", "success", "not-retryable".
-  std::string reason;
+  // Machine reason (core/reason.h), written "status:503", "marker:captcha", "permanent:daily
+  // quota", "code:1302", "transport:reset", "stream-error:overloaded_error", "committed",
+  // "exhausted", ...: `reason_detail` is what follows the colon for the reasons that have one.
+  Reason reason = Reason::not_retryable;
+  std::string reason_detail;
   // What happened, for a log line: "HTTP 400 captcha (risk-control)", "connection reset",
   // "HTTP 429 daily quota (permanent)". Never more of the body than the matched marker.
   std::string what;
@@ -30,6 +30,9 @@ struct Verdict {
   Millis server_wait{0};
   std::string server_wait_header;
 };
+
+// "status:503", "exhausted": the reason as the attempt log, log lines and `explain` write it.
+inline std::string reason_text(const Verdict& verdict) { return reason_text(verdict.reason, verdict.reason_detail); }
 
 // First match wins, in the order of DESIGN §3.3. `now` is wall-clock time, used only to turn a
 // Retry-After HTTP-date into a delay.

@@ -199,26 +199,30 @@ StreamErrorFinding classify_stream_error(const Policy& policy, std::string_view 
     const auto value = json_scalar_at(window, table.path);
     if (!value) continue;
     if (listed(table.permanent, *value)) {
-      f.reason = "permanent-code:" + *value;
+      f.reason = Reason::permanent_code;
+      f.reason_detail = *value;
       f.detail = " code " + *value + " (permanent)";
       return f;
     }
     if (listed(table.retry, *value)) {
       f.retry = true;
-      f.reason = "code:" + *value;
+      f.reason = Reason::code;
+      f.reason_detail = *value;
       f.detail = " code " + *value;
       return f;
     }
   }
   if (const auto marker = find_marker(window, policy.permanent_markers)) {
-    f.reason = "permanent:" + std::string(*marker);
+    f.reason = Reason::permanent;
+    f.reason_detail = std::string(*marker);
     f.detail = " " + std::string(*marker) + " (permanent)";
     return f;
   }
   const std::vector<std::string> names = error_names(window);
   for (const auto& name : names) {
     if (permanent_name(name)) {
-      f.reason = "permanent:" + name;
+      f.reason = Reason::permanent;
+      f.reason_detail = name;
       f.detail = " (permanent)";
       return f;
     }
@@ -226,17 +230,19 @@ StreamErrorFinding classify_stream_error(const Policy& policy, std::string_view 
   for (const auto& name : names) {
     if (transient_name(name)) {
       f.retry = true;
-      f.reason = "stream-error:" + name;
+      f.reason = Reason::stream_error;
+      f.reason_detail = name;
       return f;
     }
   }
   if (const auto marker = find_marker(window, policy.retry_markers)) {
     f.retry = true;
-    f.reason = "marker:" + std::string(*marker);
+    f.reason = Reason::marker;
+    f.reason_detail = std::string(*marker);
     f.detail = " " + std::string(*marker);
     return f;
   }
-  f.reason = "not-retryable";
+  f.reason = Reason::not_retryable;
   return f;
 }
 

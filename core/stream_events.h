@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/policy.h"
+#include "core/reason.h"
 #include "core/sse_parser.h"
 
 namespace curlretry::core {
@@ -37,7 +38,8 @@ StreamScan scan_stream(const StreamRules& rules, std::string_view body);
 
 struct StreamErrorFinding {
   bool retry = false;
-  std::string reason;  // "stream-error:overloaded_error", "permanent-code:1113", "marker:rate limit", ...
+  Reason reason = Reason::not_retryable;  // stream_error, permanent_code, marker, ... (core/reason.h)
+  std::string reason_detail;              // "overloaded_error", "1113", "rate limit"
   std::string detail;  // appended to "HTTP 200 + stream error NAME": " (permanent)", " code 1302", ...
   std::string name;
 };

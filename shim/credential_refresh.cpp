@@ -62,16 +62,16 @@ bool any_cached() { return g_any.load(std::memory_order_acquire); }
 namespace curlretry::shim {
 
 bool Transfer::wants_refresh(int status) const {
-  if (rule_ == nullptr || auth_tried_ || !rule_->auth.enabled()) return false;
-  const auto& on = rule_->auth.on;
+  if (run_.rule == nullptr || run_.auth_tried || !run_.rule->auth.enabled()) return false;
+  const auto& on = run_.rule->auth.on;
   return std::find(on.begin(), on.end(), status) != on.end();
 }
 
 void Transfer::refresh_credential(core::Verdict& verdict) {
-  if (verdict.action != core::Action::give_up || committed_ || !wants_refresh(response_.status)) return;
-  auth_tried_ = true;
-  const config::AuthRefresh& auth = rule_->auth;
-  auth_what_ = method_ + " " + display_ + " -> " + verdict.what;
+  if (verdict.action != core::Action::give_up || committed() || !wants_refresh(attempt_.response.status)) return;
+  run_.auth_tried = true;
+  const config::AuthRefresh& auth = run_.rule->auth;
+  run_.auth_what = run_.method + " " + run_.display + " -> " + verdict.what;
   std::string value, why;
   if (async_credential_) {
     // A multi host: the transfer is parked while the command runs, and the host's loop goes on.
@@ -89,19 +89,19 @@ void Transfer::refresh_credential(core::Verdict& verdict) {
   }
   verdict.action = core::Action::retry;
   verdict.delay = core::Millis{0};
-  verdict.reason = "auth-refresh";
+  verdict.reason = core::Reason::auth_refresh;
 }
 
 void Transfer::credential_failed(const std::string& why) {
-  credential::forget(rule_->name);
-  log::write(config::LogLevel::warn, auth_what_ + ": cannot refresh " + rule_->auth.header + ": " + why +
+  credential::forget(run_.rule->name);
+  log::write(config::LogLevel::warn, run_.auth_what + ": cannot refresh " + run_.rule->auth.header + ": " + why +
                                          "; giving up with the upstream's response");
 }
 
 void Transfer::credential_ready(std::string value) {
-  credential::store(rule_->name, value);
-  override_.set_header(rule_->auth.header, std::move(value));
-  log::write(config::LogLevel::info, auth_what_ + ": refreshed " + rule_->auth.header + ", retrying once");
+  credential::store(run_.rule->name, value);
+  override_.set_header(run_.rule->auth.header, std::move(value));
+  log::write(config::LogLevel::info, run_.auth_what + ": refreshed " + run_.rule->auth.header + ", retrying once");
 }
 
 Transfer::CredentialProgress Transfer::poll_credential() {
@@ -122,7 +122,8 @@ Transfer::CredentialProgress Transfer::poll_credential() {
 
 Transfer::Step Transfer::give_up_after_refresh(CURLcode code) {
   // The refused attempt's response is still held (nothing was reset since): it is the answer.
-  replay_code_ = code;
+  attempt_.replay_code = code;
+  enter(Phase::replaying);
   return resume_replay();
 }
 

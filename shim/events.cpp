@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -280,11 +281,27 @@ std::size_t format(const Event& e, long long unix_ms, long pid, std::string_view
   line.number(e.status);
   line.raw(",\"outcome\":");
   line.string(e.outcome, kSmall);
-  const bool success = !e.retry && (e.success || e.reason == "success");
-  line.raw(",\"verdict\":");
-  line.raw(e.retry ? "\"retry\"" : success ? "\"success\"" : "\"give_up\"");
-  line.raw(",\"reason\":");
-  line.string(success ? std::string_view("success") : e.reason, kSmall);
+  const bool success = !e.retry && (e.success || e.reason == core::Reason::success);
+  using core::VerdictKind;
+  line.raw(",\"verdict\":\"");
+  line.raw(core::to_string(e.retry ? VerdictKind::retry : success ? VerdictKind::success : VerdictKind::give_up));
+  line.raw("\",\"reason\":");
+  // "status:503" composed here without allocating; no more of it than the field can show is needed
+  // (each byte shown takes at least one), plus room for a UTF-8 sequence cut at the bound.
+  char reason[kSmall + 8];
+  std::size_t length = 0;
+  auto append = [&](std::string_view part) {
+    const std::size_t n = std::min(part.size(), sizeof reason - length);
+    std::memcpy(reason + length, part.data(), n);
+    length += n;
+  };
+  const core::Reason shown = success ? core::Reason::success : e.reason;
+  append(core::to_string(shown));
+  if (core::has_detail(shown)) {
+    append(":");
+    append(e.reason_detail);
+  }
+  line.string(std::string_view(reason, length), kSmall);
   line.raw(",\"delay_ms\":");
   line.number(e.retry ? e.delay_ms : 0);
   line.raw(",\"bytes\":");

@@ -31,6 +31,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/reason.h"
+
 namespace curlretry::shim::events {
 
 constexpr std::size_t kMaxLine = 4096;  // below PIPE_BUF too, so a FIFO reader sees whole lines
@@ -44,7 +46,8 @@ struct Event {
   std::string_view outcome;  // core::Verdict::what
   bool retry = false;        // core::Verdict::action == retry
   bool success = false;      // a complete 2xx/3xx arrived (CURLE_OK): verdict "success"
-  std::string_view reason;   // core::Verdict::reason (written as "success" when `success`)
+  core::Reason reason = core::Reason::not_retryable;  // core::Verdict::reason ("success" when `success`)
+  std::string_view reason_detail;                     // core::Verdict::reason_detail
   long long delay_ms = 0;    // core::Verdict::delay when retrying
   long long bytes = 0;       // body bytes of this attempt (CURLINFO_SIZE_DOWNLOAD_T)
   std::string_view rule;     // matched rule name, or "defaults"

@@ -22,11 +22,11 @@ bool FallbackState::note(const config::Fallback& fallback, int status, std::stri
 }
 
 void Transfer::note_overload() {
-  if (rule_ == nullptr || !rule_->fallback.enabled()) return;
-  const config::Fallback& f = rule_->fallback;
-  if (!fallback_.note(f, response_.status, held_body_)) return;
-  const std::string after = " after " + std::to_string(fallback_.consecutive()) + " overloads";
-  const std::string who = method_ + " " + display_ + ": ";
+  if (run_.rule == nullptr || !run_.rule->fallback.enabled()) return;
+  const config::Fallback& f = run_.rule->fallback;
+  if (!run_.fallback.note(f, attempt_.response.status, attempt_.held_body)) return;
+  const std::string after = " after " + std::to_string(run_.fallback.consecutive()) + " overloads";
+  const std::string who = run_.method + " " + run_.display + ": ";
   std::string label;
   if (!f.model.empty()) {
     std::string_view body;
@@ -56,7 +56,7 @@ void Transfer::note_overload() {
       label += (label.empty() ? "" : "; ") + std::string("url ") + shown;
     }
   }
-  fallback_.mark_switched(std::move(label));
+  run_.fallback.mark_switched(std::move(label));
 }
 
 }  // namespace curlretry::shim

@@ -218,7 +218,7 @@ void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
     const core::Millis wait = cooldown::combine(verdict.delay, cooling);
     if (!cooldown::fits(wait, a.policy->max_retry_after, a.time_left)) {
       verdict.action = core::Action::give_up;
-      verdict.reason = "cooldown";
+      verdict.reason = core::Reason::cooldown;
       return;
     }
     if (wait > verdict.delay) verdict.what += " (fleet cooldown)";
@@ -229,7 +229,7 @@ void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
                                            budget, s->counts(key, now, budget.window).value_or(core::budget::Counts{}));
   if (!allowed) {
     verdict.action = core::Action::give_up;
-    verdict.reason = "budget";
+    verdict.reason = core::Reason::budget;
     return;
   }
   if (!s->count(key, true, now)) warn_full_once();

@@ -10,24 +10,24 @@ namespace curlretry::shim {
 
 void Transfer::arm_heartbeat(const core::Verdict& verdict) {
   const long long period = runtime_->config.settings.heartbeat_ms;
-  heartbeat_.arm(Clock::now(), verdict.delay, core::Millis{period});
-  if (!heartbeat_.next()) return;
-  int status = response_.status;
+  run_.heartbeat.arm(Clock::now(), verdict.delay, core::Millis{period});
+  if (!run_.heartbeat.next()) return;
+  int status = attempt_.response.status;
   if (status == 0 && api_->easy_getinfo) {
     long code = 0;
     LibcurlScope scope(*api_);
     api_->easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &code);
     status = static_cast<int>(code);
   }
-  wait_cause_ = core::heartbeat_cause(status, !last_transport_error_, verdict.what);
+  run_.wait_cause = core::heartbeat_cause(status, !run_.last_transport_error, verdict.what);
 }
 
 void Transfer::heartbeat(Clock::time_point now) {
-  if (!heartbeat_.due(now) || !log::enabled(config::LogLevel::info)) return;
-  const auto so_far = std::chrono::duration_cast<core::Millis>(now - started_);
-  const auto next_try = std::chrono::duration_cast<core::Millis>(heartbeat_.wait_end() - now);
+  if (!run_.heartbeat.due(now) || !log::enabled(config::LogLevel::info)) return;
+  const auto so_far = std::chrono::duration_cast<core::Millis>(now - run_.started);
+  const auto next_try = std::chrono::duration_cast<core::Millis>(run_.heartbeat.wait_end() - now);
   log::write(config::LogLevel::info,
-             core::heartbeat_line(method_ + " " + display_, wait_cause_, attempt_, so_far, next_try));
+             core::heartbeat_line(run_.method + " " + run_.display, run_.wait_cause, run_.attempt, so_far, next_try));
 }
 
 }  // namespace curlretry::shim

@@ -58,17 +58,17 @@ StreamHold::Step StreamHold::feed(std::string_view chunk, std::size_t held) {
 // The Transfer's side: called from Transfer::write for a response that is not a failure candidate.
 
 bool Transfer::hold_stream(const char* data, size_t n, size_t& result) {
-  if (!stream_hold_.holding()) {
-    if (stream_hold_.checked()) return false;
+  if (!attempt_.stream_hold.holding()) {
+    if (attempt_.stream_hold.checked()) return false;
     if (!stream_wanted()) {
-      stream_hold_.pass();
+      attempt_.stream_hold.pass();
       return false;
     }
-    stream_hold_.start(policy_->stream);
+    attempt_.stream_hold.start(run_.policy->stream);
   }
-  switch (stream_hold_.feed(std::string_view(data, n), held_body_.size())) {
+  switch (attempt_.stream_hold.feed(std::string_view(data, n), attempt_.held_body.size())) {
     case StreamHold::Step::hold:
-      held_body_.append(data, n);
+      attempt_.held_body.append(data, n);
       result = n;
       return true;
     case StreamHold::Step::release: return false;
@@ -80,9 +80,9 @@ bool Transfer::hold_stream(const char* data, size_t n, size_t& result) {
   // (The request was sent: the server is answering it; libcurl reads nothing more of it.)
   if (verdict.action == core::Action::retry && !rewind_upload()) {
     verdict.action = core::Action::give_up;
-    verdict.reason = "not-replayable";
+    verdict.reason = core::Reason::not_replayable;
   }
-  early_verdict_ = verdict;
+  attempt_.early_verdict = verdict;
   if (verdict.action == core::Action::retry) {
     result = 0;  // our own abort of this attempt; libcurl reports CURLE_WRITE_ERROR
     return true;
@@ -92,7 +92,7 @@ bool Transfer::hold_stream(const char* data, size_t n, size_t& result) {
 }
 
 bool Transfer::stream_wanted() {
-  if (response_.status < 200 || response_.status >= 300) return false;
+  if (attempt_.response.status < 200 || attempt_.response.status >= 300) return false;
   const char* content_type = nullptr;
   if (auto getinfo = api_->easy_getinfo) {
     LibcurlScope scope(*api_);
@@ -101,8 +101,8 @@ bool Transfer::stream_wanted() {
   if (!is_event_stream(content_type)) return false;
   resolve_request();
   // With a single attempt nothing could be retried: stream at once, as without the shim.
-  if (policy_->max_attempts != -1 && policy_->max_attempts <= 1) return false;
-  return policy_->stream.hold;
+  if (run_.policy->max_attempts != -1 && run_.policy->max_attempts <= 1) return false;
+  return run_.policy->stream.hold;
 }
 
 }  // namespace curlretry::shim

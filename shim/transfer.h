@@ -7,33 +7,27 @@
 #include <curl/curl.h>
 
 #include <atomic>
-#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "config/config.h"
 #include "core/decide.h"
-#include "core/heartbeat.h"
-#include "core/random.h"
-#include "shim/cookie_snapshot.h"
+#include "shim/clock.h"
 #include "shim/credential_command.h"
-#include "shim/fallback.h"
 #include "shim/fleet_hook.h"
 #include "shim/host_options.h"
 #include "shim/once_per_transfer.h"
 #include "shim/real_curl.h"
 #include "shim/request_override.h"
-#include "shim/stream_hold.h"
-#include "shim/upload_replay.h"
+#include "shim/transfer_attempt.h"
+#include "shim/transfer_phase.h"
+#include "shim/transfer_run.h"
 #include "shim/url_parts.h"
 
 namespace curlretry::shim {
 
 struct Runtime;
-
-using Clock = std::chrono::steady_clock;
 
 // Puts the host's own callback options on `easy` (after a transfer, or on a duplicate).
 void apply_host_callbacks(const real::Api& api, CURL* easy, const HostOptions& host);
@@ -49,7 +43,8 @@ class Transfer {
   // True while the shim's callbacks are installed on the handle (from its first transfer on).
   bool installed() const { return installed_; }
   // True from begin() to end(): a transfer is under way.
-  bool running() const { return running_; }
+  bool running() const { return phase() != Phase::idle; }
+  Phase phase() const { return phase_.load(std::memory_order_relaxed); }
   // curl_easy_reset dropped every option, ours included.
   void forget_install();
   // The multi handle that last took this handle from the host (kept after a remove, so that
@@ -79,7 +74,7 @@ class Transfer {
 
   // Replaying a held response to a host that paused it: curl_easy_pause(CONT) from the host
   // lets resume_replay() carry on where the pause left off.
-  bool replay_paused() const { return replay_paused_; }
+  bool replay_paused() const { return phase() == Phase::replay_paused; }
   void request_unpause() { unpause_requested_.store(true, std::memory_order_release); }
   bool unpause_requested() const { return unpause_requested_.load(std::memory_order_acquire); }
   // The transfer's final code once the replay is complete; `paused` stays set while it is not.
@@ -87,7 +82,7 @@ class Transfer {
   // Arms the handle for the next attempt (fresh connection, remaining deadline).
   void prepare_next_attempt();
   // The first attempt is held back (fleet.hold_new): the next prepare_next_attempt() arms it.
-  void hold_first_attempt() { attempt_ = 0; }
+  void hold_first_attempt();
   // A retry's wait is over: how much longer the fleet's cooldown for this request now asks for
   // (other processes may have raised it meanwhile). Zero when none, or when it would outrun the
   // transfer's limits or retry_after.max_ms in all.
@@ -108,10 +103,10 @@ class Transfer {
   // asked to abort.
   bool host_progress_continue();
   // The host's deadline for the whole transfer, if it set CURLOPT_TIMEOUT(_MS).
-  std::optional<Clock::time_point> deadline() const { return deadline_; }
+  std::optional<Clock::time_point> deadline() const { return run_.deadline; }
   // The "still waiting" lines of the wait that finish_attempt() asked for (shim/heartbeat.cpp):
   // when the next one is due, and saying it if it is due at `now`.
-  std::optional<Clock::time_point> next_heartbeat() const { return heartbeat_.next(); }
+  std::optional<Clock::time_point> next_heartbeat() const { return run_.heartbeat.next(); }
   void heartbeat(Clock::time_point now);
   // Reports an abort by the host during backoff; returns the code to hand the host.
   CURLcode aborted_during_backoff();
@@ -123,15 +118,12 @@ class Transfer {
   static int on_seek(void* userdata, curl_off_t offset, int origin);
 
  private:
-  struct Response {
-    int status = 0;
-    std::optional<std::string> retry_after;
-    std::optional<std::string> retry_after_ms;
-    std::optional<std::string> should_retry;
-    bool candidate = false;  // a failure candidate: its body is held, not streamed
-    bool no_body = false;          // Content-Length: 0
-    bool location_not_http = false;  // a Location whose scheme is not http(s)
-  };
+  // The one place the phase changes (logged at debug).
+  void enter(Phase next);
+  bool committed() const {
+    const Phase now = phase();
+    return now == Phase::committed || now == Phase::committed_at_headers;
+  }
 
   size_t write(char* data, size_t n);
   // A 2xx event stream's setup events are held until its first content event (stream_hold.cpp).
@@ -151,6 +143,7 @@ class Transfer {
   // Our read callback is on the handle unless a form streams through the program's own.
   void sync_read_callback();
   void reset_attempt();
+  // Reads a header line into the attempt's ResponseHead; at the blank line, classifies it.
   void note_header_line(const char* data, size_t n);
   // At the end of a response's headers: nothing more can arrive in this attempt that we could
   // retry (a final response without a body, a redirect to another protocol). Held headers then
@@ -160,6 +153,8 @@ class Transfer {
   // Without our header callback: the status from CURLINFO_RESPONSE_CODE, and the decision's
   // hints, when the status needs them, from curl_easy_header.
   void learn_status();
+  // A response that may be retryable: whether it is a failure candidate, by the matched rule.
+  void classify_response();
   void learn_hints();
   std::optional<std::string> libcurl_header(const char* name) const;
 
@@ -196,64 +191,31 @@ class Transfer {
   void record_event(const core::Verdict& verdict, CURLcode code) const;
   std::string attempts_label() const;
 
+  // Per handle.
   CURL* easy_;
   const real::Api* api_;
   const Runtime* runtime_ = nullptr;
-  const core::Policy* policy_ = nullptr;
-  const config::Rule* rule_ = nullptr;  // nullptr: the defaults
-  std::string rule_name_;
-  std::string method_;
-  std::string display_;
-  std::string host_;  // for the attempt log
-  std::string path_;
   bool installed_ = false;
   bool header_cb_ = false;  // our on_header is on the handle
   bool read_cb_ = false;    // our on_read is on the handle
-  bool running_ = false;
   CURLM* multi_ = nullptr;
+  fleet_hook::KeyCache fleet_key_;  // kept across transfers of the handle
+  RequestOverride override_;  // applied from the next attempt on, undone by end()
+  OncePerTransfer once_per_transfer_;
 
+  // Where the transfer is (docs/DESIGN.md §6); changed only by enter(). Atomic for
+  // replay_paused(), which curl_easy_pause may ask from another thread.
+  std::atomic<Phase> phase_{Phase::idle};
   // Per transfer.
-  int attempt_ = 0;
-  Clock::time_point started_;
-  std::optional<Clock::time_point> deadline_;
-  core::Millis previous_delay_{0};
-  core::SplitMix random_{0};
+  TransferRun run_;
+  // Options of the handle changed for a retry, put back by end() (and reset by it).
   bool fresh_connect_forced_ = false;
   bool timeout_changed_ = false;
-  bool last_transport_error_ = false;
-  core::Heartbeat heartbeat_;
-  FallbackState fallback_;
-  bool auth_tried_ = false;  // the credential command ran for this transfer
   bool async_credential_ = false;
   std::unique_ptr<credential::Command> pending_credential_;
-  std::string auth_what_;  // "POST host/path -> HTTP 401", for the refresh's log line
-  RequestOverride override_;  // applied from the next attempt on, undone by end()
-  std::string wait_cause_;  // "529 overloaded", for the heartbeat lines
-  OncePerTransfer once_per_transfer_;
-  fleet_hook::KeyCache fleet_key_;  // kept across transfers of the handle
-  core::Millis fleet_extended_{0};  // waited beyond the decided delay for fleet cooldowns
-
   // Per attempt.
-  Response response_;
-  std::string held_headers_;
-  std::vector<size_t> held_line_ends_;
-  size_t flushed_lines_ = 0;
-  std::string held_body_;
-  size_t flushed_body_ = 0;
-  bool committed_ = false;
-  bool committed_at_headers_ = false;  // by ends_our_part(): no body byte went through write()
-  bool status_learned_ = false;  // learn_status() ran for this attempt
-  bool hints_learned_ = false;   // learn_hints() ran for this attempt
-  bool host_refused_ = false;       // a host callback refused data: its own abort
-  bool upload_paused_ = false;      // the host's read callback paused the upload
-  std::optional<core::Verdict> early_verdict_;  // decided when the held body overflowed, or on a stream error
-  StreamHold stream_hold_;
-  bool replay_paused_ = false;
+  Attempt attempt_;
   std::atomic<bool> unpause_requested_{false};  // set from any thread by curl_easy_pause
-  CURLcode replay_code_ = CURLE_OK;
-
-  UploadReplay upload_;
-  CookieSnapshot cookies_;  // the cookie engine's state before the first attempt
 };
 
 }  // namespace curlretry::shim

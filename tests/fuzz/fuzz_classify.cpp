@@ -93,7 +93,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const CodeTable& t : policy.codes) (void)json_scalar_at(o.body_prefix, t.path);
 
   const Verdict v = decide(policy, o, random, now);
-  FUZZ_CHECK(!v.reason.empty());
+  FUZZ_CHECK(parse_reason(reason_text(v)).has_value());
   FUZZ_CHECK(!v.what.empty());
   FUZZ_CHECK(v.what.size() <= 200 + 2 * 32);  // facts plus at most a policy-spelled marker/code
   if (v.action == Action::retry) {

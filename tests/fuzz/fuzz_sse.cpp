@@ -65,7 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     b.dispatched = s.dispatched;
     if (event_role(rules, b) == EventRole::error) {
       const StreamErrorFinding f = classify_stream_error(policy, b.type, b.data);
-      FUZZ_CHECK(!f.reason.empty());
+      FUZZ_CHECK(parse_reason(reason_text(f.reason, f.reason_detail)).has_value());
     }
   }
   const StreamScan scan = scan_stream(rules, body);

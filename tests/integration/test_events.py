@@ -71,7 +71,8 @@ static Event sample() {
   e.status = 429;
   e.outcome = "HTTP 429 code 1302";
   e.retry = true;
-  e.reason = "code:1302";
+  e.reason = curlretry::core::Reason::code;
+  e.reason_detail = "1302";
   e.delay_ms = 3000;
   e.bytes = 57;
   e.rule = "zai";
@@ -100,13 +101,13 @@ int main(int argc, char** argv) {
     Event e = sample();
     size_t n = events::format(e, 1748779200123LL, 4242, "curl", line, sizeof line);
     fwrite(line, 1, n, stdout);
-    e.retry = false; e.reason = "success"; e.status = 200; e.outcome = "HTTP 200"; e.delay_ms = 99;
+    e.retry = false; e.reason = curlretry::core::Reason::success; e.status = 200; e.outcome = "HTTP 200"; e.delay_ms = 99;
     n = events::format(e, 951782400000LL, 1, "python3", line, sizeof line);  // 2000-02-29
     fwrite(line, 1, n, stdout);
-    e.reason = "exhausted"; e.path = "/a\"b\\c\n\x01\xff\xe9\xa3\x8e";
+    e.reason = curlretry::core::Reason::exhausted; e.path = "/a\"b\\c\n\x01\xff\xe9\xa3\x8e";
     n = events::format(e, 0, 1, "x", line, sizeof line);
     fwrite(line, 1, n, stdout);
-    e.path = "/"; e.reason = "committed"; e.success = true;  // a 200 whose body streamed
+    e.path = "/"; e.reason = curlretry::core::Reason::committed; e.success = true;  // a 200 whose body streamed
     n = events::format(e, 0, 1, "x", line, sizeof line);
     fwrite(line, 1, n, stdout);
     return 0;
@@ -171,7 +172,7 @@ def _compile_driver(directory: Path) -> Path:
     repo = harness.REPO
     r = subprocess.run([gxx, "-std=c++20", "-O1", "-Wall", "-pthread", f"-I{repo}", str(src),
                         str(repo / "shim" / "events.cpp"), str(repo / "shim" / "fork_guard.cpp"),
-                        str(repo / "core" / "civil_date.cpp"), "-o", str(out)],
+                        str(repo / "core" / "civil_date.cpp"), str(repo / "core" / "names.cpp"), "-o", str(out)],
                        capture_output=True, timeout=300)
     if r.returncode != 0:
         raise AssertionError(f"building the events driver failed:\n{r.stderr.decode()}")

@@ -194,7 +194,7 @@ TEST_F(Explain, DisabledMeansGiveUp) {
   load("version: 1\n", env);
   const Explanation e = run(request("GET", "http://x/", 503));
   EXPECT_EQ(e.verdict.action, core::Action::give_up);
-  EXPECT_EQ(e.verdict.reason, "disabled");
+  EXPECT_EQ(core::reason_text(e.verdict), "disabled");
   EXPECT_EQ(e.verdict.what, "curlretry is disabled (env CURLRETRY_DISABLE)");
 }
 

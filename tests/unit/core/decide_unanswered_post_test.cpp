@@ -32,7 +32,7 @@ TEST(DecideUnansweredPost, FalseGivesUpOnEveryFailureAfterTheRequestLeft) {
                       Transport::http2_stream}) {
     const Verdict v = decide_at(posts_not_repeated(), post(failure(t)));
     EXPECT_EQ(v.action, Action::give_up) << to_string(t);
-    EXPECT_EQ(v.reason, "unanswered-post") << to_string(t);
+    EXPECT_EQ(reason_text(v), "unanswered-post") << to_string(t);
   }
 }
 

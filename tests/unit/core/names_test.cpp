@@ -2,6 +2,7 @@
 
 #include "core/outcome.h"
 #include "core/policy.h"
+#include "core/reason.h"
 
 namespace curlretry::core {
 namespace {
@@ -51,6 +52,40 @@ TEST(Names, OutOfRangeEnumPrintsUnknownInsteadOfReadingPastTheTable) {
   EXPECT_EQ(to_string(static_cast<Transport>(200)), "unknown");
   EXPECT_EQ(to_string(static_cast<Strategy>(200)), "unknown");
   EXPECT_EQ(to_string(static_cast<Jitter>(200)), "unknown");
+}
+
+TEST(Names, EveryReasonRoundTripsThroughItsText) {
+  for (int i = 0; i <= static_cast<int>(Reason::disabled); ++i) {
+    const auto r = static_cast<Reason>(i);
+    const std::string detail = has_detail(r) ? "daily quota: x" : "";
+    const std::string text = reason_text(r, detail);
+    const auto parsed = parse_reason(text);  // its detail points into `text`
+    ASSERT_TRUE(parsed.has_value()) << text;
+    EXPECT_EQ(parsed->reason, r) << text;
+    EXPECT_EQ(parsed->detail, detail);
+  }
+}
+
+TEST(Names, ReasonSpellingsAreTheAttemptLogs) {
+  EXPECT_EQ(reason_text(Reason::status, "503"), "status:503");
+  EXPECT_EQ(reason_text(Reason::permanent_code, "1113"), "permanent-code:1113");
+  EXPECT_EQ(reason_text(Reason::stream_error, "overloaded_error"), "stream-error:overloaded_error");
+  EXPECT_EQ(reason_text(Reason::should_retry_false, "ignored"), "should-retry:false");
+  EXPECT_EQ(reason_text(Reason::retry_after_too_long, ""), "retry-after-too-long");
+  EXPECT_EQ(reason_text(Reason::auth_refresh, ""), "auth-refresh");
+  EXPECT_FALSE(parse_reason("status").has_value());  // a reason with detail always has its colon
+  EXPECT_FALSE(parse_reason("exhausted:3").has_value());
+  EXPECT_FALSE(parse_reason("").has_value());
+  EXPECT_FALSE(parse_reason("nonsense:1").has_value());
+  EXPECT_EQ(to_string(static_cast<Reason>(200)), "unknown");
+}
+
+TEST(Names, VerdictKinds) {
+  for (const auto v : {VerdictKind::retry, VerdictKind::give_up, VerdictKind::success}) {
+    EXPECT_EQ(verdict_kind_from_string(to_string(v)), v);
+  }
+  EXPECT_EQ(to_string(VerdictKind::give_up), "give_up");
+  EXPECT_FALSE(verdict_kind_from_string("gave_up").has_value());
 }
 
 }  // namespace

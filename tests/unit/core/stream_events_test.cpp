@@ -148,7 +148,7 @@ TEST(DecideStreamError, AnthropicOverloadedRetries) {
   const Verdict v = decide_at(kBuiltin, stream_error("error", kAnthropicOverloaded));
   EXPECT_EQ(v.action, Action::retry);
   EXPECT_EQ(v.delay, Millis{1500});
-  EXPECT_EQ(v.reason, "stream-error:overloaded_error");
+  EXPECT_EQ(reason_text(v), "stream-error:overloaded_error");
   EXPECT_EQ(v.what, "HTTP 200 + stream error overloaded_error");
 }
 
@@ -158,7 +158,7 @@ TEST(DecideStreamError, BuiltinTransientTable) {
     const std::string data = std::string(R"({"type":"error","error":{"type":")") + name + R"("}})";
     const Verdict v = decide_at(kBuiltin, stream_error("error", data));
     EXPECT_EQ(v.action, Action::retry) << name;
-    EXPECT_EQ(v.reason, std::string("stream-error:") + name);
+    EXPECT_EQ(reason_text(v), std::string("stream-error:") + name);
   }
 }
 
@@ -168,7 +168,7 @@ TEST(DecideStreamError, BuiltinPermanentTable) {
     const std::string data = std::string(R"({"error":{"code":")") + name + R"(","message":"Overloaded"}})";
     const Verdict v = decide_at(kBuiltin, stream_error("message", data));
     EXPECT_EQ(v.action, Action::give_up) << name;
-    EXPECT_TRUE(v.reason.starts_with("permanent:")) << name << " " << v.reason;
+    EXPECT_EQ(v.reason, Reason::permanent) << name << " " << reason_text(v);
     EXPECT_TRUE(v.what.starts_with(std::string("HTTP 200 + stream error ") + name)) << v.what;
   }
 }
@@ -176,7 +176,7 @@ TEST(DecideStreamError, BuiltinPermanentTable) {
 TEST(DecideStreamError, PermanentTypeNamesItself) {
   const Verdict v =
       decide_at(kBuiltin, stream_error("error", R"({"type":"error","error":{"type":"authentication_error"}})"));
-  EXPECT_EQ(v.reason, "permanent:authentication_error");
+  EXPECT_EQ(reason_text(v), "permanent:authentication_error");
   EXPECT_EQ(v.what, "HTTP 200 + stream error authentication_error (permanent)");
 }
 
@@ -184,7 +184,7 @@ TEST(DecideStreamError, PermanentMarkerBeatsTransientType) {
   const Verdict v = decide_at(
       kBuiltin, stream_error("error", R"({"error":{"type":"rate_limit_error","message":"daily quota used up"}})"));
   EXPECT_EQ(v.action, Action::give_up);
-  EXPECT_EQ(v.reason, "permanent:daily quota");
+  EXPECT_EQ(reason_text(v), "permanent:daily quota");
   EXPECT_EQ(v.what, "HTTP 200 + stream error rate_limit_error daily quota (permanent)");
 }
 
@@ -193,10 +193,10 @@ TEST(DecideStreamError, CodeTablesComeFirst) {
   p.codes.push_back(CodeTable{"error.type", {"custom_busy"}, {"overloaded_error"}});
   Verdict v = decide_at(p, stream_error("error", kAnthropicOverloaded));
   EXPECT_EQ(v.action, Action::give_up);
-  EXPECT_EQ(v.reason, "permanent-code:overloaded_error");
+  EXPECT_EQ(reason_text(v), "permanent-code:overloaded_error");
   v = decide_at(p, stream_error("error", R"({"error":{"type":"custom_busy"}})"));
   EXPECT_EQ(v.action, Action::retry);
-  EXPECT_EQ(v.reason, "code:custom_busy");
+  EXPECT_EQ(reason_text(v), "code:custom_busy");
   EXPECT_EQ(v.what, "HTTP 200 + stream error custom_busy code custom_busy");
 }
 
@@ -204,27 +204,27 @@ TEST(DecideStreamError, RetryMarkersForUnknownTypes) {
   const Verdict v =
       decide_at(kBuiltin, stream_error("error", R"({"error":{"type":"x","message":"please try again"}})"));
   EXPECT_EQ(v.action, Action::retry);
-  EXPECT_EQ(v.reason, "marker:try again");
+  EXPECT_EQ(reason_text(v), "marker:try again");
 }
 
 TEST(DecideStreamError, UnknownErrorGivesUp) {
   const Verdict v = decide_at(kBuiltin, stream_error("error", R"({"error":{"type":"mystery"}})"));
   EXPECT_EQ(v.action, Action::give_up);
-  EXPECT_EQ(v.reason, "not-retryable");
+  EXPECT_EQ(reason_text(v), "not-retryable");
   EXPECT_EQ(v.what, "HTTP 200 + stream error mystery");
 }
 
 TEST(DecideStreamError, LimitsStillApply) {
   const Verdict v = decide_at(kBuiltin, stream_error("error", kAnthropicOverloaded, 3));
   EXPECT_EQ(v.action, Action::give_up);
-  EXPECT_EQ(v.reason, "exhausted");
+  EXPECT_EQ(reason_text(v), "exhausted");
   EXPECT_EQ(v.what, "HTTP 200 + stream error overloaded_error");
 }
 
 TEST(DecideStreamError, WithoutStreamErrorA200IsSuccess) {
   Outcome o;
   o.status = 200;
-  EXPECT_EQ(decide_at(kBuiltin, o).reason, "success");
+  EXPECT_EQ(reason_text(decide_at(kBuiltin, o)), "success");
 }
 
 TEST(ScanStream, FindsTheDecidingEvent) {

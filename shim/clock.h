@@ -1,0 +1,30 @@
+// The monotonic clock of transfers and of the multi parking. steady_clock, unless a unit test of
+// the state machine installed a source of its own, so that waits pass without sleeping.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+
+namespace curlretry::shim {
+
+struct Clock {
+  using base = std::chrono::steady_clock;
+  using rep = base::rep;
+  using period = base::period;
+  using duration = base::duration;
+  using time_point = base::time_point;
+  static constexpr bool is_steady = true;
+  using Source = time_point (*)();
+
+  static time_point now() noexcept {
+    const Source source = source_.load(std::memory_order_relaxed);
+    return source == nullptr ? base::now() : source();
+  }
+  // nullptr: steady_clock again.
+  static void set_source(Source source) noexcept { source_.store(source, std::memory_order_relaxed); }
+
+ private:
+  static inline std::atomic<Source> source_{nullptr};
+};
+
+}  // namespace curlretry::shim

@@ -1,0 +1,69 @@
+#include "shim/response_head.h"
+
+#include "config/text.h"
+#include "shim/url_parts.h"
+
+namespace curlretry::shim {
+namespace {
+
+bool iequals_prefix(std::string_view line, std::string_view name) {
+  if (line.size() < name.size()) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    char a = line[i];
+    if (a >= 'A' && a <= 'Z') a = static_cast<char>(a - 'A' + 'a');
+    if (a != name[i]) return false;
+  }
+  return true;
+}
+
+// The value of header `name` (lower case) if `line` is that header.
+std::optional<std::string> header_value(std::string_view line, std::string_view name) {
+  if (!iequals_prefix(line, name) || line.size() <= name.size() || line[name.size()] != ':') return std::nullopt;
+  return std::string(config::text::trim(line.substr(name.size() + 1)));
+}
+
+}  // namespace
+
+int status_of_line(std::string_view line) {
+  if (line.size() < 12 || line.substr(0, 5) != "HTTP/") return 0;
+  size_t sp = line.find(' ');
+  if (sp == std::string_view::npos || sp + 4 > line.size()) return 0;
+  int status = 0;
+  for (size_t i = sp + 1; i < sp + 4; ++i) {
+    if (line[i] < '0' || line[i] > '9') return 0;
+    status = status * 10 + (line[i] - '0');
+  }
+  return status;
+}
+
+bool is_blank_line(std::string_view line) { return line == "\r\n" || line == "\n"; }
+
+bool ResponseHead::note_line(std::string_view line) {
+  if (int s = status_of_line(line); s != 0) {
+    *this = ResponseHead{};
+    status = s;
+    return false;
+  }
+  if (is_blank_line(line)) return true;
+  char first = line.empty() ? '\0' : static_cast<char>(line[0] | 0x20);
+  if (first == 'c' || first == 'l') {
+    if (auto length = header_value(line, "content-length")) {
+      no_body = *length == "0";
+    } else if (auto location = header_value(line, "location")) {
+      location_not_http = location->find("://") != std::string::npos && !url_is_http(*location);
+    }
+    return false;
+  }
+  if (first != 'r' && first != 'x') return false;  // the only headers the decision reads
+  // A repeated header counts once, the first one, as `curlretry explain` reads it.
+  if (auto v = header_value(line, "retry-after")) {
+    if (!retry_after) retry_after = std::move(v);
+  } else if (auto w = header_value(line, "retry-after-ms")) {
+    if (!retry_after_ms) retry_after_ms = std::move(w);
+  } else if (auto x = header_value(line, "x-should-retry")) {
+    if (!should_retry) should_retry = std::move(x);
+  }
+  return false;
+}
+
+}  // namespace curlretry::shim

@@ -1,0 +1,36 @@
+// What one attempt of a transfer knows and holds: the response's head, the header lines and the
+// body held back from the program, how much of them reached it, and what was learnt on the way.
+// A new attempt starts from a fresh value (`attempt = Attempt{}`), so nothing carries over.
+#pragma once
+
+#include <curl/curl.h>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/decide.h"
+#include "shim/response_head.h"
+#include "shim/stream_hold.h"
+
+namespace curlretry::shim {
+
+struct Attempt {
+  ResponseHead response;
+  std::string held_headers;            // header lines held for the program, in order
+  std::vector<size_t> held_line_ends;  // where each held line ends in held_headers
+  size_t flushed_lines = 0;            // held lines the program has
+  std::string held_body;               // a failure candidate's body, or a stream's setup events
+  size_t flushed_body = 0;             // bytes of held_body the program has
+  bool status_learned = false;         // learn_status() ran (no header callback of ours)
+  bool hints_learned = false;          // learn_hints() ran
+  bool host_refused = false;           // a program callback refused data: its own abort
+  bool upload_paused = false;          // the program's read callback paused the upload
+  // Decided before the attempt ended: the held body overflowed, or a stream sent an error event.
+  std::optional<core::Verdict> early_verdict;
+  StreamHold stream_hold;
+  CURLcode replay_code = CURLE_OK;  // the transfer's result once the held response is replayed
+};
+
+}  // namespace curlretry::shim

@@ -1,0 +1,49 @@
+// What one transfer (curl_easy_perform, or one add-to-done of a multi) knows across its
+// attempts: its limits and clock, the request as matched against the config, the uploaded data
+// kept for a retry, the cookies before the first attempt, and the counts that span attempts.
+// begin() starts from a fresh value (`run = TransferRun{}`).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "config/config.h"
+#include "core/heartbeat.h"
+#include "core/policy.h"
+#include "core/random.h"
+#include "shim/clock.h"
+#include "shim/cookie_snapshot.h"
+#include "shim/fallback.h"
+#include "shim/upload_replay.h"
+
+namespace curlretry::shim {
+
+struct TransferRun {
+  int attempt = 0;  // the attempt under way, from 1; 0 while the first one is held back
+  Clock::time_point started;
+  std::optional<Clock::time_point> deadline;  // the program's CURLOPT_TIMEOUT(_MS) for the whole transfer
+  core::Millis previous_delay{0};
+  core::SplitMix random{0};
+  bool last_transport_error = false;
+  core::Millis fleet_extended{0};  // waited beyond the decided delay for fleet cooldowns
+
+  // The request, matched against the config on first need (Transfer::resolve_request()).
+  const core::Policy* policy = nullptr;
+  const config::Rule* rule = nullptr;  // nullptr: the defaults
+  std::string rule_name;
+  std::string method;
+  std::string display;
+  std::string host;  // for the attempt log
+  std::string path;
+
+  core::Heartbeat heartbeat;
+  std::string wait_cause;  // "529 overloaded", for the heartbeat lines
+  FallbackState fallback;
+  bool auth_tried = false;  // the credential command ran for this transfer
+  std::string auth_what;    // "POST host/path -> HTTP 401", for the refresh's log line
+
+  UploadReplay upload;
+  CookieSnapshot cookies;  // the cookie engine's state before the first attempt
+};
+
+}  // namespace curlretry::shim
