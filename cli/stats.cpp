@@ -13,6 +13,7 @@
 
 #include "cli/json.h"
 #include "core/civil_date.h"
+#include "core/utf8.h"
 
 namespace curlretry::cli {
 namespace {
@@ -68,23 +69,6 @@ class JsonObjectReader {
     }
     return false;
   }
-  static void utf8(std::string& out, unsigned cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3f));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-      out += static_cast<char>(0x80 | (cp & 0x3f));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-      out += static_cast<char>(0x80 | (cp & 0x3f));
-    }
-  }
   bool hex4(unsigned& v) {
     if (i_ + 4 > s_.size()) return false;
     v = 0;
@@ -130,7 +114,7 @@ class JsonObjectReader {
           } else if (cp >= 0xD800 && cp <= 0xDFFF) {
             cp = 0xFFFD;
           }
-          utf8(out, cp);
+          core::utf8::append(out, cp);
           break;
         }
         default: return false;

@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "core/civil_date.h"
+#include "core/utf8.h"
 #include "shim/fork_guard.h"
 #include "shim/log.h"
 
@@ -64,7 +65,7 @@ class Line {
       } else if (c < 0x80) {
         piece[len++] = static_cast<char>(c);
       } else {
-        consumed = utf8_length(s, i);
+        consumed = core::utf8::sequence_length(s, i);
         if (consumed == 0) {  // invalid: U+FFFD, skip one byte
           consumed = 1;
           std::memcpy(piece, "\xEF\xBF\xBD", 3);
@@ -89,25 +90,6 @@ class Line {
     if (pos_ < cap_) out_[pos_++] = c;
     else overflow_ = true;
   }
-  // Length of a well-formed UTF-8 sequence at s[i] (2..4), or 0.
-  static std::size_t utf8_length(std::string_view s, std::size_t i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t n;
-    std::uint32_t cp;
-    if (c >= 0xC2 && c <= 0xDF) { n = 2; cp = c & 0x1f; }
-    else if (c >= 0xE0 && c <= 0xEF) { n = 3; cp = c & 0x0f; }
-    else if (c >= 0xF0 && c <= 0xF4) { n = 4; cp = c & 0x07; }
-    else return 0;
-    if (i + n > s.size()) return 0;
-    for (std::size_t k = 1; k < n; ++k) {
-      const auto d = static_cast<unsigned char>(s[i + k]);
-      if ((d & 0xC0) != 0x80) return 0;
-      cp = (cp << 6) | (d & 0x3f);
-    }
-    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return n;
-  }
-
   char* out_;
   std::size_t cap_;
   std::size_t pos_ = 0;
@@ -217,6 +199,7 @@ void report_failure(int error) {
     log::write(config::LogLevel::warn, std::string("events file ") + g_path + ": cannot open (" +
                                            std::strerror(error) + "); no attempt log for this process");
   } catch (...) {
+    // Out of memory while saying so: the attempt log stays off, and the host must not see it.
   }
 }
 

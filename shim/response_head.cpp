@@ -1,24 +1,15 @@
 #include "shim/response_head.h"
 
 #include "config/text.h"
+#include "core/ascii.h"
 #include "shim/url_parts.h"
 
 namespace curlretry::shim {
 namespace {
 
-bool iequals_prefix(std::string_view line, std::string_view name) {
-  if (line.size() < name.size()) return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    char a = line[i];
-    if (a >= 'A' && a <= 'Z') a = static_cast<char>(a - 'A' + 'a');
-    if (a != name[i]) return false;
-  }
-  return true;
-}
-
 // The value of header `name` (lower case) if `line` is that header.
 std::optional<std::string> header_value(std::string_view line, std::string_view name) {
-  if (!iequals_prefix(line, name) || line.size() <= name.size() || line[name.size()] != ':') return std::nullopt;
+  if (!core::ascii::istarts_with(line, name) || line.size() <= name.size() || line[name.size()] != ':') return std::nullopt;
   return std::string(config::text::trim(line.substr(name.size() + 1)));
 }
 
@@ -45,7 +36,7 @@ bool ResponseHead::note_line(std::string_view line) {
     return false;
   }
   if (is_blank_line(line)) return true;
-  char first = line.empty() ? '\0' : static_cast<char>(line[0] | 0x20);
+  char first = line.empty() ? '\0' : core::ascii::lower(line[0]);
   if (first == 'c' || first == 'l') {
     if (auto length = header_value(line, "content-length")) {
       no_body = *length == "0";
