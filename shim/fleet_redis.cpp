@@ -48,7 +48,7 @@ Module load_module() {
   m.connect = reinterpret_cast<curlretry_redis_connect_fn>(dlsym(handle, "curlretry_redis_connect"));
   m.free = reinterpret_cast<curlretry_redis_free_fn>(dlsym(handle, "curlretry_redis_free"));
   m.cool = reinterpret_cast<curlretry_redis_cool_fn>(dlsym(handle, "curlretry_redis_cool"));
-  m.sync = reinterpret_cast<curlretry_redis_sync_fn>(dlsym(handle, "curlretry_redis_sync"));
+  m.sync = reinterpret_cast<curlretry_redis_sync_fn>(dlsym(handle, "curlretry_redis_sync_v2"));
   if (!m.connect || !m.free || !m.cool || !m.sync) m.error = path + " lacks the curlretry_redis_* entry points";
   return m;
 }
@@ -69,6 +69,8 @@ struct State {
   bool said_down = false;
   std::atomic<std::uint64_t> pending_hash[kPending] = {};
   std::atomic<std::uint32_t> pending_count[kPending] = {};
+  // Per pending key, refunds not sent yet: (epoch << 32 | count), at epoch % CURLRETRY_REDIS_REFUNDS.
+  std::atomic<std::uint64_t> pending_refund[kPending][CURLRETRY_REDIS_REFUNDS] = {};
 };
 
 State& state() {
@@ -163,34 +165,63 @@ bool Link::usable(std::int64_t now) {
   return true;
 }
 
-void Link::note_request(std::uint64_t key_hash) {
+int Link::pending_slot(std::uint64_t key_hash, bool claim) {
   State& s = state();
   for (std::size_t i = 0; i < kPending; ++i) {
     const std::size_t slot = (key_hash + i) % kPending;
     std::uint64_t h = s.pending_hash[slot].load(std::memory_order_acquire);
-    if (h == 0 && s.pending_hash[slot].compare_exchange_strong(h, key_hash, std::memory_order_acq_rel)) h = key_hash;
-    if (h == key_hash) {
-      s.pending_count[slot].fetch_add(1, std::memory_order_relaxed);
-      return;
+    if (claim && h == 0 && s.pending_hash[slot].compare_exchange_strong(h, key_hash, std::memory_order_acq_rel)) {
+      h = key_hash;
     }
+    if (h == key_hash) return static_cast<int>(slot);
+    if (h == 0) return -1;
+  }
+  return -1;
+}
+
+void Link::note_request(std::uint64_t key_hash) {
+  const int slot = pending_slot(key_hash, true);
+  if (slot >= 0) state().pending_count[slot].fetch_add(1, std::memory_order_relaxed);
+}
+
+void Link::note_refund(std::uint64_t key_hash, std::uint32_t epoch) {
+  const int slot = pending_slot(key_hash, true);
+  if (slot < 0) return;
+  auto& word = state().pending_refund[slot][epoch % CURLRETRY_REDIS_REFUNDS];
+  std::uint64_t old = word.load(std::memory_order_relaxed);
+  for (;;) {
+    const auto old_epoch = static_cast<std::uint32_t>(old >> 32);
+    const auto old_count = static_cast<std::uint32_t>(old);
+    std::uint64_t next;
+    if (old_count != 0 && old_epoch == epoch) {
+      next = old + 1;
+    } else if (old_count == 0 || static_cast<std::int32_t>(epoch - old_epoch) > 0) {
+      next = (static_cast<std::uint64_t>(epoch) << 32) | 1;
+    } else {
+      return;  // an older interval than the one waiting there: dropped
+    }
+    if (word.compare_exchange_weak(old, next, std::memory_order_relaxed)) return;
   }
 }
 
-std::uint32_t Link::take_pending(std::uint64_t key_hash) {
+void Link::take_pending(std::uint64_t key_hash, curlretry_redis_sync& request) {
+  request.add_requests = 0;
+  for (int i = 0; i < CURLRETRY_REDIS_REFUNDS; ++i) request.refund_epochs[i] = request.refund_counts[i] = 0;
+  const int slot = pending_slot(key_hash, false);
+  if (slot < 0) return;
   State& s = state();
-  for (std::size_t i = 0; i < kPending; ++i) {
-    const std::size_t slot = (key_hash + i) % kPending;
-    const std::uint64_t h = s.pending_hash[slot].load(std::memory_order_acquire);
-    if (h == key_hash) return s.pending_count[slot].exchange(0, std::memory_order_relaxed);
-    if (h == 0) return 0;
+  request.add_requests = s.pending_count[slot].exchange(0, std::memory_order_relaxed);
+  for (int i = 0; i < CURLRETRY_REDIS_REFUNDS; ++i) {
+    const std::uint64_t w = s.pending_refund[slot][i].exchange(0, std::memory_order_relaxed);
+    request.refund_epochs[i] = static_cast<std::uint32_t>(w >> 32);
+    request.refund_counts[i] = static_cast<std::uint32_t>(w);
   }
-  return 0;
 }
 
 std::optional<curlretry_redis_sync> Link::sync(curlretry_redis_sync request, std::uint64_t key_hash) {
   Guard guard(state());
   if (!guard.held() || !usable(now_ms())) return std::nullopt;
-  request.add_requests = take_pending(key_hash);
+  take_pending(key_hash, request);
   char error[256] = {};
   if (state().module->sync(state().connection, &request, error, sizeof error) != 0) {
     drop("no answer", error);

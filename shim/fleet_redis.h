@@ -27,6 +27,10 @@ class Link {
   // Counts a request made by this process, to be added to the fleet at the next sync of its key
   // (atomics only; a key that does not fit the small pending table is not counted).
   void note_request(std::uint64_t key_hash);
+  // Gives back a retry that Redis counted in slot interval `epoch` and that succeeded, at the
+  // next sync of its key (atomics only; see note_request). Of two unsent refunds whose intervals
+  // share a place in the small pending ring, the older is dropped: the budget errs strict.
+  void note_refund(std::uint64_t key_hash, std::uint32_t epoch);
   // One decision's round trip (see redis_abi.h); nullopt: use the machine store this time.
   std::optional<curlretry_redis_sync> sync(curlretry_redis_sync request, std::uint64_t key_hash);
   // Raises a cooldown fleet-wide; false when Redis cannot be reached now.
@@ -36,7 +40,8 @@ class Link {
   struct Guard;
   bool usable(std::int64_t now_ms);  // with the lock held: connected, connecting if due
   void drop(const char* what, const char* why);
-  std::uint32_t take_pending(std::uint64_t key_hash);
+  int pending_slot(std::uint64_t key_hash, bool claim);
+  void take_pending(std::uint64_t key_hash, curlretry_redis_sync& request);
 
   std::string url_;
   Endpoint endpoint_;

@@ -660,12 +660,12 @@ core::Millis Transfer::fleet_wait_more() {
   return more;
 }
 
-void Transfer::settle_with_fleet(core::Verdict& verdict) const {
+void Transfer::settle_with_fleet(core::Verdict& verdict) {
   auto now = Clock::now();
   std::optional<core::Millis> left = policy_->max_elapsed - std::chrono::duration_cast<core::Millis>(now - started_);
   if (deadline_) left = std::min(*left, std::chrono::duration_cast<core::Millis>(*deadline_ - now));
   fleet_hook::Attempt attempt{api_, easy_, &host, policy_, response_.status, &response_.retry_after,
-                              &response_.retry_after_ms, left};
+                              &response_.retry_after_ms, left, &fleet_key_};
   fleet_hook::settle(*runtime_, attempt, verdict);
 }
 
