@@ -29,7 +29,8 @@ return 0
 )";
 
 // KEYS: host cooldown, credential cooldown (or the host's again). ARGV: budget prefix, epoch,
-// slots, pending requests, want_retry, percent, reserve, then refunds as epoch, count pairs.
+// slots, pending requests, want_retry, percent, reserve, then refunds as epoch, count pairs (given
+// back while their slot is within the longest window, 128 slots, like the machine store's ring).
 // The allowance is the percentage or the reserve, whichever is more (core/retry_budget.h).
 constexpr const char* kSyncScript = R"(
 local p = ARGV[1]
@@ -42,7 +43,7 @@ if add > 0 then
 end
 for i = 8, #ARGV - 1, 2 do
   local re, rn = tonumber(ARGV[i]), tonumber(ARGV[i + 1])
-  if re > e - n and re <= e then
+  if re > e - 128 and re <= e then
     local had = tonumber(redis.call('HGET', p .. re, 't')) or 0
     local back = math.min(had, rn)
     if back > 0 then redis.call('HINCRBY', p .. re, 't', -back) end

@@ -170,7 +170,7 @@ void count_request(const Runtime& runtime, const HostOptions& host, KeyCache& ca
   }
   if (cache.key.empty()) return;
   if (!s->count(cache.hash, cache.key, false, now_ms())) warn_full_once();
-  if (auto* link = redis(runtime)) link->note_request(cache.hash);
+  if (auto* link = redis(runtime)) link->note_request(cache.hash, cache.key);
 }
 
 core::Millis cooling_left(const Runtime& runtime, const HostOptions& host) {

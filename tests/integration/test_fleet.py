@@ -527,6 +527,36 @@ class Redis(FleetTestCase):
         self.assertRun(r, 0, overloaded_body(second, 1))
         self.assertIn(b"(budget)", r.stderr)
 
+    def test_a_retry_that_succeeded_gives_its_unit_back_across_machines(self):
+        # One retry per window for the whole fleet. Machine 1's retry succeeds: the refund reaches
+        # Redis (with the process's last flush, at exit), so machine 2's retry is allowed too.
+        self.write_config("fleet: {budget: {percent: 0, reserve: 1, window_ms: 64000}}\n")
+        first, second = self.key("first"), self.key("second")
+        self.assertRun(self.on(1, first, "503,200"), 0, ok_body(first, 2))
+        r = self.on(2, second, "503,200")
+        self.assertRun(r, 0, ok_body(second, 2))
+        third = self.key("third")  # control: a retry that failed again stays charged
+        self.assertRun(self.on(1, third, "503", CURLRETRY_MAX_ATTEMPTS="2"), 0, overloaded_body(third, 2))
+        r = self.on(2, self.key("fourth"), "503,200")
+        self.assertIn(b"(budget)", r.stderr)
+
+    def test_requests_of_processes_that_only_succeeded_reach_the_fleet(self):
+        # Half a retry per request, no reserve: machine 2's lone request earns no retry (50 % of 1
+        # is 0), but with machine 1's two successful requests counted in Redis it earns one.
+        self.write_config("fleet: {budget: {percent: 50, reserve: 0, window_ms: 64000}}\n")
+        for i in range(2):
+            k = self.key(f"ok{i}")
+            self.assertRun(self.on(1, k, "200"), 0, ok_body(k, 1))
+        k = self.key()
+        self.assertRun(self.on(2, k, "503,200"), 0, ok_body(k, 2))
+
+    def test_control_a_lone_request_earns_no_retry_at_fifty_percent(self):
+        self.write_config("fleet: {budget: {percent: 50, reserve: 0, window_ms: 64000}}\n")
+        k = self.key()
+        r = self.on(2, k, "503,200")
+        self.assertRun(r, 0, overloaded_body(k, 1))
+        self.assertIn(b"(budget)", r.stderr)
+
     def test_redis_killed_the_fleet_falls_back_to_the_machine_store(self):
         self.redis.stop()
         k = self.key()
