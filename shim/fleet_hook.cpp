@@ -260,7 +260,9 @@ void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
     warn_full_once();
     if (!fleet_allowed) return;  // counted nowhere: nothing to give back
   }
-  if (a.ledger != nullptr) a.ledger->charge = Charge{true, fleet_allowed.has_value(), hash, core::budget::epoch_of(now)};
+  if (a.ledger != nullptr) {
+    a.ledger->charge = Charge{true, fleet_allowed.has_value(), hash, core::budget::epoch_of(now)};
+  }
 }
 
 }  // namespace curlretry::shim::fleet_hook

@@ -160,7 +160,9 @@ bool Link::usable(std::int64_t now, bool quiet) {
     // Leaked, not a static object: the flush at exit may run after static destructors.
     static const Module* const module = new Module(load_module());
     s.module = module;
-    if (!module->error.empty() && !quiet) log::write(LogLevel::warn, module->error + "; using the machine store instead");
+    if (!module->error.empty() && !quiet) {
+      log::write(LogLevel::warn, module->error + "; using the machine store instead");
+    }
   }
   if (!s.module->error.empty()) return false;
   if (s.connection != nullptr && s.owner != ::getpid()) {
