@@ -67,11 +67,14 @@ def run_mode(mode, args, lib, upstream, redis_url, work):
     phases = PHASES_QUICK if args.quick else PHASES_FULL
     rate = args.workers * args.rate  # logical requests per second, offered whatever happens
     launched = []  # (phase, key, Popen)
+    bounds = {}  # phase -> (monotonic start, end)
     rng = random.Random(12)
     start = time.monotonic()
     n = 0
     for phase, seconds in phases:
-        phase_end = time.monotonic() + seconds
+        phase_start = time.monotonic()
+        phase_end = phase_start + seconds
+        bounds[phase] = (phase_start, phase_end)
         while time.monotonic() < phase_end:
             n += 1
             key = f"{mode}-{phase}-{n}"
@@ -96,20 +99,32 @@ def run_mode(mode, args, lib, upstream, redis_url, work):
             p.kill()
             out, _ = p.communicate()
         results[key] = (phase, p.returncode == 0 and out.strip() == b"200")
-    time.sleep(0.2)  # the last request lines reach the reader
+    # Every curl has ended, so every request line is written: wait until the reader has them all
+    # (no new line for 0.5 s; at most 5 s).
+    settle_until = time.monotonic() + 5.0
+    seen, quiet_since = -1, time.monotonic()
+    while time.monotonic() < settle_until and time.monotonic() - quiet_since < 0.5:
+        with upstream.lock:
+            now_seen = len(upstream.lines)
+        if now_seen != seen:
+            seen, quiet_since = now_seen, time.monotonic()
+        time.sleep(0.05)
     with upstream.lock:
         lines = [line for line in upstream.lines if line[1].startswith(mode + "-")]
-    return summarise(mode, results, lines)
+    return summarise(mode, results, lines, bounds)
 
 
-def summarise(mode, results, lines):
+def summarise(mode, results, lines, bounds):
     by_phase = {}
     for key, (phase, ok) in results.items():
         d = by_phase.setdefault(phase, {"logical": 0, "ok": 0, "upstream": 0})
         d["logical"] += 1
         d["ok"] += ok
+    # An upstream request belongs to the phase its logical request was launched in (an outage
+    # request's retries that land after the outage ended still count against the outage).
     for _, key, _, _ in lines:
-        by_phase[results[key][0]]["upstream"] += 1 if key in results else 0
+        if key in results:
+            by_phase[results[key][0]]["upstream"] += 1
     # A retry (a key's attempt >= 2) that reached the upstream before a Retry-After announced at
     # least 100 ms earlier (time for the answer to reach its process and the store) had ended
     # broke a cooldown. Lines are time-stamped on arrival at the reader: 50 ms of slack.
@@ -128,10 +143,15 @@ def summarise(mode, results, lines):
             if os.environ.get("FLEET_BENCH_DEBUG") and breaks <= 8:
                 print(f"break: {key} attempt={attempt} step={step} early by {cooling_until - t:.3f} s", file=sys.stderr)
     out = by_phase.get("outage", {"logical": 0, "upstream": 0})
+    # The issue's wording: upstream requests that arrived during the outage over logical requests
+    # offered during it (whatever phase launched them).
+    o_start, o_end = bounds.get("outage", (0.0, 0.0))
+    during = sum(1 for t, _, _, _ in lines if o_start <= t < o_end)
     part = by_phase.get("partial", {"logical": 0, "ok": 0})
     return {
         "mode": mode,
         "amplification": out["upstream"] / out["logical"] if out["logical"] else float("nan"),
+        "during": during / out["logical"] if out["logical"] else float("nan"),
         "partial_success": part["ok"] / part["logical"] if part["logical"] else float("nan"),
         "breaks": breaks,
         "logical": sum(d["logical"] for d in by_phase.values()),
@@ -211,11 +231,13 @@ def main():
     phases = PHASES_QUICK if args.quick else PHASES_FULL
     print(f"{args.workers} workers x {args.rate:g} req/s; phases " +
           ", ".join(f"{p} {s:g} s" for p, s in phases) + f"; outage = 529 with Retry-After: {RETRY_AFTER_S}")
-    print(f"{'fleet':8} {'upstream/logical in outage':>27} {'success in 10% window':>22} {'cooldown breaks':>16}"
+    print("outage ratio: upstream requests of the outage's logical requests (their retries included, wherever"
+          " they land) / logical; during: upstream requests that arrived during the outage / its logical requests")
+    print(f"{'fleet':8} {'outage ratio':>13} {'during':>7} {'success in 10% window':>22} {'cooldown breaks':>16}"
           f" {'logical':>8} {'upstream':>9}")
     for r in rows:
-        print(f"{r['mode']:8} {r['amplification']:>26.2f}x {100 * r['partial_success']:>21.1f}% {r['breaks']:>16}"
-              f" {r['logical']:>8} {r['upstream']:>9}")
+        print(f"{r['mode']:8} {r['amplification']:>12.3f}x {r['during']:>6.3f}x {100 * r['partial_success']:>21.1f}%"
+              f" {r['breaks']:>16} {r['logical']:>8} {r['upstream']:>9}")
     if cost:
         ratio = cost["machine"] / cost["off"]
         print(f"success path (callgrind, 2000 GETs): off {cost['off']} Ir, machine {cost['machine']} Ir "

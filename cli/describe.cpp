@@ -107,7 +107,7 @@ std::string describe_fleet(const config::FleetSettings& f) {
   if (f.store == config::FleetStore::off) return "off (every process retries on its own)";
   std::string store = f.store == config::FleetStore::machine ? "machine store" : "Redis " + f.redis_url;
   return store + "; retries within " + std::to_string(f.budget.percent) + "% of requests per " +
-         std::to_string(f.budget.window.count()) + " ms + " + std::to_string(f.budget.reserve) +
+         std::to_string(f.budget.window.count()) + " ms (at least " + std::to_string(f.budget.reserve) + ")" +
          (f.hold_new ? "; new requests wait out a cooldown" : "; new requests do not wait");
 }
 

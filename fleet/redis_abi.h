@@ -9,15 +9,20 @@ extern "C" {
 
 typedef struct curlretry_redis curlretry_redis;
 
+#define CURLRETRY_REDIS_REFUNDS 8
+
 /* One round trip for a retry decision: adds the caller's pending request count to the current
- * budget slot, reads the window's counts and both cooldowns, and (want_retry) counts the retry
- * when it fits the budget, atomically for the whole fleet. */
+ * budget slot, gives back the pending refunds (retries that succeeded) to the slots they were
+ * counted in while those are in the window, reads the window's counts and both cooldowns, and
+ * (want_retry) counts the retry when it fits the budget, atomically for the whole fleet. */
 struct curlretry_redis_sync {
   const char* key;       /* "host:port" */
   const char* cred_key;  /* "host:port key:xxxxxxxx", or NULL */
   unsigned epoch;        /* the current budget slot (core/retry_budget.h) */
   unsigned slots;        /* slots in the window */
   unsigned add_requests;
+  unsigned refund_epochs[CURLRETRY_REDIS_REFUNDS]; /* a refund_counts[i] of 0 is no refund */
+  unsigned refund_counts[CURLRETRY_REDIS_REFUNDS];
   int want_retry;
   int percent;
   int reserve;
@@ -36,6 +41,7 @@ typedef void (*curlretry_redis_free_fn)(curlretry_redis* redis);
 /* Raises the key's cooldown to until_ms (never lowers it); meta is "status pid hostname". */
 typedef int (*curlretry_redis_cool_fn)(curlretry_redis* redis, const char* key, long long until_ms, const char* meta,
                                        char* err, unsigned long err_size);
+/* Looked up as "curlretry_redis_sync_v2": a module of another layout is refused, not misread. */
 typedef int (*curlretry_redis_sync_fn)(curlretry_redis* redis, struct curlretry_redis_sync* sync, char* err,
                                        unsigned long err_size);
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "fleet/redis_abi.h"
 
@@ -28,7 +29,9 @@ return 0
 )";
 
 // KEYS: host cooldown, credential cooldown (or the host's again). ARGV: budget prefix, epoch,
-// slots, pending requests, want_retry, percent, reserve.
+// slots, pending requests, want_retry, percent, reserve, then refunds as epoch, count pairs (given
+// back while their slot is within the longest window, 128 slots, like the machine store's ring).
+// The allowance is the percentage or the reserve, whichever is more (core/retry_budget.h).
 constexpr const char* kSyncScript = R"(
 local p = ARGV[1]
 local e = tonumber(ARGV[2])
@@ -38,6 +41,14 @@ if add > 0 then
   redis.call('HINCRBY', p .. e, 'r', add)
   redis.call('PEXPIRE', p .. e, 70000)
 end
+for i = 8, #ARGV - 1, 2 do
+  local re, rn = tonumber(ARGV[i]), tonumber(ARGV[i + 1])
+  if re > e - 128 and re <= e then
+    local had = tonumber(redis.call('HGET', p .. re, 't')) or 0
+    local back = math.min(had, rn)
+    if back > 0 then redis.call('HINCRBY', p .. re, 't', -back) end
+  end
+end
 local r, t = 0, 0
 for i = 0, n - 1 do
   local v = redis.call('HMGET', p .. (e - i), 'r', 't')
@@ -45,7 +56,7 @@ for i = 0, n - 1 do
   t = t + (tonumber(v[2]) or 0)
 end
 local allowed = 0
-if tonumber(ARGV[5]) == 1 and t < math.floor(r * tonumber(ARGV[6]) / 100) + tonumber(ARGV[7]) then
+if tonumber(ARGV[5]) == 1 and t < math.max(math.floor(r * tonumber(ARGV[6]) / 100), tonumber(ARGV[7])) then
   redis.call('HINCRBY', p .. e, 't', 1)
   redis.call('PEXPIRE', p .. e, 70000)
   allowed = 1
@@ -121,18 +132,25 @@ __attribute__((visibility("default"))) int curlretry_redis_cool(curlretry_redis*
   return ok ? 0 : -1;
 }
 
-__attribute__((visibility("default"))) int curlretry_redis_sync(curlretry_redis* redis, curlretry_redis_sync* s,
-                                                               char* err, unsigned long err_size) {
+__attribute__((visibility("default"))) int curlretry_redis_sync_v2(curlretry_redis* redis, curlretry_redis_sync* s,
+                                                                  char* err, unsigned long err_size) {
   const std::string host_key = std::string("curlretry:cool:") + s->key;
   const std::string cred_key = s->cred_key ? std::string("curlretry:cool:") + s->cred_key : host_key;
   const std::string prefix = std::string("curlretry:budget:") + s->key + ":";
   const std::string epoch = std::to_string(s->epoch), slots = std::to_string(s->slots);
   const std::string add = std::to_string(s->add_requests), want = s->want_retry ? "1" : "0";
   const std::string percent = std::to_string(s->percent), reserve = std::to_string(s->reserve);
-  const char* argv[] = {"EVAL", kSyncScript, "2", host_key.c_str(), cred_key.c_str(), prefix.c_str(),
-                        epoch.c_str(), slots.c_str(), add.c_str(), want.c_str(), percent.c_str(), reserve.c_str()};
+  std::vector<std::string> words = {"EVAL", kSyncScript, "2", host_key, cred_key, prefix, epoch, slots, add, want,
+                                    percent, reserve};
+  for (int i = 0; i < CURLRETRY_REDIS_REFUNDS; ++i) {
+    if (s->refund_counts[i] == 0) continue;
+    words.push_back(std::to_string(s->refund_epochs[i]));
+    words.push_back(std::to_string(s->refund_counts[i]));
+  }
+  std::vector<const char*> argv;
+  for (const auto& w : words) argv.push_back(w.c_str());
   auto* reply = static_cast<redisReply*>(
-      redisCommandArgv(redis->context, static_cast<int>(sizeof argv / sizeof argv[0]), argv, nullptr));
+      redisCommandArgv(redis->context, static_cast<int>(argv.size()), argv.data(), nullptr));
   const bool ok = reply != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 5;
   if (ok) {
     s->requests = static_cast<unsigned long long>(as_number(reply->element[0]));

@@ -121,6 +121,16 @@ bool Store::count(std::uint64_t hash, std::string_view key, bool retry, std::int
   return true;
 }
 
+void Store::refund(std::uint64_t hash, std::uint32_t epoch) {
+  Entry* e = find(hash);
+  if (e == nullptr) return;
+  auto& slot = e->ring[budget::ring_index(epoch)];
+  std::uint64_t word = slot.load(kRelaxed);
+  for (std::uint64_t next = budget::refund(word, epoch); next != word; next = budget::refund(word, epoch)) {
+    if (slot.compare_exchange_weak(word, next, kRelaxed)) return;
+  }
+}
+
 std::optional<budget::Counts> Store::counts(std::string_view key, std::int64_t now_ms, core::Millis window) const {
   const Entry* e = find(core::fleet_key::hash(key));
   if (e == nullptr) return std::nullopt;

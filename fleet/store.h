@@ -46,6 +46,9 @@ class Store {
   bool count(std::string_view key, bool retry, std::int64_t now_ms);
   // The same with the key's hash (core::fleet_key::hash) already known.
   bool count(std::uint64_t hash, std::string_view key, bool retry, std::int64_t now_ms);
+  // Gives back one retry counted against the key in slot interval `epoch` (a retry that
+  // succeeded): one CAS, nothing when the slot has moved on or the key is unknown.
+  void refund(std::uint64_t hash, std::uint32_t epoch);
   // The key's counts over `window` ending now; nullopt when the key is unknown.
   std::optional<core::budget::Counts> counts(std::string_view key, std::int64_t now_ms, core::Millis window) const;
 

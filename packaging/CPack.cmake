@@ -5,6 +5,7 @@
 #   /usr/bin/curlretry
 #   /usr/lib/<multiarch>/curlretry/libcurlretry.so      the preload library
 #   /usr/lib/<multiarch>/curlretry/curlretry-yaml.so    its YAML reader: must sit beside it
+#   /usr/lib/<multiarch>/curlretry/curlretry-fleet-redis.so  the Redis fleet store (hiredis), beside it too
 #   /usr/share/man/man1/curlretry.1.gz, man5/curlretry.yaml.5.gz
 #   /usr/share/bash-completion/completions/curlretry
 #   /usr/share/doc/curlretry/examples/*.yaml            provider presets
@@ -29,6 +30,10 @@ set(_pkg_bin ${CMAKE_BINARY_DIR}/packaging)
 set(_lib_permissions OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
 install(TARGETS curlretry_shim LIBRARY DESTINATION ${CURLRETRY_INSTALL_LIBDIR} PERMISSIONS ${_lib_permissions})
 install(TARGETS curlretry_yaml_module LIBRARY DESTINATION ${CURLRETRY_INSTALL_LIBDIR} PERMISSIONS ${_lib_permissions})
+if(TARGET curlretry_fleet_redis_module)
+  install(TARGETS curlretry_fleet_redis_module LIBRARY DESTINATION ${CURLRETRY_INSTALL_LIBDIR}
+          PERMISSIONS ${_lib_permissions})
+endif()
 
 # Man pages, compressed as Debian policy asks (gzip -n: no name or time stamp, reproducible).
 find_program(CURLRETRY_GZIP gzip REQUIRED)
@@ -93,6 +98,13 @@ else()
     string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libcurl4 (>= 7.88.0)")
   endif()
 endif()
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "curl")
+# libhiredis is a Recommends, not a Depends: only curlretry-fleet-redis.so needs it, and that is
+# loaded only when a redis:// fleet store is configured. Without it such a store says once that
+# the module cannot be loaded and the machine store is used: nothing else is affected, so a
+# minimal install (--no-install-recommends) may leave it out; apt installs it by default.
+if(TARGET curlretry_fleet_redis_module AND NOT CURLRETRY_DEB_SHLIBDEPS)
+  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libhiredis0.14 (>= 0.14.1)")
+endif()
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "curl, redis-server")
 
 include(CPack)

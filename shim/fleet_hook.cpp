@@ -133,12 +133,34 @@ void record_cooldown(const Runtime& runtime, fleet::Store& s, const Attempt& a, 
   if (auto* link = redis(runtime)) link->cool(cool_key, now + wait->count(), signal.status);
 }
 
+// The attempt that just ended was a retry whose answer the host gets as a success: the server
+// coped, so the retry did not add to an overload and its budget unit goes back. A retry that
+// failed again (or gave up for any other reason) stays charged.
+bool succeeded(const Attempt& a, const core::Verdict& verdict) {
+  if (verdict.action != core::Action::give_up) return false;
+  if (verdict.reason == "success") return true;
+  const int status = status_of(a);
+  return verdict.reason == "committed" && status >= 200 && status < 400;
+}
+
+void settle_charge(const Runtime& runtime, fleet::Store& s, const Attempt& a, const core::Verdict& verdict) {
+  if (a.ledger == nullptr || !a.ledger->charge.pending) return;
+  const Charge charge = a.ledger->charge;
+  a.ledger->charge.pending = false;
+  if (!succeeded(a, verdict)) return;
+  s.refund(charge.hash, charge.epoch);
+  if (charge.redis) {
+    if (auto* link = redis(runtime)) link->note_refund(charge.hash, charge.epoch);
+  }
+}
+
 }  // namespace
 
 bool active(const Runtime& runtime) { return store(runtime) != nullptr; }
 
 void count_request(const Runtime& runtime, const HostOptions& host, KeyCache& cache) {
   fleet::Store* s = store(runtime);
+  cache.charge.pending = false;
   if (s == nullptr) return;
   if (cache.url != host.url) {
     char buffer[kAuthorityMax];
@@ -148,7 +170,7 @@ void count_request(const Runtime& runtime, const HostOptions& host, KeyCache& ca
   }
   if (cache.key.empty()) return;
   if (!s->count(cache.hash, cache.key, false, now_ms())) warn_full_once();
-  if (auto* link = redis(runtime)) link->note_request(cache.hash);
+  if (auto* link = redis(runtime)) link->note_request(cache.hash, cache.key);
 }
 
 core::Millis cooling_left(const Runtime& runtime, const HostOptions& host) {
@@ -185,6 +207,7 @@ void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
   const std::string_view key = authority(*a.host, buffer);
   if (key.empty()) return;
   const std::int64_t now = now_ms();
+  settle_charge(runtime, *s, a, verdict);
   if (cooldown::cools_fleet(status_of(a))) record_cooldown(runtime, *s, a, key, now);
   if (verdict.action != core::Action::retry) return;
 
@@ -232,7 +255,14 @@ void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
     verdict.reason = core::Reason::budget;
     return;
   }
-  if (!s->count(key, true, now)) warn_full_once();
+  const std::uint64_t hash = fleet_key::hash(key);
+  if (!s->count(hash, key, true, now)) {
+    warn_full_once();
+    if (!fleet_allowed) return;  // counted nowhere: nothing to give back
+  }
+  if (a.ledger != nullptr) {
+    a.ledger->charge = Charge{true, fleet_allowed.has_value(), hash, core::budget::epoch_of(now)};
+  }
 }
 
 }  // namespace curlretry::shim::fleet_hook

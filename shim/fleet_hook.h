@@ -25,12 +25,22 @@ namespace fleet_hook {
 // The store is on and open (opening it on the first call).
 bool active(const Runtime& runtime);
 
+// A retry counted against the budget and not settled yet: where it was counted, so that it can
+// be given back if it succeeds.
+struct Charge {
+  bool pending = false;
+  bool redis = false;        // Redis counted it too
+  std::uint64_t hash = 0;    // the key's
+  std::uint32_t epoch = 0;   // the budget slot interval it was counted in
+};
+
 // A URL's fleet key, remembered while the handle's URL stays the same: a handle reused for one
-// endpoint parses it once.
+// endpoint parses it once. Also the handle's retry now under way (one transfer at a time).
 struct KeyCache {
   std::string url;
   std::string key;
   std::uint64_t hash = 0;
+  Charge charge;
 };
 
 // A first attempt begins: one request counted against the URL's host. Atomics only once the
@@ -57,10 +67,12 @@ struct Attempt {
   const std::optional<std::string>* retry_after;
   const std::optional<std::string>* retry_after_ms;
   std::optional<core::Millis> time_left;  // before the host's deadline or max_elapsed
+  KeyCache* ledger;                        // the handle's: holds the retry's charge
 };
 
-// After core decided: a server's cooldown signal is written for the fleet; a retry waits out
-// the shared cooldown (or gives up with reason "cooldown" when that wait does not fit) and is
+// After core decided: a retry that succeeded gives its budget unit back (one that failed again
+// stays charged); a server's cooldown signal is written for the fleet; a retry waits out the
+// shared cooldown (or gives up with reason "cooldown" when that wait does not fit) and is
 // counted against the budget (or gives up with reason "budget").
 void settle(const Runtime& runtime, const Attempt& attempt, core::Verdict& verdict);
 

@@ -1,13 +1,16 @@
 #include "shim/fleet_redis.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <cstdlib>
 #include <mutex>
 
+#include "core/retry_budget.h"
 #include "shim/fork_guard.h"
 #include "shim/log.h"
 #include "shim/module_path.h"
@@ -20,6 +23,7 @@ using config::LogLevel;
 constexpr int kTimeoutMs = 25;
 constexpr std::int64_t kRetryConnectMs = 2000;
 constexpr std::size_t kPending = 64;
+constexpr std::size_t kKeyMax = 256;
 
 struct Module {
   curlretry_redis_connect_fn connect = nullptr;
@@ -41,7 +45,7 @@ Module load_module() {
   m.connect = reinterpret_cast<curlretry_redis_connect_fn>(dlsym(handle, "curlretry_redis_connect"));
   m.free = reinterpret_cast<curlretry_redis_free_fn>(dlsym(handle, "curlretry_redis_free"));
   m.cool = reinterpret_cast<curlretry_redis_cool_fn>(dlsym(handle, "curlretry_redis_cool"));
-  m.sync = reinterpret_cast<curlretry_redis_sync_fn>(dlsym(handle, "curlretry_redis_sync"));
+  m.sync = reinterpret_cast<curlretry_redis_sync_fn>(dlsym(handle, "curlretry_redis_sync_v2"));
   if (!m.connect || !m.free || !m.cool || !m.sync) m.error = path + " lacks the curlretry_redis_* entry points";
   return m;
 }
@@ -62,7 +66,15 @@ struct State {
   bool said_down = false;
   std::atomic<std::uint64_t> pending_hash[kPending] = {};
   std::atomic<std::uint32_t> pending_count[kPending] = {};
+  // Per pending key, refunds not sent yet: (epoch << 32 | count), at epoch % CURLRETRY_REDIS_REFUNDS.
+  std::atomic<std::uint64_t> pending_refund[kPending][CURLRETRY_REDIS_REFUNDS] = {};
+  // The key's text, written once by the thread that claimed the slot, for the flush at exit.
+  char pending_key[kPending][kKeyMax] = {};
+  std::atomic<bool> pending_named[kPending] = {};
 };
+
+// A forked child starts with nothing pending: its parent sends its own counts.
+void forget_pending_in_child();
 
 State& state() {
   static State* const s = [] {
@@ -70,9 +82,18 @@ State& state() {
     // Held across fork like every lock of the library: without it a child forked during a round
     // trip could never try-lock it again and would silently lose the shared store.
     guard_across_fork(made->mutex);
+    ::pthread_atfork(nullptr, nullptr, forget_pending_in_child);
     return made;
   }();
   return *s;
+}
+
+void forget_pending_in_child() {
+  State& s = state();
+  for (std::size_t i = 0; i < kPending; ++i) {
+    s.pending_count[i].store(0, std::memory_order_relaxed);
+    for (auto& r : s.pending_refund[i]) r.store(0, std::memory_order_relaxed);
+  }
 }
 
 std::string hostname() {
@@ -114,24 +135,27 @@ Endpoint parse(std::string_view url) {
 
 Link::Link(std::string url) : url_(std::move(url)), endpoint_(parse(url_)) {}
 
-void Link::drop(const char* what, const char* why) {
+void Link::drop(const char* what, const char* why, bool quiet) {
   State& s = state();
   if (s.connection != nullptr) s.module->free(s.connection);
   s.connection = nullptr;
   s.next_attempt_ms = now_ms() + kRetryConnectMs;
-  if (!s.said_down) {
+  if (!s.said_down && !quiet) {
     s.said_down = true;
     log::write(LogLevel::warn, "fleet store " + url_ + ": " + what + ": " + why +
                                    "; deciding with the machine store until it answers again");
   }
 }
 
-bool Link::usable(std::int64_t now) {
+bool Link::usable(std::int64_t now, bool quiet) {
   State& s = state();
   if (s.module == nullptr) {
-    static const Module module = load_module();
-    s.module = &module;
-    if (!module.error.empty()) log::write(LogLevel::warn, module.error + "; using the machine store instead");
+    // Leaked, not a static object: the flush at exit may run after static destructors.
+    static const Module* const module = new Module(load_module());
+    s.module = module;
+    if (!module->error.empty() && !quiet) {
+      log::write(LogLevel::warn, module->error + "; using the machine store instead");
+    }
   }
   if (!s.module->error.empty()) return false;
   if (s.connection != nullptr && s.owner != ::getpid()) {
@@ -145,7 +169,7 @@ bool Link::usable(std::int64_t now) {
   s.connection = s.module->connect(endpoint_.host.c_str(), endpoint_.port, endpoint_.db, kTimeoutMs, error,
                                    sizeof error);
   if (s.connection == nullptr) {
-    drop("cannot connect", error);
+    drop("cannot connect", error, quiet);
     return false;
   }
   s.owner = ::getpid();
@@ -156,34 +180,72 @@ bool Link::usable(std::int64_t now) {
   return true;
 }
 
-void Link::note_request(std::uint64_t key_hash) {
+int Link::pending_slot(std::uint64_t key_hash, std::string_view key) {
   State& s = state();
+  const bool claim = !key.empty();
   for (std::size_t i = 0; i < kPending; ++i) {
     const std::size_t slot = (key_hash + i) % kPending;
     std::uint64_t h = s.pending_hash[slot].load(std::memory_order_acquire);
-    if (h == 0 && s.pending_hash[slot].compare_exchange_strong(h, key_hash, std::memory_order_acq_rel)) h = key_hash;
-    if (h == key_hash) {
-      s.pending_count[slot].fetch_add(1, std::memory_order_relaxed);
-      return;
+    if (claim && h == 0 && s.pending_hash[slot].compare_exchange_strong(h, key_hash, std::memory_order_acq_rel)) {
+      h = key_hash;
+      if (key.size() < kKeyMax) {
+        std::memcpy(s.pending_key[slot], key.data(), key.size());
+        s.pending_named[slot].store(true, std::memory_order_release);
+      }
     }
+    if (h == key_hash) return static_cast<int>(slot);
+    if (h == 0) return -1;
+  }
+  return -1;
+}
+
+void Link::note_request(std::uint64_t key_hash, std::string_view key) {
+  const int slot = pending_slot(key_hash, key);
+  if (slot >= 0) state().pending_count[slot].fetch_add(1, std::memory_order_relaxed);
+}
+
+void Link::note_refund(std::uint64_t key_hash, std::uint32_t epoch) {
+  const int slot = pending_slot(key_hash, {});  // its request was noted: the slot is there
+  if (slot < 0) return;
+  auto& word = state().pending_refund[slot][epoch % CURLRETRY_REDIS_REFUNDS];
+  std::uint64_t old = word.load(std::memory_order_relaxed);
+  for (;;) {
+    const auto old_epoch = static_cast<std::uint32_t>(old >> 32);
+    const auto old_count = static_cast<std::uint32_t>(old);
+    std::uint64_t next;
+    if (old_count != 0 && old_epoch == epoch) {
+      next = old + 1;
+    } else if (old_count == 0 || static_cast<std::int32_t>(epoch - old_epoch) > 0) {
+      next = (static_cast<std::uint64_t>(epoch) << 32) | 1;
+    } else {
+      return;  // an older interval than the one waiting there: dropped
+    }
+    if (word.compare_exchange_weak(old, next, std::memory_order_relaxed)) return;
   }
 }
 
-std::uint32_t Link::take_pending(std::uint64_t key_hash) {
+void Link::take_pending(std::uint64_t key_hash, curlretry_redis_sync& request) {
+  request.add_requests = 0;
+  for (int i = 0; i < CURLRETRY_REDIS_REFUNDS; ++i) request.refund_epochs[i] = request.refund_counts[i] = 0;
+  const int slot = pending_slot(key_hash, {});
+  if (slot < 0) return;
+  take_slot(static_cast<std::size_t>(slot), request);
+}
+
+void Link::take_slot(std::size_t slot, curlretry_redis_sync& request) {
   State& s = state();
-  for (std::size_t i = 0; i < kPending; ++i) {
-    const std::size_t slot = (key_hash + i) % kPending;
-    const std::uint64_t h = s.pending_hash[slot].load(std::memory_order_acquire);
-    if (h == key_hash) return s.pending_count[slot].exchange(0, std::memory_order_relaxed);
-    if (h == 0) return 0;
+  request.add_requests = s.pending_count[slot].exchange(0, std::memory_order_relaxed);
+  for (int i = 0; i < CURLRETRY_REDIS_REFUNDS; ++i) {
+    const std::uint64_t w = s.pending_refund[slot][i].exchange(0, std::memory_order_relaxed);
+    request.refund_epochs[i] = static_cast<std::uint32_t>(w >> 32);
+    request.refund_counts[i] = static_cast<std::uint32_t>(w);
   }
-  return 0;
 }
 
 std::optional<curlretry_redis_sync> Link::sync(curlretry_redis_sync request, std::uint64_t key_hash) {
   Guard guard(state());
   if (!guard.held() || !usable(now_ms())) return std::nullopt;
-  request.add_requests = take_pending(key_hash);
+  take_pending(key_hash, request);
   char error[256] = {};
   if (state().module->sync(state().connection, &request, error, sizeof error) != 0) {
     drop("no answer", error);
@@ -205,8 +267,37 @@ bool Link::cool(const std::string& key, std::int64_t until_ms, int status) {
   return true;
 }
 
+void Link::flush_at_exit() {
+  // Best effort and silent: a process that only ever succeeded has never synced, and its
+  // requests (and the refunds of its retries that succeeded) would otherwise never reach the
+  // fleet. One round trip per key with something pending, bounded by the link's timeout.
+  Guard guard(state());
+  if (!guard.held()) return;
+  State& s = state();
+  const std::int64_t now = now_ms();
+  for (std::size_t i = 0; i < kPending; ++i) {
+    if (!s.pending_named[i].load(std::memory_order_acquire)) continue;
+    curlretry_redis_sync request{};
+    take_slot(i, request);
+    bool any = request.add_requests != 0;
+    for (const unsigned count : request.refund_counts) any = any || count != 0;
+    if (!any) continue;
+    if (!usable(now, true)) return;
+    const std::string key(s.pending_key[i]);
+    request.key = key.c_str();
+    request.epoch = core::budget::epoch_of(now);
+    request.slots = 1;
+    char error[256] = {};
+    if (s.module->sync(s.connection, &request, error, sizeof error) != 0) return;
+  }
+}
+
 Link* link_for(const std::string& url) {
-  static Link* const link = new Link(url);  // one store per process, as configured
+  static Link* const link = [&url] {
+    auto* made = new Link(url);  // one store per process, as configured
+    std::atexit([] { link_for({})->flush_at_exit(); });
+    return made;
+  }();
   return link;
 }
 

@@ -25,18 +25,28 @@ class Link {
  public:
   explicit Link(std::string url);
   // Counts a request made by this process, to be added to the fleet at the next sync of its key
-  // (atomics only; a key that does not fit the small pending table is not counted).
-  void note_request(std::uint64_t key_hash);
+  // or at exit (atomics only; a key that does not fit the small pending table is not counted).
+  void note_request(std::uint64_t key_hash, std::string_view key);
+  // Gives back a retry that Redis counted in slot interval `epoch` and that succeeded, at the
+  // next sync of its key (atomics only; see note_request). Of two unsent refunds whose intervals
+  // share a place in the small pending ring, the older is dropped: the budget errs strict.
+  void note_refund(std::uint64_t key_hash, std::uint32_t epoch);
   // One decision's round trip (see redis_abi.h); nullopt: use the machine store this time.
   std::optional<curlretry_redis_sync> sync(curlretry_redis_sync request, std::uint64_t key_hash);
+  // Sends what this process still has pending (registered with atexit by link_for).
+  void flush_at_exit();
   // Raises a cooldown fleet-wide; false when Redis cannot be reached now.
   bool cool(const std::string& key, std::int64_t until_ms, int status);
 
  private:
   struct Guard;
-  bool usable(std::int64_t now_ms);  // with the lock held: connected, connecting if due
-  void drop(const char* what, const char* why);
-  std::uint32_t take_pending(std::uint64_t key_hash);
+  // With the lock held: connected, connecting if due. Quiet: nothing logged (at exit).
+  bool usable(std::int64_t now_ms, bool quiet = false);
+  void drop(const char* what, const char* why, bool quiet = false);
+  // The key's pending slot; claimed (and named) when `key` is given, else only found.
+  int pending_slot(std::uint64_t key_hash, std::string_view key);
+  void take_pending(std::uint64_t key_hash, curlretry_redis_sync& request);
+  void take_slot(std::size_t slot, curlretry_redis_sync& request);
 
   std::string url_;
   Endpoint endpoint_;

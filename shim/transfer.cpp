@@ -604,13 +604,14 @@ core::Millis Transfer::fleet_wait_more() {
   return more;
 }
 
-void Transfer::settle_with_fleet(core::Verdict& verdict) const {
+void Transfer::settle_with_fleet(core::Verdict& verdict) {
   auto now = Clock::now();
   std::optional<core::Millis> left =
       run_.policy->max_elapsed - std::chrono::duration_cast<core::Millis>(now - run_.started);
   if (run_.deadline) left = std::min(*left, std::chrono::duration_cast<core::Millis>(*run_.deadline - now));
-  fleet_hook::Attempt attempt{api_, easy_, &host, run_.policy, attempt_.response.status, &attempt_.response.retry_after,
-                              &attempt_.response.retry_after_ms, left};
+  const auto& response = attempt_.response;
+  fleet_hook::Attempt attempt{api_,  easy_, &host, run_.policy, response.status, &response.retry_after,
+                              &response.retry_after_ms, left, &fleet_key_};
   fleet_hook::settle(*runtime_, attempt, verdict);
 }
 

@@ -173,7 +173,7 @@ class Transfer {
   core::Outcome outcome(CURLcode code) const;
   core::Verdict decide_now(CURLcode code);
   // The fleet's word on a verdict: shared cooldown and retry budget (shim/fleet_hook.h).
-  void settle_with_fleet(core::Verdict& verdict) const;
+  void settle_with_fleet(core::Verdict& verdict);
   void log_retry(const core::Verdict& verdict) const;
   void arm_heartbeat(const core::Verdict& verdict);
   // After an attempt that will be retried: counts overloads, switches to the rule's fallback

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
@@ -72,8 +73,8 @@ class Package(harness.UpstreamTestCase):
     def field(self, name: str) -> str:
         return run(["dpkg-deb", "-f", str(self.deb), name]).stdout.decode().strip()
 
-    def depends(self) -> set[str]:
-        return {re.split(r"[ (]", d.strip())[0] for d in self.field("Depends").split(",")}
+    def depends(self, field: str = "Depends") -> set[str]:
+        return {re.split(r"[ (]", d.strip())[0] for d in self.field(field).split(",") if d.strip()}
 
     def installed(self, *args: str, env: dict | None = None, **kwargs) -> harness.Result:
         """The unpacked curlretry, with nothing pointing it at the build tree."""
@@ -89,6 +90,9 @@ class Package(harness.UpstreamTestCase):
         self.assertEqual(self.field("Section"), "net")
         self.assertTrue({"libc6", "libstdc++6", "libgcc-s1", "libyaml-cpp0.7"} <= self.depends(), self.depends())
         self.assertIn("libcurlretry.so", self.field("Description"))
+        # The Redis store's module needs hiredis; only a redis:// store loads it: Recommends.
+        self.assertEqual(self.depends("Recommends"), {"libhiredis0.14"})
+        self.assertNotIn("libhiredis0.14", self.depends())
 
     def test_example_config_is_a_conffile(self):
         with tempfile.TemporaryDirectory() as control:
@@ -111,6 +115,7 @@ class Package(harness.UpstreamTestCase):
             "/usr/lib/systemd/user/curlretry-proxy.service": "-rw-r--r--",
             f"{lib}/libcurlretry.so": "-rw-r--r--",
             f"{lib}/curlretry-yaml.so": "-rw-r--r--",
+            f"{lib}/curlretry-fleet-redis.so": "-rw-r--r--",
             "/usr/share/man/man1/curlretry.1.gz": "-rw-r--r--",
             "/usr/share/man/man5/curlretry.yaml.5.gz": "-rw-r--r--",
             "/usr/share/bash-completion/completions/curlretry": "-rw-r--r--",
@@ -133,7 +138,10 @@ class Package(harness.UpstreamTestCase):
             if m and ("x86-64" in m.group(2)) == ("64" in ARCH):
                 cache.setdefault(m.group(1), m.group(3))
         depends = self.depends()
-        for elf in [self.bin, self.libdir / "libcurlretry.so", self.libdir / "curlretry-yaml.so"]:
+        elves = [(self.bin, depends), (self.libdir / "libcurlretry.so", depends),
+                 (self.libdir / "curlretry-yaml.so", depends),
+                 (self.libdir / "curlretry-fleet-redis.so", depends | self.depends("Recommends"))]
+        for elf, depends in elves:
             dynamic = run(["readelf", "-d", str(elf)]).stdout.decode()
             for soname in re.findall(r"\(NEEDED\)\s+Shared library: \[(.+?)\]", dynamic):
                 with self.subTest(elf=elf.name, needed=soname):
@@ -202,6 +210,22 @@ class Package(harness.UpstreamTestCase):
         self.assertRun(r, 0, overloaded_body(k, 2))
         self.assertCount(self.plain, k, 2, r)
         self.assertIn(b"giving up after 2 attempts", r.stderr)
+
+    def test_redis_module_is_found_beside_the_library(self):
+        # A redis:// store makes the library load curlretry-fleet-redis.so from its own directory;
+        # nothing listens on the port, so it says it cannot connect (not that it cannot load the
+        # module) and decides with the machine store: the retry still goes.
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        k = self.key()
+        r = self.installed("--", harness.CURL, "-q", "-sS", self.plain.script_url(k, "503,200"),
+                           env={"CURLRETRY_FLEET": f"redis://127.0.0.1:{port}/0",
+                                "CURLRETRY_FLEET_DIR": str(self.temp_dir() / "fleet")})
+        self.assertRun(r, 0, ok_body(k, 2))
+        self.assertNotIn(b"cannot load the Redis store", r.stderr)
+        self.assertIn(b"cannot connect", r.stderr)
+        self.assertIn(b"deciding with the machine store", r.stderr)
 
     def test_installed_doctor_and_check_run(self):
         r = self.installed("doctor", "--json", "curl")

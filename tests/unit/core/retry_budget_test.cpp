@@ -86,25 +86,68 @@ TEST(RetryBudget, ARingOfTheWrongSizeCountsNothing) {
   EXPECT_EQ(window_counts(small, 5, milliseconds(10000)).requests, 0u);
 }
 
-TEST(RetryBudget, AllowancePercentRoundedDownPlusReserve) {
+TEST(RetryBudget, AllowanceIsThePercentRoundedDownOrTheReserveWhicheverIsMore) {
   const Budget b{10, milliseconds(10000), 10};
   EXPECT_EQ(allowance(b, Counts{0, 0}), 10u);
-  EXPECT_EQ(allowance(b, Counts{19, 0}), 11u);
-  EXPECT_EQ(allowance(b, Counts{1000, 0}), 110u);
+  EXPECT_EQ(allowance(b, Counts{19, 0}), 10u);
+  EXPECT_EQ(allowance(b, Counts{109, 0}), 10u);
+  EXPECT_EQ(allowance(b, Counts{110, 0}), 11u);
+  // At fleet scale the percentage alone bounds the load: 500 requests, 50 retries (1.1x), not 60.
+  EXPECT_EQ(allowance(b, Counts{500, 0}), 50u);
+  EXPECT_EQ(allowance(b, Counts{1000, 0}), 100u);
 }
 
 TEST(RetryBudget, RetryAllowedWhileBelowAllowance) {
   const Budget b{10, milliseconds(10000), 10};
-  EXPECT_TRUE(retry_allowed(b, Counts{100, 19}));
-  EXPECT_FALSE(retry_allowed(b, Counts{100, 20}));
-  EXPECT_FALSE(retry_allowed(b, Counts{100, 21}));
+  EXPECT_TRUE(retry_allowed(b, Counts{200, 19}));
+  EXPECT_FALSE(retry_allowed(b, Counts{200, 20}));
+  EXPECT_FALSE(retry_allowed(b, Counts{200, 21}));
+  EXPECT_TRUE(retry_allowed(b, Counts{100, 9}));
+  EXPECT_FALSE(retry_allowed(b, Counts{100, 10}));  // the reserve, not 10 + 10
+}
+
+TEST(RetryBudget, RefundGivesBackOneRetryOfTheSameInterval) {
+  std::uint64_t w = pack(Slot{7, 40, 3});
+  w = refund(w, 7);
+  EXPECT_EQ(unpack(w).epoch, 7u);
+  EXPECT_EQ(unpack(w).requests, 40);
+  EXPECT_EQ(unpack(w).retries, 2);
+}
+
+TEST(RetryBudget, RefundNeverGoesBelowZero) {
+  const std::uint64_t w = pack(Slot{7, 40, 0});
+  EXPECT_EQ(refund(w, 7), w);
+  EXPECT_EQ(refund(0, 0), 0u);
+}
+
+TEST(RetryBudget, RefundLeavesASlotThatMovedOnAlone) {
+  // The slot was reused for a later interval: the retry's count is already forgotten, and the
+  // later interval's retries are not ours to take.
+  const std::uint64_t w = pack(Slot{7 + kSlots, 5, 4});
+  EXPECT_EQ(refund(w, 7), w);
+}
+
+TEST(RetryBudget, OnlyRetriesThatFailedAgainStayCharged) {
+  // 10 retries counted in one interval, 9 of them succeeded: one stays in the window.
+  auto ring = empty_ring();
+  const std::uint32_t now = 1000;
+  count(ring, now, false, 100);
+  count(ring, now, true, 10);
+  for (int i = 0; i < 9; ++i) ring[ring_index(now)] = refund(ring[ring_index(now)], now);
+  const Counts c = window_counts(ring, now, milliseconds(10000));
+  EXPECT_EQ(c.requests, 100u);
+  EXPECT_EQ(c.retries, 1u);
+  EXPECT_TRUE(retry_allowed(Budget{10, milliseconds(10000), 10}, c));
 }
 
 TEST(RetryBudget, ALoneProcessGetsItsReserve) {
-  // One request that fails twice: max_attempts 3 needs two retries; the reserve covers them.
+  // One request that fails twice: max_attempts 3 needs two retries; the reserve covers them,
+  // and covers them still with up to 10 failed retries of its own in the window.
   const Budget b{10, milliseconds(10000), 10};
   EXPECT_TRUE(retry_allowed(b, Counts{1, 0}));
   EXPECT_TRUE(retry_allowed(b, Counts{1, 1}));
+  EXPECT_TRUE(retry_allowed(b, Counts{5, 9}));
+  EXPECT_FALSE(retry_allowed(b, Counts{5, 10}));
 }
 
 TEST(RetryBudget, ZeroPercentAndZeroReserveAllowNothing) {

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/fleet_key.h"
 #include "fleet/store.h"
 #include "temp_dir.h"
 
@@ -50,6 +51,29 @@ TEST(StoreConcurrency, ThreadsCountExactly) {
     EXPECT_EQ(store->counts("own" + std::to_string(t) + ":443", kNow, 10000ms)->requests, kEach + 0u);
   }
   EXPECT_EQ(store->cooling("shared:443", kNow).until_ms, kNow + (kThreads - 1) * 1000 + 6);
+}
+
+TEST(StoreConcurrency, RefundsRacingWithCountsAddUpExactly) {
+  TempDir tmp;
+  auto store = open_store(tmp.store());
+  const std::uint64_t hash = core::fleet_key::hash("shared:443");
+  const std::uint32_t epoch = core::budget::epoch_of(kNow);
+  constexpr int kThreads = 8, kEach = 3000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&store, hash, epoch] {
+      // Every thread counts three retries and gives two back (two of them succeeded).
+      for (int i = 0; i < kEach; ++i) {
+        store->count(hash, "shared:443", true, kNow);
+        store->count(hash, "shared:443", true, kNow);
+        store->refund(hash, epoch);
+        store->count(hash, "shared:443", true, kNow);
+        store->refund(hash, epoch);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(store->counts("shared:443", kNow, 10000ms)->retries, static_cast<std::uint64_t>(kThreads * kEach));
 }
 
 TEST(StoreConcurrency, ThreadsClaimingTheSameNewKeyShareOneEntry) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "core/fleet_key.h"
 #include "fleet/store.h"
 #include "temp_dir.h"
 
@@ -67,6 +68,37 @@ TEST(Store, CountsLeaveTheWindow) {
   EXPECT_EQ(store->counts("a:443", kNow + 9999, 10000ms)->requests, 2u);
   EXPECT_EQ(store->counts("a:443", kNow + 10000, 10000ms)->requests, 1u);
   EXPECT_EQ(store->counts("a:443", kNow + 15000, 10000ms)->requests, 0u);
+}
+
+TEST(Store, ARefundGivesBackARetryInTheSlotItWasCountedIn) {
+  TempDir tmp;
+  auto store = open_store(tmp.store());
+  const std::uint64_t hash = core::fleet_key::hash("a:443");
+  ASSERT_TRUE(store->count(hash, "a:443", false, kNow));
+  ASSERT_TRUE(store->count(hash, "a:443", true, kNow));        // slot of kNow
+  ASSERT_TRUE(store->count(hash, "a:443", true, kNow + 600));  // the next slot
+  store->refund(hash, core::budget::epoch_of(kNow));           // asked 2 s later: still in the window
+  store->refund(hash, core::budget::epoch_of(kNow));           // nothing left in that slot
+  auto c = store->counts("a:443", kNow + 2000, 10000ms);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->requests, 1u);
+  EXPECT_EQ(c->retries, 1u);  // the other slot's retry stays
+  store->refund(hash, core::budget::epoch_of(kNow + 600));
+  EXPECT_EQ(store->counts("a:443", kNow + 2000, 10000ms)->retries, 0u);
+}
+
+TEST(Store, ARefundForAnUnknownKeyOrAReusedSlotChangesNothing) {
+  TempDir tmp;
+  auto store = open_store(tmp.store());
+  const std::uint64_t hash = core::fleet_key::hash("a:443");
+  store->refund(hash, core::budget::epoch_of(kNow));
+  EXPECT_EQ(store->counts("a:443", kNow, 10000ms), std::nullopt);
+  // The slot of kNow is reused 64 s later: a refund for the old interval must not take the new
+  // interval's retry.
+  const std::int64_t later = kNow + core::budget::kSlots * core::budget::kSlotWidth.count();
+  ASSERT_TRUE(store->count(hash, "a:443", true, later));
+  store->refund(hash, core::budget::epoch_of(kNow));
+  EXPECT_EQ(store->counts("a:443", later, 10000ms)->retries, 1u);
 }
 
 TEST(Store, CooldownOnlyGrows) {
