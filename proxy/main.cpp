@@ -17,6 +17,7 @@
 #include <iostream>
 
 #include "config/config.h"
+#include "proxy/ca_command.h"
 #include "proxy/ensure.h"
 #include "proxy/listen_address.h"
 #include "proxy/preload.h"
@@ -68,10 +69,12 @@ int run_with_routes(const std::vector<std::string>& command, const config::Confi
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "ca") return proxy::run_ca_command(argc - 1, argv + 1);
   CLI::App app{"Serves reverse routes to HTTP(S) upstreams through curlretry's retry engine (libcurl with "
                "libcurlretry.so preloaded), for programs the preload cannot reach.\n\n"
                "  curlretry proxy [--listen 127.0.0.1:7878] [--config F] [--port-file F]\n"
-               "  curlretry proxy --ensure [--listen ...] [--config F] [-- COMMAND [ARGS...]]\n",
+               "  curlretry proxy --ensure [--listen ...] [--config F] [-- COMMAND [ARGS...]]\n"
+               "  curlretry proxy ca [--json]     (the local CA for proxy.intercept)\n",
                "curlretry proxy"};
   app.set_version_flag("--version", "curlretry-proxy " CURLRETRY_VERSION, "Print the version and exit");
   app.set_help_flag("-h,--help", "Print this help and exit");
