@@ -160,7 +160,9 @@ std::string system_store() {
 std::string make_dirs(const std::string& dir) {
   for (std::size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
     const std::string part = dir.substr(0, slash);
-    if (::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST) return "cannot create " + part + ": " + std::strerror(errno);
+    if (::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST) {
+      return "cannot create " + part + ": " + std::strerror(errno);
+    }
     if (slash == std::string::npos) return {};
   }
 }
