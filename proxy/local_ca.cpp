@@ -1,6 +1,7 @@
 #include "proxy/local_ca.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -220,6 +221,17 @@ std::string ensure_ca(const CaPaths& paths, bool* created) {
   *created = false;
   if (std::string e = make_dirs(paths.dir); !e.empty()) return e;
   if (std::string e = check_private(paths.dir, true); !e.empty()) return e;
+  // Two sessions creating the CA at once must not end with one's key beside the other's cert.
+  const int lock = ::open((paths.dir + "/.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (lock < 0 || ::flock(lock, LOCK_EX) != 0) {
+    const std::string why = std::strerror(errno);
+    if (lock >= 0) ::close(lock);
+    return "cannot lock " + paths.dir + "/.lock: " + why;
+  }
+  struct Unlock {
+    int fd;
+    ~Unlock() { ::close(fd); }
+  } unlock{lock};
   const bool have_key = exists(paths.key);
   const bool have_cert = exists(paths.cert);
   if (have_key != have_cert) {

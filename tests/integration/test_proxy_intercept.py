@@ -69,6 +69,17 @@ class LocalCa(unittest.TestCase):
         self.assertEqual((self.ca_dir / "ca.pem").read_bytes(), cert)
         self.assertEqual((self.ca_dir / "ca-key.pem").read_bytes(), key)
 
+    def test_sessions_creating_it_at_once_make_one_ca(self):
+        env = harness.environment(False, {"XDG_DATA_HOME": self.data_home})
+        procs = [subprocess.Popen([harness.CURLRETRY_BIN, "proxy", "ca", "--json"], env=env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, stdin=subprocess.DEVNULL) for _ in range(6)]
+        answers = [json.loads(p.communicate(timeout=60)[0]) for p in procs]
+        self.assertEqual(sorted(a["created"] for a in answers), [False] * 5 + [True])
+        pubkeys = [subprocess.run(cmd, capture_output=True, check=True).stdout for cmd in (
+            ["openssl", "x509", "-noout", "-pubkey", "-in", str(self.ca_dir / "ca.pem")],
+            ["openssl", "pkey", "-pubout", "-in", str(self.ca_dir / "ca-key.pem")])]
+        self.assertEqual(pubkeys[0], pubkeys[1])
+
     def test_a_key_open_to_others_is_refused(self):
         self.assertEqual(ca_command(self.data_home).code, 0)
         os.chmod(self.ca_dir / "ca-key.pem", 0o644)
