@@ -83,12 +83,6 @@ int run_with_routes(const std::vector<std::string>& command, const config::Confi
   if (!cfg.proxy.intercept.empty()) {
     std::string error;
     const proxy::CaPaths paths = proxy::ca_paths(&error);
-    bool created = false;
-    if (error.empty()) error = proxy::ensure_ca(paths, &created);
-    if (!error.empty()) {
-      std::cerr << "curlretry: proxy: " << error << '\n';
-      return 1;
-    }
     for (const auto& [name, value] : proxy::ca_environment(paths)) ::setenv(name.c_str(), value.c_str(), 1);
     for (const char* name : {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"}) {
       ::setenv(name, origin.c_str(), 1);
@@ -187,6 +181,18 @@ int main(int argc, char** argv) {
     if (config_path) {
       args.emplace_back("--config");
       args.emplace_back(std::getenv("CURLRETRY_CONFIG"));
+    }
+    if (!command.empty() && !cfg.proxy.intercept.empty()) {
+      // COMMAND is told to trust the CA, and the proxy about to start needs it: made now if missing.
+      std::string error;
+      const proxy::CaPaths paths = proxy::ca_paths(&error);
+      bool created = false;
+      if (error.empty()) error = proxy::ensure_ca(paths, &created);
+      if (!error.empty()) {
+        std::cerr << "curlretry: proxy: " << error << '\n';
+        return 1;
+      }
+      if (created) std::cerr << "curlretry: proxy: created the local CA in " << paths.dir << '\n';
     }
     const int status = proxy::ensure_running(*listen.endpoint, args);
     if (status != 0 || command.empty()) return status;

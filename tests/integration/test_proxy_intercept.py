@@ -267,8 +267,7 @@ class UpstreamVerification(harness.UpstreamTestCase):
 class EnsureCommandEnvironment(harness.UpstreamTestCase):
     def test_command_gets_https_proxy_no_proxy_and_the_ca_variables(self):
         runtime = self.temp_dir()
-        home = self.temp_dir()
-        self.assertEqual(ca_command(str(home)).code, 0)
+        home = self.temp_dir()  # no CA yet: --ensure -- COMMAND makes it before the proxy needs it
         config = runtime / "config.yaml"
         tls = self.tls()
         config.write_text(intercept_config(tls.cert))
@@ -296,6 +295,7 @@ class EnsureCommandEnvironment(harness.UpstreamTestCase):
             wait_for(lambda: not os.path.exists(f"/proc/{pid}"), 20, "the background proxy to exit")
         self.addCleanup(stop)
         self.assertEqual(result.code, 0, result.stderr)
+        self.assertIn(b"created the local CA in", result.stderr)
         seen = json.loads(result.stdout)
         origin = f"http://127.0.0.1:{port}"
         ca = home / "curlretry" / "ca"
