@@ -18,6 +18,12 @@ struct ProxySettings {
   std::vector<ProxyRoute> routes;
   std::string token;  // required of clients (Proxy-Authorization: Bearer) when not on loopback
   std::size_t max_body = 16 * 1024 * 1024;  // largest request body kept for replay
+  // CONNECT to a host matching one of these globs is TLS-terminated with a leaf from the local CA
+  // (`curlretry proxy ca`) so its requests go through the retry engine; other CONNECTs are tunnels.
+  std::vector<std::string> intercept;
+  // Extra trust anchors for the proxy's upstream TLS (a private CA, the tests' upstream), in
+  // addition to the system store; verification itself is never switched off.
+  std::string upstream_ca_file;
 };
 
 }  // namespace curlretry::config

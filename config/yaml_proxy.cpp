@@ -1,11 +1,14 @@
 #include "config/yaml_proxy.h"
 
+#include <algorithm>
 #include <string_view>
+
+#include "config/glob.h"
 
 namespace curlretry::config {
 namespace {
 
-constexpr std::string_view kProxyKeys[] = {"routes", "token", "max_body_bytes"};
+constexpr std::string_view kProxyKeys[] = {"routes", "token", "max_body_bytes", "intercept", "upstream_ca_file"};
 constexpr std::string_view kRouteKeys[] = {"upstream", "env"};
 
 bool route_name_ok(const std::string& name) {
@@ -59,6 +62,31 @@ void read_proxy(const Values& v, const YamlNode& node, ProxySettings& out, Sourc
       sources[key] = v.where(value);
     } else if (name.text == "max_body_bytes") {
       out.max_body = static_cast<std::size_t>(v.integer(value, key, 0, 1LL << 30, "a byte count up to 1 GiB"));
+      sources[key] = v.where(value);
+    } else if (name.text == "intercept") {
+      // A host glob: no port, no scheme ("api.anthropic.com", "*.openai.com", "127.0.0.1").
+      if (value.kind != YamlNode::Kind::null && value.kind != YamlNode::Kind::sequence) {
+        v.fail(value, key, "a list of host globs, e.g. [\"api.anthropic.com\", \"*.openai.com\"]");
+      }
+      for (std::size_t i = 0; i < value.items.size(); ++i) {
+        const YamlNode& item = value.items[i];
+        const std::string ikey = key + "[" + std::to_string(i) + "]";
+        const std::string glob = v.string(item, ikey);
+        if (glob.empty()) v.fail(item, ikey, "an empty host glob");
+        // One ':' is a port; an IPv6 address ("::1", unbracketed) has several.
+        const bool port = std::count(glob.begin(), glob.end(), ':') == 1;
+        if (glob.find_first_of("/ \t@") != std::string::npos || port) {
+          v.fail(item, ikey, "\"" + glob + "\" is not a host glob (no scheme, port, path or spaces)");
+        }
+        if (auto bad = glob_error(glob)) v.fail(item, ikey, "bad glob \"" + glob + "\": " + *bad);
+        out.intercept.push_back(glob);
+      }
+      sources[key] = v.where(value);
+    } else if (name.text == "upstream_ca_file") {
+      out.upstream_ca_file = v.string(value, key);
+      if (out.upstream_ca_file.empty() || out.upstream_ca_file[0] != '/') {
+        v.fail(value, key, "an absolute path to a PEM file of extra CA certificates");
+      }
       sources[key] = v.where(value);
     } else if (name.text == "routes") {
       v.expect_map(value, key, true);

@@ -61,6 +61,9 @@ bool Exchange::start() {
   curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
   curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 30000L);
+  // Verification stays on: an extra CA file adds to the system store (libcurl's CA path), it
+  // does not replace it.
+  if (!request_.ca_file.empty()) curl_easy_setopt(e, CURLOPT_CAINFO, request_.ca_file.c_str());
   // The loopback hop is uncompressed: libcurl negotiates and decodes, so the retry engine reads
   // error bodies in clear (markers, JSON codes) and the client gets identity bytes.
   curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
@@ -73,7 +76,8 @@ bool Exchange::start() {
   if (request_.streamed) {
     curl_easy_setopt(e, CURLOPT_READFUNCTION, &Exchange::on_read);
     curl_easy_setopt(e, CURLOPT_READDATA, this);
-    const auto length = static_cast<curl_off_t>(request_.streamed_length);
+    // No length (a chunked body): libcurl sends it chunked too.
+    const curl_off_t length = request_.streamed_length ? static_cast<curl_off_t>(*request_.streamed_length) : -1;
     if (m == "POST") {
       curl_easy_setopt(e, CURLOPT_POST, 1L);
       curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, length);

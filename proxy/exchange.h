@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,7 +41,8 @@ struct UpstreamRequest {
   // and handed to libcurl by a read callback (the shim's upload rules decide whether it can be
   // replayed).
   bool streamed = false;
-  std::uint64_t streamed_length = 0;
+  std::optional<std::uint64_t> streamed_length;  // none: the client's body was chunked
+  std::string ca_file;  // proxy.upstream_ca_file: trusted besides the system store
   bool client_http11 = true;
   bool client_keep_alive = true;
 };

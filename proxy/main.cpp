@@ -7,6 +7,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -17,8 +18,10 @@
 #include <iostream>
 
 #include "config/config.h"
+#include "proxy/ca_command.h"
 #include "proxy/ensure.h"
 #include "proxy/listen_address.h"
+#include "proxy/local_ca.h"
 #include "proxy/preload.h"
 #include "proxy/server.h"
 
@@ -49,13 +52,45 @@ void raise_descriptor_limit() {
   }
 }
 
+// A NO_PROXY that keeps loopback direct (the routes' URLs, local servers), whatever it held.
+std::string no_proxy_with_loopback(const char* current) {
+  std::string out = current != nullptr ? current : "";
+  for (const char* host : {"localhost", "127.0.0.1", "::1"}) {
+    bool present = false;
+    std::size_t start = 0;
+    while (start <= out.size()) {
+      const std::size_t comma = std::min(out.find(',', start), out.size());
+      std::string item = out.substr(start, comma - start);
+      item.erase(0, item.find_first_not_of(' '));
+      item.erase(item.find_last_not_of(' ') + 1);
+      if (item == host) present = true;
+      start = comma + 1;
+    }
+    if (!present) out += (out.empty() ? "" : ",") + std::string(host);
+  }
+  return out;
+}
+
 // COMMAND with each route's `env` variable pointing at the proxy, and the preload (this process's
-// LD_PRELOAD) still in place for children that do use libcurl.
+// LD_PRELOAD) still in place for children that do use libcurl. With proxy.intercept, also the
+// proxy variables (HTTPS through CONNECT, intercepted or tunnelled) and the CA's trust variables.
 int run_with_routes(const std::vector<std::string>& command, const config::Config& cfg,
                     const boost::asio::ip::tcp::endpoint& where) {
   const std::string origin = "http://" + where.address().to_string() + ":" + std::to_string(where.port());
   for (const auto& route : cfg.proxy.routes) {
     if (!route.env.empty()) ::setenv(route.env.c_str(), (origin + "/" + route.name).c_str(), 1);
+  }
+  if (!cfg.proxy.intercept.empty()) {
+    std::string error;
+    const proxy::CaPaths paths = proxy::ca_paths(&error);
+    for (const auto& [name, value] : proxy::ca_environment(paths)) ::setenv(name.c_str(), value.c_str(), 1);
+    for (const char* name : {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"}) {
+      ::setenv(name, origin.c_str(), 1);
+    }
+    const std::string no_proxy = no_proxy_with_loopback(std::getenv("NO_PROXY") ? std::getenv("NO_PROXY")
+                                                                                 : std::getenv("no_proxy"));
+    ::setenv("NO_PROXY", no_proxy.c_str(), 1);
+    ::setenv("no_proxy", no_proxy.c_str(), 1);
   }
   std::vector<char*> argv;
   for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
@@ -68,10 +103,12 @@ int run_with_routes(const std::vector<std::string>& command, const config::Confi
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "ca") return proxy::run_ca_command(argc - 1, argv + 1);
   CLI::App app{"Serves reverse routes to HTTP(S) upstreams through curlretry's retry engine (libcurl with "
                "libcurlretry.so preloaded), for programs the preload cannot reach.\n\n"
                "  curlretry proxy [--listen 127.0.0.1:7878] [--config F] [--port-file F]\n"
-               "  curlretry proxy --ensure [--listen ...] [--config F] [-- COMMAND [ARGS...]]\n",
+               "  curlretry proxy --ensure [--listen ...] [--config F] [-- COMMAND [ARGS...]]\n"
+               "  curlretry proxy ca [--json]     (the local CA for proxy.intercept)\n",
                "curlretry proxy"};
   app.set_version_flag("--version", "curlretry-proxy " CURLRETRY_VERSION, "Print the version and exit");
   app.set_help_flag("-h,--help", "Print this help and exit");
@@ -145,6 +182,18 @@ int main(int argc, char** argv) {
       args.emplace_back("--config");
       args.emplace_back(std::getenv("CURLRETRY_CONFIG"));
     }
+    if (!command.empty() && !cfg.proxy.intercept.empty()) {
+      // COMMAND is told to trust the CA, and the proxy about to start needs it: made now if missing.
+      std::string error;
+      const proxy::CaPaths paths = proxy::ca_paths(&error);
+      bool created = false;
+      if (error.empty()) error = proxy::ensure_ca(paths, &created);
+      if (!error.empty()) {
+        std::cerr << "curlretry: proxy: " << error << '\n';
+        return 1;
+      }
+      if (created) std::cerr << "curlretry: proxy: created the local CA in " << paths.dir << '\n';
+    }
     const int status = proxy::ensure_running(*listen.endpoint, args);
     if (status != 0 || command.empty()) return status;
     return run_with_routes(command, cfg, *listen.endpoint);
@@ -155,10 +204,21 @@ int main(int argc, char** argv) {
               << " is not a loopback address; set proxy.token in the config so this is never an open proxy\n";
     return 2;
   }
-  if (cfg.proxy.routes.empty()) {
+  if (cfg.proxy.routes.empty() && cfg.proxy.intercept.empty()) {
     std::cerr << "curlretry: proxy: warning: no proxy.routes in "
               << (cfg.file.empty() ? std::string("the config (none found)") : cfg.file)
               << "; only /_curlretry/health answers\n";
+  }
+
+  std::shared_ptr<proxy::LocalCa> ca;
+  if (!cfg.proxy.intercept.empty()) {
+    std::string error;
+    const proxy::CaPaths paths = proxy::ca_paths(&error);
+    if (error.empty()) ca = proxy::LocalCa::load(paths, &error);
+    if (!ca) {
+      std::cerr << "curlretry: proxy: proxy.intercept in " << cfg.file << ": " << error << '\n';
+      return 1;
+    }
   }
 
   raise_descriptor_limit();
@@ -170,6 +230,7 @@ int main(int argc, char** argv) {
     proxy::ServerOptions options;
     options.listen = *listen.endpoint;
     options.settings = cfg.proxy;
+    options.ca = ca;
     options.header_timeout = std::chrono::milliseconds(header_timeout_ms);
     options.shutdown_grace = std::chrono::milliseconds(shutdown_grace_ms);
     proxy::Server server(io, options);

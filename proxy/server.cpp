@@ -5,7 +5,9 @@
 #include <iostream>
 #include <vector>
 
+#include "config/glob.h"
 #include "proxy/exchange.h"
+#include "proxy/local_ca.h"
 #include "proxy/session.h"
 
 namespace asio = boost::asio;
@@ -18,13 +20,13 @@ Server::Server(asio::io_context& io, ServerOptions options)
     char* data = nullptr;
     curl_easy_getinfo(easy, CURLINFO_PRIVATE, &data);
     auto* exchange = reinterpret_cast<Exchange*>(data);
-    if (exchange != nullptr) static_cast<Session*>(exchange->owner())->exchange_done(code);
+    if (exchange != nullptr) static_cast<SessionBase*>(exchange->owner())->exchange_done(code);
   };
 }
 
 Server::~Server() {
   stopping_ = true;
-  for (const auto& session : std::vector<std::shared_ptr<Session>>(sessions_.begin(), sessions_.end())) {
+  for (const auto& session : std::vector<std::shared_ptr<SessionBase>>(sessions_.begin(), sessions_.end())) {
     session->close();
   }
 }
@@ -58,19 +60,34 @@ void Server::accept() {
       // delayed ACK (40 ms a response).
       boost::system::error_code ignored;
       socket.set_option(asio::ip::tcp::no_delay(true), ignored);
-      std::make_shared<Session>(*this, std::move(socket))->start();
+      std::make_shared<Session<PlainStream>>(*this, std::move(socket))->start();
     }
     accept();
   });
 }
 
-std::list<std::shared_ptr<Session>>::iterator Server::enrol(std::shared_ptr<Session> session) {
+std::list<std::shared_ptr<SessionBase>>::iterator Server::enrol(std::shared_ptr<SessionBase> session) {
   return sessions_.insert(sessions_.end(), std::move(session));
 }
 
-void Server::leave(std::list<std::shared_ptr<Session>>::iterator where) {
+void Server::leave(std::list<std::shared_ptr<SessionBase>>::iterator where) {
   sessions_.erase(where);
   if (stopping_ && sessions_.empty()) asio::post(io_, [this] { stop_now(); });
+}
+
+bool Server::intercepts(const std::string& host) const {
+  for (const auto& glob : options_.settings.intercept) {
+    if (config::glob_match(glob, host, true)) return true;
+  }
+  return false;
+}
+
+std::shared_ptr<asio::ssl::context> Server::tls_context(const std::string& host, std::string* error) {
+  if (!options_.ca) {
+    *error = "no local CA loaded";
+    return nullptr;
+  }
+  return options_.ca->context_for(host, error);
 }
 
 void Server::exchange_ended() {
@@ -86,7 +103,7 @@ void Server::shutdown() {
   boost::system::error_code ignored;
   acceptor_.close(ignored);
   grace_.cancel();
-  for (const auto& session : std::vector<std::shared_ptr<Session>>(sessions_.begin(), sessions_.end())) {
+  for (const auto& session : std::vector<std::shared_ptr<SessionBase>>(sessions_.begin(), sessions_.end())) {
     session->wind_down();
   }
   if (sessions_.empty()) {
@@ -103,7 +120,7 @@ void Server::stop_now() {
   grace_.cancel();
   boost::system::error_code ignored;
   acceptor_.close(ignored);
-  for (const auto& session : std::vector<std::shared_ptr<Session>>(sessions_.begin(), sessions_.end())) {
+  for (const auto& session : std::vector<std::shared_ptr<SessionBase>>(sessions_.begin(), sessions_.end())) {
     session->close();
   }
   io_.stop();

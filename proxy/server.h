@@ -5,6 +5,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
@@ -18,7 +19,8 @@
 
 namespace curlretry::proxy {
 
-class Session;
+class SessionBase;
+class LocalCa;
 
 struct ServerOptions {
   boost::asio::ip::tcp::endpoint listen;
@@ -31,6 +33,7 @@ struct ServerOptions {
   std::chrono::milliseconds shutdown_grace{10000};
   std::size_t max_connections = 4096;
   std::size_t header_limit = 64 * 1024;
+  std::shared_ptr<LocalCa> ca;  // loaded when settings.intercept is not empty
 };
 
 class Server {
@@ -47,10 +50,14 @@ class Server {
   std::size_t active_exchanges() const { return active_; }
   std::size_t connections() const { return sessions_.size(); }
   bool stopping() const { return stopping_; }
+  // CONNECT to `host`: TLS-terminated (a proxy.intercept glob matches) or a blind tunnel.
+  bool intercepts(const std::string& host) const;
+  // The context presenting a leaf for `host`; nullptr and `error` when it cannot be made.
+  std::shared_ptr<boost::asio::ssl::context> tls_context(const std::string& host, std::string* error);
 
   // Sessions report in and out, and count their exchanges.
-  std::list<std::shared_ptr<Session>>::iterator enrol(std::shared_ptr<Session> session);
-  void leave(std::list<std::shared_ptr<Session>>::iterator where);
+  std::list<std::shared_ptr<SessionBase>>::iterator enrol(std::shared_ptr<SessionBase> session);
+  void leave(std::list<std::shared_ptr<SessionBase>>::iterator where);
   void exchange_started() { ++active_; }
   void exchange_ended();
 
@@ -63,7 +70,7 @@ class Server {
   CurlLoop loop_;
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer grace_;
-  std::list<std::shared_ptr<Session>> sessions_;  // owned here until they close
+  std::list<std::shared_ptr<SessionBase>> sessions_;  // owned here until they close
   std::size_t active_ = 0;
   unsigned short port_ = 0;
   bool stopping_ = false;

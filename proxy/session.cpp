@@ -43,16 +43,46 @@ std::string json_string(std::string_view text) {
 
 }  // namespace
 
-Session::Session(Server& server, asio::ip::tcp::socket socket) : server_(server), stream_(std::move(socket)) {}
+template <>
+Session<PlainStream>::Session(Server& server, asio::ip::tcp::socket socket, Interception)
+    : server_(server), stream_(std::move(socket)) {}
 
-Session::~Session() = default;
+template <>
+Session<TlsStream>::Session(Server& server, asio::ip::tcp::socket socket, Interception interception)
+    : server_(server), interception_(std::move(interception)), stream_(std::move(socket), *interception_.context) {}
 
-void Session::start() {
-  enrolled_ = server_.enrol(shared_from_this());
-  read_head();
+template <class Stream>
+Session<Stream>::~Session() = default;
+
+template <class Stream>
+void Session<Stream>::start() {
+  enrolled_ = server_.enrol(self_ptr());
+  if constexpr (kTls) handshake();
+  else read_head();
 }
 
-void Session::read_head() {
+// The CONNECT was answered by the plain session; the client's TLS handshake comes now, under the
+// head's deadline. Anything but a ClientHello fails it and closes the connection: nothing was
+// sent upstream.
+template <class Stream>
+void Session<Stream>::handshake() {
+  if constexpr (kTls) {
+    lowest().expires_after(server_.options().header_timeout);
+    stream_.async_handshake(asio::ssl::stream_base::server, asio::buffer(interception_.early),
+                            [self = self_ptr()](beast::error_code ec, std::size_t) {
+                              if (self->closed_) return;
+                              self->interception_.early.clear();
+                              if (ec) {
+                                self->close();
+                                return;
+                              }
+                              self->read_head();
+                            });
+  }
+}
+
+template <class Stream>
+void Session<Stream>::read_head() {
   if (closed_) return;
   if (winding_down_) {
     close();
@@ -62,8 +92,8 @@ void Session::read_head() {
   reading_ = true;
   if (buffer_.size() == 0) {
     // Idle between requests (or before the first): the head's own deadline starts at its first byte.
-    stream_.expires_after(o.idle_timeout);
-    stream_.async_read_some(buffer_.prepare(4096), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+    lowest().expires_after(o.idle_timeout);
+    stream_.async_read_some(buffer_.prepare(4096), [self = self_ptr()](beast::error_code ec, std::size_t n) {
       self->reading_ = false;
       if (self->closed_) return;
       if (ec) {
@@ -76,34 +106,41 @@ void Session::read_head() {
     return;
   }
   parser_.emplace();
+  body_parser_.reset();
+  collected_.clear();
+  streamed_length_.reset();
   parser_->header_limit(static_cast<std::uint32_t>(o.header_limit));
   // A Content-Length above max_body streams (on_head); a chunked body is kept up to max_body.
   // (Not boost::none: Beast 1.74 compares the length with the empty optional, and everything is "too large".)
   parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
   streaming_ = false;
   // One deadline for the whole head: a client trickling it byte by byte gains nothing.
-  stream_.expires_after(o.header_timeout);
+  lowest().expires_after(o.header_timeout);
   http::async_read_header(stream_, buffer_, *parser_,
-                          [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_head(ec); });
+                          [self = self_ptr()](beast::error_code ec, std::size_t) { self->on_head(ec); });
 }
 
-void Session::malformed(beast::error_code ec) {
+template <class Stream>
+void Session<Stream>::malformed(beast::error_code ec) {
   respond(400, "application/json", "{\"error\":\"malformed request\",\"detail\":" + json_string(ec.message()) + "}\n",
           true);
 }
 
-void Session::too_large() {
+template <class Stream>
+void Session<Stream>::too_large() {
   respond(413, "application/json",
           "{\"error\":\"request body too large\",\"limit\":" + std::to_string(server_.options().settings.max_body) +
               "}\n",
           true);
 }
 
-void Session::on_head(beast::error_code ec) {
+template <class Stream>
+void Session<Stream>::on_head(beast::error_code ec) {
   reading_ = false;
   if (closed_) return;
   if (ec) {
-    if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset) {
+    if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
+        ec == asio::ssl::error::stream_truncated) {
       close();
     } else if (ec == beast::error::timeout) {
       close();  // beast closed the socket already: nothing can be answered
@@ -120,13 +157,21 @@ void Session::on_head(beast::error_code ec) {
   const auto length = parser_->content_length();
   const std::uint64_t max_body = server_.options().settings.max_body;
   streaming_ = length && *length > max_body;
+  if (streaming_) streamed_length_ = *length;
   if (!streaming_) parser_->body_limit(max_body);
   if (beast::iequals(request[http::field::expect], "100-continue") && !parser_->is_done()) {
     send("HTTP/1.1 100 Continue\r\n\r\n");
   }
   if (streaming_) {
-    stream_.expires_never();
+    lowest().expires_never();
     dispatch(request);
+    return;
+  }
+  if (parser_->chunked() && !parser_->is_done()) {
+    // Kept (and replayable) while it fits max_body; past that it streams, length unknown.
+    parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
+    body_parser_.emplace(std::move(*parser_));
+    collect_chunked();
     return;
   }
   if (parser_->is_done()) {
@@ -134,12 +179,50 @@ void Session::on_head(beast::error_code ec) {
     return;
   }
   reading_ = true;
-  stream_.expires_after(server_.options().body_timeout);
+  lowest().expires_after(server_.options().body_timeout);
   http::async_read(stream_, buffer_, *parser_,
-                   [self = shared_from_this()](beast::error_code ec2, std::size_t) { self->on_request(ec2); });
+                   [self = self_ptr()](beast::error_code ec2, std::size_t) { self->on_request(ec2); });
 }
 
-void Session::on_request(beast::error_code ec) {
+template <class Stream>
+void Session<Stream>::collect_chunked() {
+  reading_ = true;
+  auto& body = body_parser_->get().body();
+  body.data = chunk_.data();
+  body.size = chunk_.size();
+  body.more = true;
+  lowest().expires_after(server_.options().body_timeout);
+  http::async_read_some(stream_, buffer_, *body_parser_, [self = self_ptr()](beast::error_code ec, std::size_t) {
+    self->reading_ = false;
+    if (self->closed_) return;
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec) {
+      self->on_request(ec);
+      return;
+    }
+    self->collected_.append(self->chunk_.data(), self->chunk_.size() - self->body_parser_->get().body().size);
+    const bool done = self->body_parser_->is_done();
+    const bool over = self->collected_.size() > self->server_.options().settings.max_body;
+    if (!done && !over) {
+      self->collect_chunked();
+      return;
+    }
+    Request request(self->body_parser_->get().base());
+    if (over) {
+      // The part read so far goes first (forward() feeds it), the rest as the upstream takes it.
+      self->streaming_ = true;
+      if (!done) self->lowest().expires_never();
+    } else {
+      self->lowest().expires_never();
+      request.body() = std::move(self->collected_);
+      self->collected_.clear();
+    }
+    self->dispatch(request);
+  });
+}
+
+template <class Stream>
+void Session<Stream>::on_request(beast::error_code ec) {
   reading_ = false;
   if (closed_) return;
   if (ec) {
@@ -153,13 +236,24 @@ void Session::on_request(beast::error_code ec) {
     }
     return;
   }
-  stream_.expires_never();
+  lowest().expires_never();
   dispatch(parser_->get());
 }
 
-void Session::dispatch(Request& request) {
+template <class Stream>
+void Session<Stream>::dispatch(Request& request) {
   const ServerOptions& o = server_.options();
   const bool keep_alive = request.keep_alive() && !winding_down_;
+  if constexpr (kTls) {
+    // Inside an intercepted CONNECT (authenticated when it was made): every request is for its host.
+    if (request.method() == http::verb::connect || request.target().empty() || request.target()[0] != '/') {
+      respond(400, "application/json",
+              "{\"error\":\"inside an intercepted CONNECT the target must be an origin-form path\"}\n", true);
+      return;
+    }
+    forward(request, interception_.origin + std::string(request.target()), keep_alive);
+    return;
+  }
   if (!o.settings.token.empty()) {
     const std::string expected = "Bearer " + o.settings.token;
     if (!same_secret(request[http::field::proxy_authorization], expected)) {
@@ -220,9 +314,11 @@ void Session::dispatch(Request& request) {
   forward(request, route->upstream + rest, keep_alive);
 }
 
-// CONNECT host:port: a blind tunnel (no interception yet, so nothing to retry). The connection
-// leaves this session for the Tunnel.
-void Session::tunnel(std::string_view authority) {
+// CONNECT host:port: TLS-terminated for a proxy.intercept host (its requests are retried), a
+// blind tunnel for any other (nothing in it can be read, so nothing is retried). Either way the
+// connection leaves this session.
+template <class Stream>
+void Session<Stream>::tunnel(std::string_view authority) {
   const std::size_t colon = authority.rfind(':');
   std::string host(authority.substr(0, colon == std::string_view::npos ? 0 : colon));
   const std::string port(colon == std::string_view::npos ? "" : authority.substr(colon + 1));
@@ -236,16 +332,51 @@ void Session::tunnel(std::string_view authority) {
     respond(503, "application/json", "{\"error\":\"the proxy is shutting down\"}\n", true);
     return;
   }
-  std::string early = beast::buffers_to_string(buffer_.data());
-  buffer_.consume(buffer_.size());
-  stream_.expires_never();
-  auto handed = std::make_shared<Tunnel>(stream_.release_socket(), std::move(early), std::move(host), port);
-  handed->start();
-  closed_ = true;  // the socket is the tunnel's now
-  server_.leave(enrolled_);
+  if constexpr (!kTls) {
+    if (server_.intercepts(host)) {
+      intercept(std::move(host), port);
+      return;
+    }
+    std::string early = beast::buffers_to_string(buffer_.data());
+    buffer_.consume(buffer_.size());
+    lowest().expires_never();
+    auto handed = std::make_shared<Tunnel>(stream_.release_socket(), std::move(early), std::move(host), port);
+    handed->start();
+    closed_ = true;  // the socket is the tunnel's now
+    server_.leave(enrolled_);
+  }
 }
 
-void Session::forward(Request& request, std::string url, bool keep_alive) {
+template <class Stream>
+void Session<Stream>::intercept(std::string host, const std::string& port) {
+  if constexpr (!kTls) {
+    std::string error;
+    Interception interception;
+    interception.context = server_.tls_context(host, &error);
+    if (!interception.context) {
+      respond(502, "application/json", "{\"error\":\"curlretry proxy\",\"detail\":" + json_string(error) + "}\n", true);
+      return;
+    }
+    const bool v6 = host.find(':') != std::string::npos;
+    interception.origin = "https://" + (v6 ? "[" + host + "]" : host) + ":" + port;
+    interception.early = beast::buffers_to_string(buffer_.data());
+    buffer_.consume(buffer_.size());
+    lowest().expires_never();
+    // The answer goes out in the clear, before the handshake; nothing else is queued (requests on
+    // a connection are answered in order and this one is the last in the clear).
+    static const std::string kEstablished = "HTTP/1.1 200 Connection Established\r\n\r\n";
+    boost::system::error_code ec;
+    asio::write(lowest().socket(), asio::buffer(kEstablished), ec);
+    closed_ = true;  // the socket is the TLS session's now
+    if (!ec) {
+      std::make_shared<Session<TlsStream>>(server_, lowest().release_socket(), std::move(interception))->start();
+    }
+    server_.leave(enrolled_);
+  }
+}
+
+template <class Stream>
+void Session<Stream>::forward(Request& request, std::string url, bool keep_alive) {
   if (server_.stopping()) {
     respond(503, "application/json", "{\"error\":\"the proxy is shutting down\"}\n", true);
     return;
@@ -264,12 +395,13 @@ void Session::forward(Request& request, std::string url, bool keep_alive) {
   }
   up.has_body = request.has_content_length() || request.chunked();
   up.streamed = streaming_;
-  if (streaming_) up.streamed_length = *parser_->content_length();
+  if (streaming_) up.streamed_length = streamed_length_;
   else up.body = std::move(request.body());
+  up.ca_file = server_.options().settings.upstream_ca_file;
   up.client_http11 = request.version() >= 11;
   up.client_keep_alive = keep_alive;
 
-  exchange_ = std::make_unique<Exchange>(server_.loop(), *this, std::move(up), this);
+  exchange_ = std::make_unique<Exchange>(server_.loop(), *this, std::move(up), static_cast<SessionBase*>(this));
   if (!exchange_->start()) {
     exchange_.reset();
     respond(502, "application/json", "{\"error\":\"libcurl refused the transfer\"}\n", !keep_alive);
@@ -277,19 +409,26 @@ void Session::forward(Request& request, std::string url, bool keep_alive) {
   }
   server_.exchange_started();
   if (streaming_) {
-    body_parser_.emplace(std::move(*parser_));
+    if (!body_parser_) body_parser_.emplace(std::move(*parser_));
+    if (!collected_.empty()) {
+      exchange_->feed(collected_.data(), collected_.size(), body_parser_->is_done());
+      collected_.clear();
+      collected_.shrink_to_fit();
+    }
     pump_body();
   } else {
     watch_client();
   }
 }
 
-void Session::want_body() {
+template <class Stream>
+void Session<Stream>::want_body() {
   // Called from libcurl's read callback: only starts a read, never calls libcurl.
   pump_body();
 }
 
-void Session::pump_body() {
+template <class Stream>
+void Session<Stream>::pump_body() {
   if (closed_ || body_reading_ || !body_parser_ || body_parser_->is_done() || !exchange_) return;
   if (exchange_->upload_backlog() >= Exchange::kHighWater) return;  // want_body() comes back for more
   body_reading_ = true;
@@ -297,8 +436,8 @@ void Session::pump_body() {
   body.data = chunk_.data();
   body.size = chunk_.size();
   body.more = true;
-  stream_.expires_after(server_.options().body_timeout);
-  http::async_read_some(stream_, buffer_, *body_parser_, [self = shared_from_this()](beast::error_code ec,
+  lowest().expires_after(server_.options().body_timeout);
+  http::async_read_some(stream_, buffer_, *body_parser_, [self = self_ptr()](beast::error_code ec,
                                                                                      std::size_t) {
     self->body_reading_ = false;
     if (self->closed_) return;
@@ -309,7 +448,7 @@ void Session::pump_body() {
     }
     const std::size_t got = self->chunk_.size() - self->body_parser_->get().body().size;
     const bool done = self->body_parser_->is_done();
-    if (done) self->stream_.expires_never();
+    if (done) self->lowest().expires_never();
     if (self->exchange_) self->exchange_->feed(self->chunk_.data(), got, done);
     if (done) self->watch_client();
     else self->pump_body();
@@ -318,10 +457,11 @@ void Session::pump_body() {
 
 // A client that hangs up mid-exchange: its transfer goes. A readable socket that is not at its
 // end carries a pipelined request; that one waits its turn in the kernel, unwatched.
-void Session::watch_client() {
+template <class Stream>
+void Session<Stream>::watch_client() {
   if (watching_ || closed_ || !exchange_) return;
   watching_ = true;
-  stream_.socket().async_wait(asio::ip::tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) {
+  lowest().socket().async_wait(asio::ip::tcp::socket::wait_read, [self = self_ptr()](beast::error_code ec) {
     self->watching_ = false;
     if (self->closed_ || !self->exchange_) return;
     if (ec) {
@@ -329,7 +469,7 @@ void Session::watch_client() {
       return;
     }
     char probe;
-    const ssize_t n = ::recv(self->stream_.socket().native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
+    const ssize_t n = ::recv(self->lowest().socket().native_handle(), &probe, 1, MSG_PEEK | MSG_DONTWAIT);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
       self->close();
     } else if (n < 0) {
@@ -338,8 +478,9 @@ void Session::watch_client() {
   });
 }
 
-void Session::exchange_done(CURLcode code) {
-  auto self = shared_from_this();
+template <class Stream>
+void Session<Stream>::exchange_done(CURLcode code) {
+  auto self = self_ptr();
   if (!exchange_) return;
   bool keep_alive = exchange_->finish(code);
   exchange_.reset();
@@ -353,7 +494,8 @@ void Session::exchange_done(CURLcode code) {
   after_response(keep_alive);
 }
 
-void Session::respond(int status, const std::string& content_type, const std::string& body, bool close,
+template <class Stream>
+void Session<Stream>::respond(int status, const std::string& content_type, const std::string& body, bool close,
                       const std::string& extra_headers) {
   if (streaming_ && !(body_parser_ && body_parser_->is_done())) close = true;  // its body is still coming
   std::string out = "HTTP/1.1 " + std::to_string(status) + " " +
@@ -366,12 +508,14 @@ void Session::respond(int status, const std::string& content_type, const std::st
   after_response(!close);
 }
 
-void Session::after_response(bool keep_alive) {
+template <class Stream>
+void Session<Stream>::after_response(bool keep_alive) {
   after_ = keep_alive && !winding_down_ ? After::next : After::close;
   if (!writing_ && pending_.empty()) next_or_close();
 }
 
-void Session::next_or_close() {
+template <class Stream>
+void Session<Stream>::next_or_close() {
   const After after = after_;
   after_ = After::nothing;
   if (after == After::next) read_head();
@@ -381,20 +525,22 @@ void Session::next_or_close() {
 // A close with request bytes still unread (an early 413, a 400) would make the kernel answer them
 // with a reset that can destroy the response before the client reads it: stop sending, drain
 // what still comes for a short while, then close.
-void Session::linger() {
+template <class Stream>
+void Session<Stream>::linger() {
   if (closed_) return;
   if (body_reading_) {
     close();  // a streamed body's read is under way: no second reader on the connection
     return;
   }
   beast::error_code ignored;
-  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
-  stream_.expires_after(std::chrono::seconds(2));
+  lowest().socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  lowest().expires_after(std::chrono::seconds(2));
   drain();
 }
 
-void Session::drain() {
-  stream_.async_read_some(buffer_.prepare(64 * 1024), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+template <class Stream>
+void Session<Stream>::drain() {
+  stream_.async_read_some(buffer_.prepare(64 * 1024), [self = self_ptr()](beast::error_code ec, std::size_t n) {
     if (self->closed_) return;
     self->drained_ += n;
     self->buffer_.consume(self->buffer_.size());
@@ -403,18 +549,20 @@ void Session::drain() {
   });
 }
 
-void Session::send(std::string bytes) {
+template <class Stream>
+void Session<Stream>::send(std::string bytes) {
   if (closed_) return;
   pending_ += bytes;
   if (!writing_) start_write();
 }
 
-void Session::start_write() {
+template <class Stream>
+void Session<Stream>::start_write() {
   inflight_.swap(pending_);
   pending_.clear();
   writing_ = true;
-  stream_.expires_after(server_.options().write_stall);
-  asio::async_write(stream_, asio::buffer(inflight_), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+  lowest().expires_after(server_.options().write_stall);
+  asio::async_write(stream_, asio::buffer(inflight_), [self = self_ptr()](beast::error_code ec, std::size_t) {
     self->writing_ = false;
     self->inflight_.clear();
     if (self->closed_) return;
@@ -425,29 +573,34 @@ void Session::start_write() {
     if (self->exchange_ && self->backlog() < Exchange::kLowWater) self->exchange_->drained();
     if (!self->writing_ && !self->pending_.empty()) self->start_write();
     if (!self->writing_ && !self->closed_) {
-      if (!self->reading_) self->stream_.expires_never();
+      if (!self->reading_) self->lowest().expires_never();
       if (self->after_ != After::nothing) self->next_or_close();
     }
   });
 }
 
-void Session::wind_down() {
+template <class Stream>
+void Session<Stream>::wind_down() {
   winding_down_ = true;
   if (!exchange_ && !writing_ && after_ == After::nothing) close();
 }
 
-void Session::close() {
+template <class Stream>
+void Session<Stream>::close() {
   if (closed_) return;
-  auto self = shared_from_this();
+  auto self = self_ptr();
   closed_ = true;
   if (exchange_) {
     exchange_.reset();
     server_.exchange_ended();
   }
   beast::error_code ignored;
-  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  stream_.close();
+  lowest().socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  lowest().close();
   server_.leave(enrolled_);
 }
+
+template class Session<PlainStream>;
+template class Session<TlsStream>;
 
 }  // namespace curlretry::proxy

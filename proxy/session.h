@@ -3,9 +3,15 @@
 // authentication), and runs every routed request as an Exchange, writing its bytes back in
 // order with backpressure. While an exchange runs the connection is watched, so a client that
 // hangs up takes its upstream transfer with it.
+//
+// The same code serves a plain connection (tcp_stream) and, after a CONNECT to a
+// `proxy.intercept` host, the TLS connection inside it (ssl::stream over the same socket, with a
+// leaf from the local CA): there every request goes to https://HOST:PORT + its target.
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -18,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "proxy/exchange.h"
 
@@ -25,17 +32,39 @@ namespace curlretry::proxy {
 
 class Server;
 
-class Session : public std::enable_shared_from_this<Session>, public Sink {
+// What the Server keeps of a connection, whichever its stream.
+class SessionBase : public std::enable_shared_from_this<SessionBase>, public Sink {
  public:
-  Session(Server& server, boost::asio::ip::tcp::socket socket);
-  ~Session();
-  void start();
+  virtual ~SessionBase() = default;
+  virtual void start() = 0;
   // Server shutdown: an idle connection closes now, a busy one after its response.
-  void wind_down();
+  virtual void wind_down() = 0;
   // Cuts the connection and its exchange.
-  void close();
+  virtual void close() = 0;
   // libcurl finished this session's exchange.
-  void exchange_done(CURLcode code);
+  virtual void exchange_done(CURLcode code) = 0;
+};
+
+// The intercepted side of a CONNECT: the certificate presented, and where requests go.
+struct Interception {
+  std::shared_ptr<boost::asio::ssl::context> context;
+  std::string origin;  // "https://host:port"
+  std::string early;   // bytes the client sent after its CONNECT head (the start of its ClientHello)
+};
+
+using PlainStream = boost::beast::tcp_stream;
+using TlsStream = boost::asio::ssl::stream<boost::beast::tcp_stream>;
+
+template <class Stream>
+class Session final : public SessionBase {
+ public:
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+  Session(Server& server, boost::asio::ip::tcp::socket socket, Interception interception = {});
+  ~Session() override;
+  void start() override;
+  void wind_down() override;
+  void close() override;
+  void exchange_done(CURLcode code) override;
 
   // Sink
   void send(std::string bytes) override;
@@ -45,12 +74,17 @@ class Session : public std::enable_shared_from_this<Session>, public Sink {
 
  private:
   using Request = boost::beast::http::request<boost::beast::http::string_body>;
+  std::shared_ptr<Session> self_ptr() { return std::static_pointer_cast<Session>(shared_from_this()); }
+  boost::beast::tcp_stream& lowest() { return boost::beast::get_lowest_layer(stream_); }
+  void handshake();
   void read_head();
   void on_head(boost::system::error_code ec);
   void on_request(boost::system::error_code ec);
+  void collect_chunked();
   void dispatch(Request& request);
   void forward(Request& request, std::string url, bool keep_alive);
   void tunnel(std::string_view authority);
+  void intercept(std::string host, const std::string& port);
   void too_large();
   void malformed(boost::system::error_code ec);
   void respond(int status, const std::string& content_type, const std::string& body, bool close,
@@ -64,16 +98,19 @@ class Session : public std::enable_shared_from_this<Session>, public Sink {
   void drain();
 
   Server& server_;
-  boost::beast::tcp_stream stream_;
+  Interception interception_;  // before stream_: the TLS stream uses its context
+  Stream stream_;
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   std::unique_ptr<Exchange> exchange_;
   // A request body too large to keep: read piece by piece as the upstream transfer takes it.
   bool streaming_ = false;
+  std::optional<std::uint64_t> streamed_length_;  // none: chunked, length unknown
   std::optional<boost::beast::http::request_parser<boost::beast::http::buffer_body>> body_parser_;
+  std::string collected_;  // a chunked body read so far, while it may still fit max_body
   bool body_reading_ = false;
   std::array<char, 64 * 1024> chunk_{};
-  std::list<std::shared_ptr<Session>>::iterator enrolled_;
+  std::list<std::shared_ptr<SessionBase>>::iterator enrolled_;
   std::string pending_;
   std::string inflight_;
   bool writing_ = false;

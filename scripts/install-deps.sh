@@ -22,7 +22,7 @@ packages=(
   libhiredis-dev redis-server
   # the proxy: Boost.Beast/Asio (headers); its tests' real clients: Node.js fetch and the npm SDKs
   # (scripts/proxy-test-clients.sh installs those from npm into the build tree)
-  libboost-dev nodejs
+  libboost-dev nodejs busybox-static python3-requests
 )
 # npm: Debian's, unless a Node.js that bundles its own (NodeSource) is installed already.
 command -v npm >/dev/null || packages+=(npm)

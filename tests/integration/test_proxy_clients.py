@@ -8,11 +8,15 @@ from __future__ import annotations
 import hashlib
 import json
 import unittest
+import tempfile
 import urllib.parse
+from pathlib import Path
 
 import harness
 from harness import ok_body
 from proxy_support import Proxy, node, node_modules, node_problem
+
+PRELOAD = Path(__file__).resolve().parent / "proxy_clients" / "https-proxy-preload.cjs"
 
 
 def raw_step(response: bytes) -> str:
@@ -164,6 +168,82 @@ class Sdks(NodeClients):
         self.assertEqual(code, 1, stderr)
         self.assertEqual(result["status"], 429, result)
         self.assertCount(self.plain, key, 1)
+
+
+class ThroughHttpsProxy(harness.UpstreamTestCase):
+    """HTTPS_PROXY + NODE_EXTRA_CA_CERTS with proxy.intercept: the flaky upstream's TLS side is
+    intercepted, so fetch and the SDKs are retried though they talk to an https:// URL. Node 20's
+    fetch does not read HTTPS_PROXY itself: a `--require` preload sets undici's EnvHttpProxyAgent
+    as the global dispatcher (what a user of Node 20 does; Node 24 reads it with NODE_USE_ENV_PROXY)."""
+
+    proxy: Proxy
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        problem = node_problem()
+        if problem:
+            raise unittest.SkipTest(problem)
+        modules, problem = node_modules()
+        if problem:
+            raise unittest.SkipTest(problem)
+        super().setUpClass()
+        cls._home = tempfile.TemporaryDirectory(prefix="curlretry-ca-")
+        cls.addClassCleanup(cls._home.cleanup)
+        made = harness.run([harness.CURLRETRY_BIN, "proxy", "ca"], preload=False,
+                           env={"XDG_DATA_HOME": cls._home.name})
+        assert made.code == 0, made.stderr
+        tls = cls.tls()
+        cls.proxy = Proxy(f"version: 1\nproxy:\n  intercept: [\"127.0.0.1\"]\n  upstream_ca_file: {tls.cert}\n",
+                          env={"XDG_DATA_HOME": cls._home.name}).start()
+        cls.addClassCleanup(cls.proxy.stop)
+        cls.env = {"HTTPS_PROXY": cls.proxy.url(""), "NO_PROXY": "", "no_proxy": "",
+                   "NODE_EXTRA_CA_CERTS": str(Path(cls._home.name) / "curlretry" / "ca" / "ca.pem"),
+                   "NODE_OPTIONS": f"--require {PRELOAD}"}
+
+    def node(self, *args: str, timeout: float = 60) -> dict:
+        code, result, stderr = node(*args, timeout=timeout, env=self.env)
+        self.assertEqual(code, 0, f"node {' '.join(args)}\n{result}\n{stderr}\n{self.proxy.log()[-3000:]}")
+        return result
+
+    def base_url(self, key: str, script: str) -> str:
+        return self.tls().script_url(key, script) + "?sdk-path="
+
+    def test_fetch_503_503_200(self):
+        key = self.key()
+        result = self.node("fetch", self.tls().script_url(key, "503,503,200"))
+        self.assertEqual(result, {"status": 200, "type": "text/plain", "body": ok_body(key, 3).decode()})
+        self.assertCount(self.tls(), key, 3)
+
+    def test_fetch_sees_the_give_up_429_verbatim(self):
+        key = self.key()
+        result = self.node("fetch", self.tls().script_url(key, "429"))
+        self.assertEqual(result["status"], 429)
+        self.assertCount(self.tls(), key, 3)
+
+    def test_without_the_ca_node_refuses_the_intercepted_certificate(self):
+        key = self.key()
+        code, result, stderr = node("fetch", self.tls().script_url(key, "200"),
+                                    env={**self.env, "NODE_EXTRA_CA_CERTS": None})
+        self.assertNotEqual(code, 0, result)
+        self.assertCount(self.tls(), key, 0)
+
+    def test_anthropic_message_after_a_529(self):
+        key = self.key()
+        result = self.node("anthropic", self.base_url(key, "529," + raw_step(json_response(ANTHROPIC_MESSAGE))))
+        self.assertEqual(result["message"]["content"], [{"type": "text", "text": "hello"}])
+        self.assertCount(self.tls(), key, 2)
+
+    def test_anthropic_stream_after_a_529(self):
+        key = self.key()
+        result = self.node("anthropic-stream", self.base_url(key, "529," + raw_step(sse_response(ANTHROPIC_EVENTS))))
+        self.assertEqual(result["events"], [name for name, _ in ANTHROPIC_EVENTS])
+        self.assertCount(self.tls(), key, 2)
+
+    def test_openai_stream_after_a_503(self):
+        key = self.key()
+        result = self.node("openai-stream", self.base_url(key, "503,sse3"))
+        self.assertEqual(result["events"], [{"n": 1}, {"n": 2}, {"n": 3}])
+        self.assertCount(self.tls(), key, 2)
 
 
 if __name__ == "__main__":

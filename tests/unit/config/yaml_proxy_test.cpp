@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "test_env.h"
 
@@ -38,6 +39,31 @@ TEST(YamlProxy, NoSectionMeansNoRoutes) {
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_TRUE(r.config->proxy.routes.empty());
   EXPECT_EQ(r.config->proxy.max_body, ProxySettings{}.max_body);
+}
+
+TEST(YamlProxy, InterceptGlobsAndUpstreamCa) {
+  const LoadResult r = load_yaml(
+      "version: 1\nproxy:\n  intercept: [\"api.anthropic.com\", \"*.openai.com\", \"127.0.0.1\", \"::1\"]\n"
+      "  upstream_ca_file: /etc/private-ca.pem\n");
+  ASSERT_TRUE(r.ok()) << r.error;
+  const ProxySettings& p = r.config->proxy;
+  EXPECT_EQ(p.intercept, (std::vector<std::string>{"api.anthropic.com", "*.openai.com", "127.0.0.1", "::1"}));
+  EXPECT_EQ(p.upstream_ca_file, "/etc/private-ca.pem");
+  EXPECT_TRUE(load_yaml("version: 1\n").config->proxy.intercept.empty());
+}
+
+TEST(YamlProxy, InterceptMistakes) {
+  EXPECT_EQ(error_of("version: 1\nproxy:\n  intercept: api.anthropic.com\n"),
+            "test.yaml:3:14: proxy.intercept: a list of host globs, e.g. [\"api.anthropic.com\", \"*.openai.com\"]");
+  EXPECT_EQ(error_of("version: 1\nproxy:\n  intercept: [\"ok.example\", \"api.example:443\"]\n"),
+            "test.yaml:3:29: proxy.intercept[1]: \"api.example:443\" is not a host glob (no scheme, port, path or "
+            "spaces)");
+  EXPECT_EQ(error_of("version: 1\nproxy:\n  intercept:\n    - \"https://x\"\n"),
+            "test.yaml:4:7: proxy.intercept[0]: \"https://x\" is not a host glob (no scheme, port, path or spaces)");
+  EXPECT_EQ(error_of("version: 1\nproxy:\n  intercept: [\"[a-\"]\n"),
+            "test.yaml:3:15: proxy.intercept[0]: bad glob \"[a-\": unclosed '[' at offset 0");
+  EXPECT_EQ(error_of("version: 1\nproxy:\n  upstream_ca_file: ca.pem\n"),
+            "test.yaml:3:21: proxy.upstream_ca_file: an absolute path to a PEM file of extra CA certificates");
 }
 
 TEST(YamlProxy, Mistakes) {
