@@ -9,7 +9,9 @@ namespace {
 
 // The value of header `name` (lower case) if `line` is that header.
 std::optional<std::string> header_value(std::string_view line, std::string_view name) {
-  if (!core::ascii::istarts_with(line, name) || line.size() <= name.size() || line[name.size()] != ':') return std::nullopt;
+  if (!core::ascii::istarts_with(line, name) || line.size() <= name.size() || line[name.size()] != ':') {
+    return std::nullopt;
+  }
   return std::string(config::text::trim(line.substr(name.size() + 1)));
 }
 
