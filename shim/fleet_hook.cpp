@@ -138,9 +138,9 @@ void record_cooldown(const Runtime& runtime, fleet::Store& s, const Attempt& a, 
 // failed again (or gave up for any other reason) stays charged.
 bool succeeded(const Attempt& a, const core::Verdict& verdict) {
   if (verdict.action != core::Action::give_up) return false;
-  if (verdict.reason == "success") return true;
+  if (verdict.reason == core::Reason::success) return true;
   const int status = status_of(a);
-  return verdict.reason == "committed" && status >= 200 && status < 400;
+  return verdict.reason == core::Reason::committed && status >= 200 && status < 400;
 }
 
 void settle_charge(const Runtime& runtime, fleet::Store& s, const Attempt& a, const core::Verdict& verdict) {
