@@ -64,14 +64,17 @@ void diagnose_elf(Diagnosis& d, const Examined& x, const std::string& script, co
     d.flavour = link->flavour;
     detail(d, "libcurl", describe_link(*link));
   }
-  for (const auto& missing : closure.missing) detail(d, "warning", "cannot find " + missing + " where the loader looks");
+  for (const auto& missing : closure.missing) {
+    detail(d, "warning", "cannot find " + missing + " where the loader looks");
+  }
 
   const Privilege privilege = privilege_of(x.real_path);
   if (!privilege.phrases.empty()) {
     detail(d, "mode", privilege.text() + (privilege.nosuid_mount ? ", but it sits on a nosuid mount: no effect" : ""));
     if (!privilege.nosuid_mount) {
       d.verdict = DoctorVerdict::preload_ignored;
-      d.summary = name + " " + privilege.text() + ": the loader runs it in secure-execution mode and ignores LD_PRELOAD";
+      d.summary = name + " " + privilege.text() +
+                  ": the loader runs it in secure-execution mode and ignores LD_PRELOAD";
       detail(d, "note", "the loader honours LD_PRELOAD only for a run that gains no privilege (its owner running "
                         "it); curlretry also ignores env and user config in secure-execution processes");
       d.advice = link ? "run a copy without the privilege bits under curlretry, or " + std::string(kProxyAdvice)
@@ -180,7 +183,8 @@ void diagnose_elf(Diagnosis& d, const Examined& x, const std::string& script, co
   }
   d.verdict = DoctorVerdict::nothing_to_do;
   d.summary = name + " does not use libcurl (" +
-              (e.interpreter.empty() ? std::string("statically linked, no libcurl inside") : "no libcurl in what it loads") +
+              (e.interpreter.empty() ? std::string("statically linked, no libcurl inside")
+                                     : "no libcurl in what it loads") +
               ")";
   d.advice = kNothingToRetry;
 }

@@ -12,6 +12,14 @@
 namespace curlretry::cli::doctor {
 namespace {
 
+// The libcurl that the extension at `path` loads; `closure` keeps what the link points into.
+std::optional<CurlLink> libcurl_loaded_by(const std::string& path, Closure& closure, std::string& error) {
+  const auto elf = read_elf(path, error);
+  if (!elf || !elf->is_elf) return std::nullopt;
+  closure = load_closure(path, *elf);
+  return find_libcurl(closure);
+}
+
 // An interpreter extension was found but its libcurl could not be: the user can still try it.
 void extension_unresolved(Diagnosis& d, const Examined& x, const std::string& script, const std::string& summary) {
   d.verdict = DoctorVerdict::maybe;
@@ -55,12 +63,8 @@ void diagnose_python(Diagnosis& d, const Examined& x, const std::string& script)
   const std::string version = l.size() > 1 ? l[1] : "";
   detail(d, "pycurl", module + (version.empty() ? "" : " (" + version + ")"));
   std::string error;
-  std::optional<CurlLink> link;
   Closure closure;
-  if (auto elf = read_elf(module, error); elf && elf->is_elf) {
-    closure = load_closure(module, *elf);
-    link = find_libcurl(closure);
-  }
+  const std::optional<CurlLink> link = libcurl_loaded_by(module, closure, error);
   if (!link) {
     extension_unresolved(d, x, script, "pycurl is installed but curlretry could not tell which libcurl it loads");
     return;
@@ -97,22 +101,20 @@ void diagnose_php(Diagnosis& d, const Examined& x, const std::string& script) {
   }
   const std::string extension = l[0] + "/curl.so";
   std::string error;
-  std::optional<CurlLink> link;
   Closure closure;
-  if (auto elf = read_elf(extension, error); elf && elf->is_elf) {
-    closure = load_closure(extension, *elf);
-    link = find_libcurl(closure);
-  }
+  const std::optional<CurlLink> link = libcurl_loaded_by(extension, closure, error);
   detail(d, "php-curl", extension + (link ? "" : " (not readable: " + error + ")"));
   if (!link) {
-    extension_unresolved(d, x, script, base + " has the curl extension, but curlretry could not tell which libcurl it links");
+    extension_unresolved(d, x, script,
+                         base + " has the curl extension, but curlretry could not tell which libcurl it links");
     return;
   }
   extension_libcurl(d, *link, "php-curl",
                     "PHP loads extensions with RTLD_DEEPBIND; libcurlretry.so's dlopen wrapper drops that flag for "
                     "libraries that link libcurl, so curl_exec() reaches the retry logic");
   const bool uses = script.empty() || contains_word(read_text(script), "curl_exec") ||
-                    contains_word(read_text(script), "curl_multi_exec") || contains_word(read_text(script), "curl_init");
+                    contains_word(read_text(script), "curl_multi_exec") ||
+                    contains_word(read_text(script), "curl_init");
   if (!uses) {
     d.verdict = DoctorVerdict::nothing_to_do;
     d.summary = script + " does not call curl_init/curl_exec: its HTTP does not go through libcurl";

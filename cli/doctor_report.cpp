@@ -7,15 +7,6 @@
 #include "cli/json.h"
 
 namespace curlretry::cli {
-namespace {
-
-std::string json_list(const std::vector<std::string>& items) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? "," : "") + json_quote(items[i]);
-  return out + "]";
-}
-
-}  // namespace
 
 int run_doctor(const DoctorOptions& options) {
   if (options.command.empty()) {

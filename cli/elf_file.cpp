@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "cli/path_names.h"
 #include "elf/dynamic.h"
 
 namespace curlretry::cli::doctor {
@@ -69,17 +70,6 @@ std::string string_at(const elf::Source& source, std::uint64_t at, std::size_t l
   return text;
 }
 
-std::vector<std::string> split_colons(const std::string& list) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    const std::size_t end = std::min(list.find(':', start), list.size());
-    if (end > start) out.push_back(list.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 // DT_NEEDED, DT_SONAME, DT_RPATH and DT_RUNPATH of one PT_DYNAMIC segment.
 void read_dynamic(const elf::Source& source, const elf::Header& header, const elf::Segment& segment, ElfInfo& info) {
   const elf::Dynamic dynamic = elf::file_dynamic(source, header, segment);
@@ -94,8 +84,8 @@ void read_dynamic(const elf::Source& source, const elf::Header& header, const el
   for (std::uint64_t i = 0; elf::read_dynamic_entry(source, dynamic, i, &entry); ++i) {
     if (entry.tag == elf::kDtNeeded) info.needed.push_back(str(entry.value));
     if (entry.tag == elf::kDtSoname) info.soname = str(entry.value);
-    if (entry.tag == elf::kDtRpath) info.rpath = split_colons(str(entry.value));
-    if (entry.tag == elf::kDtRunpath) info.runpath = split_colons(str(entry.value));
+    if (entry.tag == elf::kDtRpath) info.rpath = split_dir_list(str(entry.value), ":");
+    if (entry.tag == elf::kDtRunpath) info.runpath = split_dir_list(str(entry.value), ":");
   }
 }
 

@@ -22,19 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> split_path_list(const char* value) {
-  std::vector<std::string> out;
-  if (value == nullptr) return out;
-  const std::string list = value;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    const std::size_t end = std::min(list.find_first_of(":;", start), list.size());
-    if (end > start) out.push_back(list.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 void read_ld_so_conf(const std::string& file, std::vector<std::string>& dirs, int depth) {
   if (depth > 4) return;
   std::ifstream in(file);
@@ -106,7 +93,8 @@ std::optional<std::string> resolve_library(const std::string& name, const ElfInf
   if (requester.runpath.empty()) {
     for (const auto& d : requester.rpath) dirs.push_back(expand_origin(d, origin));
   }
-  for (const auto& d : split_path_list(std::getenv("LD_LIBRARY_PATH"))) dirs.push_back(d);
+  const char* library_path = std::getenv("LD_LIBRARY_PATH");
+  for (const auto& d : split_dir_list(library_path != nullptr ? library_path : "", ":;")) dirs.push_back(d);
   for (const auto& d : requester.runpath) dirs.push_back(expand_origin(d, origin));
   for (const auto& d : system_library_dirs()) dirs.push_back(d);
   for (const auto& d : dirs) {

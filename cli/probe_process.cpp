@@ -48,7 +48,8 @@ std::optional<std::string> run_probe(const std::vector<std::string>& argv, std::
   const auto deadline = std::chrono::steady_clock::now() + limit;
   bool timed_out = false;
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       timed_out = true;
       break;

@@ -97,7 +97,9 @@ bool read_uint(const Source& source, Format format, std::uint64_t at, int size, 
   unsigned char bytes[8];
   if (size < 1 || size > 8 || !source.read(at, bytes, static_cast<std::size_t>(size))) return false;
   std::uint64_t value = 0;
-  for (int i = 0; i < size; ++i) value |= static_cast<std::uint64_t>(bytes[format.little ? i : size - 1 - i]) << (8 * i);
+  for (int i = 0; i < size; ++i) {
+    value |= static_cast<std::uint64_t>(bytes[format.little ? i : size - 1 - i]) << (8 * i);
+  }
   *out = value;
   return true;
 }
