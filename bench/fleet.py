@@ -190,7 +190,7 @@ def main():
     ap.add_argument("--keep", action="store_true")
     args = ap.parse_args()
     lib = os.environ.get("CURLRETRY_LIB", os.path.join(args.root, "build/shim/libcurlretry.so"))
-    up_bin = os.environ.get("FLAKY_UPSTREAM", os.path.join(args.root, "build/tests/upstream/flaky-upstream"))
+    up_bin = os.environ.get("FLAKY_UPSTREAM", os.path.join(args.root, "build/upstream/flaky-upstream"))
     for path in (lib, up_bin):
         if not os.path.exists(path):
             sys.exit(f"bench/fleet.sh: {path} is missing: build curlretry_shim and flaky-upstream first")

@@ -5,7 +5,7 @@
 #
 #   bench/fleet.sh [--quick] [--workers N] [--rate R] [--modes off,machine,redis] [--keep]
 #
-# Uses build/shim/libcurlretry.so and build/tests/upstream/flaky-upstream (or CURLRETRY_LIB and
+# Uses build/shim/libcurlretry.so and build/upstream/flaky-upstream (or CURLRETRY_LIB and
 # FLAKY_UPSTREAM); redis-server and valgrind when installed (rows without them say so).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -11,7 +11,7 @@
 #   --runs N         runs per row (default 11, --quick 5); the table shows medians
 #   --only ROWS      a comma list of rows: easy,multi,bulk,retry-easy,retry-multi,rss,start,instr
 #   --lib PATH       the shim (default $CURLRETRY_LIB, else build/shim/libcurlretry.so)
-#   --upstream PATH  flaky-upstream (default $FLAKY_UPSTREAM, else build/tests/upstream/flaky-upstream)
+#   --upstream PATH  flaky-upstream (default $FLAKY_UPSTREAM, else build/upstream/flaky-upstream)
 #   --client-cpu N   pin the load generator to CPU N (default 0; the servers always get CPUs 1..)
 #   --no-pin         do not pin the load generator to CPU 0 and the servers to the other CPUs
 #   --keep           keep the work directory (configs, logs, raw results) and say where it is
@@ -31,7 +31,7 @@ keep=0
 pin=1
 client_cpu=0
 lib=${CURLRETRY_LIB:-$root/build/shim/libcurlretry.so}
-flaky=${FLAKY_UPSTREAM:-$root/build/tests/upstream/flaky-upstream}
+flaky=${FLAKY_UPSTREAM:-$root/build/upstream/flaky-upstream}
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;

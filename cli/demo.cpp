@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tests/upstream/flaky_upstream.h"
+#include "upstream/flaky_upstream.h"
 
 extern char** environ;
 

@@ -5,11 +5,7 @@
 namespace curlretry::cli {
 namespace {
 
-std::string list_of_strings(const std::vector<std::string>& items) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + json_quote(items[i]);
-  return out + "]";
-}
+std::string list_of_strings(const std::vector<std::string>& items) { return json_list(items, ", "); }
 
 std::string millis(core::Millis ms) { return std::to_string(ms.count()); }
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/config_load.h"
 #include "cli/describe.h"
 #include "cli/json.h"
 #include "config/text.h"
@@ -205,14 +206,10 @@ std::optional<Explanation> explain(const config::Config& config, const ExplainOp
 }
 
 int run_explain(const ExplainOptions& options) {
-  const config::LoadResult loaded = config::load(config::Environment::process(), options.config);
-  for (const auto& warning : loaded.warnings) std::cerr << "curlretry: warning: " << warning << '\n';
-  if (!loaded.ok()) {
-    std::cerr << "curlretry: " << loaded.error << '\n';
-    return kExplainCannotDecide;
-  }
+  const std::optional<config::Config> loaded = load_config_or_say_why(options.config);
+  if (!loaded) return kExplainCannotDecide;
   std::string error;
-  const auto e = explain(*loaded.config, options, error);
+  const auto e = explain(*loaded, options, error);
   if (!e) {
     std::cerr << "curlretry explain: " << error << '\n';
     return kExplainCannotDecide;
@@ -233,7 +230,7 @@ int run_explain(const ExplainOptions& options) {
   }
   const auto url = core::split_url(options.url);
   std::cout << "request:  " << upper(options.method) << ' ' << url->host_path() << '\n';
-  std::cout << "config:   " << (loaded.config->file.empty() ? "built-in defaults" : loaded.config->file) << '\n';
+  std::cout << "config:   " << (loaded->file.empty() ? "built-in defaults" : loaded->file) << '\n';
   std::cout << "rule:     " << e->rule;
   if (e->matched) std::cout << " (" << describe_match(e->matched->match) << ")";
   std::cout << '\n';
@@ -241,7 +238,7 @@ int run_explain(const ExplainOptions& options) {
             << (e->max_attempts < 0 ? std::string("unlimited") : std::to_string(e->max_attempts)) << '\n';
   if (!e->stream.empty()) std::cout << "stream:   " << e->stream << '\n';
   std::cout << "outcome:  " << e->verdict.what << '\n';
-  std::cout << "fleet:    " << describe_fleet(loaded.config->settings.fleet) << '\n';
+  std::cout << "fleet:    " << describe_fleet(loaded->settings.fleet) << '\n';
   if (retry) {
     std::cout << "verdict:  retry in " << e->verdict.delay.count() << " ms (" << core::reason_text(e->verdict) << ")\n";
     if (!e->fallback.empty()) {

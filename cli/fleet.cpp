@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/config_load.h"
 #include "cli/describe.h"
 #include "cli/json.h"
 #include "config/config.h"
@@ -113,13 +114,9 @@ CLI::App* add_fleet_command(CLI::App& app, FleetOptions& options) {
 }
 
 int run_fleet(const FleetOptions& options) {
-  const config::LoadResult loaded = config::load(config::Environment::process(), options.config);
-  for (const auto& warning : loaded.warnings) std::cerr << "curlretry: warning: " << warning << '\n';
-  if (!loaded.ok()) {
-    std::cerr << "curlretry: " << loaded.error << '\n';
-    return 1;
-  }
-  const config::FleetSettings& s = loaded.config->settings.fleet;
+  const std::optional<config::Config> loaded = load_config_or_say_why(options.config);
+  if (!loaded) return 1;
+  const config::FleetSettings& s = loaded->settings.fleet;
   if (!options.clear.empty()) {
     const std::string dir = fleet::store_dir(s.dir, [](const char* name) { return std::getenv(name); });
     std::string error;

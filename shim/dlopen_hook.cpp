@@ -8,7 +8,7 @@
 // host's return address in place.
 #include <dlfcn.h>
 
-#include "shim/elf_needed.h"
+#include "elf/dynamic.h"
 #include "shim/log.h"
 
 extern "C" {
@@ -22,7 +22,7 @@ __attribute__((visibility("hidden"))) int curlretry_dlopen_mode(const char* file
     if (real == nullptr) real = dlvsym(RTLD_NEXT, "dlopen", "GLIBC_2.2.5");
     __atomic_store_n(&curlretry_real_dlopen, real, __ATOMIC_RELEASE);
   }
-  if ((mode & RTLD_DEEPBIND) != 0 && file != nullptr && curlretry::shim::elf_needs_libcurl(file)) {
+  if ((mode & RTLD_DEEPBIND) != 0 && file != nullptr && curlretry::elf::file_needs(file, "libcurl")) {
     mode &= ~RTLD_DEEPBIND;
   }
   return mode;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "elf/dynamic.h"
 #include "shim/fork_guard.h"
 
 namespace curlretry::shim::real {
@@ -144,18 +145,10 @@ std::string linked_libcurl(const struct dl_phdr_info* info) {
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const auto& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_DYNAMIC) continue;
-    const auto* dyn = reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + ph.p_vaddr);
-    ElfW(Addr) strtab = 0;
-    for (const ElfW(Dyn)* d = dyn; d->d_tag != DT_NULL; ++d)
-      if (d->d_tag == DT_STRTAB) strtab = d->d_un.d_ptr;
-    if (strtab == 0) return {};
-    // glibc relocates DT_STRTAB in place; a value below the load address has not been.
-    if (strtab < info->dlpi_addr) strtab += info->dlpi_addr;
-    for (const ElfW(Dyn)* d = dyn; d->d_tag != DT_NULL; ++d) {
-      const char* needed = reinterpret_cast<const char*>(strtab + d->d_un.d_val);
-      if (d->d_tag == DT_NEEDED && std::strncmp(needed, "libcurl", 7) == 0) return needed;
-    }
-    return {};
+    const elf::LoadedSource memory;
+    const elf::Dynamic dynamic = elf::loaded_dynamic(memory, info->dlpi_addr + ph.p_vaddr, info->dlpi_addr);
+    char name[256];
+    return elf::find_needed(memory, dynamic, "libcurl", name, sizeof name) ? name : std::string();
   }
   return {};
 }

@@ -3,7 +3,7 @@ running real programs with and without libcurlretry.so preloaded.
 
 Environment (set by tests/integration/CMakeLists.txt):
   CURLRETRY_LIB    path of libcurlretry.so
-  FLAKY_UPSTREAM   path of the flaky-upstream binary (tests/upstream)
+  FLAKY_UPSTREAM   path of the flaky-upstream binary (upstream/)
   CURLRETRY_BIN    path of the curlretry command
   CURLRETRY_PRELOAD_PREFIX  optional, preloaded before CURLRETRY_LIB (sanitizer runtimes)
 
@@ -51,11 +51,11 @@ def _upstream_binary() -> str:
     if path:
         return path
     # Run by hand from the source tree: take the newest build that has one.
-    found = sorted(REPO.glob("build*/tests/upstream/flaky-upstream"), key=lambda p: p.stat().st_mtime)
+    found = sorted(REPO.glob("build*/upstream/flaky-upstream"), key=lambda p: p.stat().st_mtime)
     return str(found[-1]) if found else ""
 
 
-# --- what the upstream answers (tests/upstream/README.md) -------------------------------------
+# --- what the upstream answers (upstream/README.md) -------------------------------------------
 
 def ok_body(key: str, attempt: int) -> bytes:
     return f"ok key={key} attempt={attempt}\n".encode()
@@ -122,7 +122,7 @@ class Upstream:
         binary = _upstream_binary()
         if not binary or not os.access(binary, os.X_OK):
             raise RuntimeError(f"FLAKY_UPSTREAM={binary!r} is not an executable: build the "
-                               "flaky-upstream target (tests/upstream) first")
+                               "flaky-upstream target (upstream/) first")
         args = [binary, "--port", "0"]
         if self.tls:
             self._dir = tempfile.TemporaryDirectory(prefix="curlretry-upstream-")

@@ -1,4 +1,4 @@
-"""The bodies of the flaky upstream's `sse-<name>` scripts (tests/upstream/sse_scripts.cpp),
+"""The bodies of the flaky upstream's `sse-<name>` scripts (upstream/sse_scripts.cpp),
 mirrored byte for byte so that tests can assert exactly what a host received. A control test in
 test_sse_streams.py checks this mirror against the upstream itself."""
 

@@ -50,7 +50,7 @@ def leak_checked_env(env: dict | None = None) -> dict:
 
 
 def raw(data: bytes) -> str:
-    """A `raw` step sending exactly `data` (tests/upstream/README.md)."""
+    """A `raw` step sending exactly `data` (upstream/README.md)."""
     return "raw+data=" + urllib.parse.quote(data, safe="")
 
 

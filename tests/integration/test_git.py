@@ -7,7 +7,7 @@ flavour, libcurl-gnutls. A dumb-protocol clone makes many requests (info/refs, H
 indexes and packs, loose objects, several in flight at once), each of which must be retried
 without git noticing, and without any response of a failed attempt reaching git.
 
-flaky-upstream has no file-serving mode (tests/upstream/README.md), so the server is here: a
+flaky-upstream has no file-serving mode (upstream/README.md), so the server is here: a
 ThreadingHTTPServer on 127.0.0.1 that answers 503 to the first request for each path and serves
 a bare repository's files from then on, counting requests per path.
 """

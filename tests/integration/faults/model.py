@@ -3,7 +3,7 @@ plays through libcurl + libcurlretry.so, computed without running anything.
 
 Three parts, each small enough to read against its source of truth:
 
-- `Step`: one step of the flaky upstream's script grammar (tests/upstream/README.md) and the
+- `Step`: one step of the flaky upstream's script grammar (upstream/README.md) and the
   exact bytes it answers with (status line, headers, body).
 - `Policy` / `decide`: the retry policy (core/policy.h) and DESIGN §3.3-§3.5 as core/decide.cpp
   orders it. The test checks every (policy, outcome) pair this module decides against
@@ -25,7 +25,7 @@ import urllib.parse
 
 import sse_streams
 
-# --- the upstream (tests/upstream/README.md, responses.cpp) -----------------------------------
+# --- the upstream (upstream/README.md, responses.cpp) -----------------------------------------
 
 PATTERN = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+\n"
 BREAK_SHORTFALL = 1_000_000
@@ -56,7 +56,7 @@ CURLE_RECV_ERROR = 56
 CURLE_SEND_FAIL_REWIND = 65
 
 
-# The provider-shaped event streams the generator uses (tests/upstream/sse_scripts.cpp), and the
+# The provider-shaped event streams the generator uses (upstream/sse_scripts.cpp), and the
 # error each one sends before any content (None: content comes first, or no error at all).
 SSE_SCRIPTS = {"sse-overload": "overloaded_error", "sse-good": None, "sse-late-error": None,
                "sse-oai-chat-overload": "server_is_overloaded", "sse-oai-chat-good": None}

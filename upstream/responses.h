@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "tests/upstream/http_request.h"
-#include "tests/upstream/script.h"
-#include "tests/upstream/stream.h"
+#include "upstream/http_request.h"
+#include "upstream/script.h"
+#include "upstream/stream.h"
 
 namespace curlretry::upstream {
 

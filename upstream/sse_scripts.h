@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "tests/upstream/http_request.h"
-#include "tests/upstream/script.h"
-#include "tests/upstream/stream.h"
+#include "upstream/http_request.h"
+#include "upstream/script.h"
+#include "upstream/stream.h"
 
 namespace curlretry::upstream {
 

@@ -1,4 +1,4 @@
-#include "tests/upstream/sse_scripts.h"
+#include "upstream/sse_scripts.h"
 
 #include <charconv>
 #include <cstdio>

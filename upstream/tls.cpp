@@ -1,4 +1,4 @@
-#include "tests/upstream/tls.h"
+#include "upstream/tls.h"
 
 #include <openssl/err.h>
 #include <openssl/evp.h>

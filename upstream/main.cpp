@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "tests/upstream/flaky_upstream.h"
+#include "upstream/flaky_upstream.h"
 
 namespace {
 
@@ -29,7 +29,7 @@ constexpr const char* kUsage =
     "  --cert-out FILE  write that certificate (PEM) to FILE, for curl --cacert\n"
     "  --port-file FILE write the port number to FILE once listening\n"
     "  --verbose        log one line per request on stderr\n"
-    "Scripts: /s/<key>/<step>,<step>,... (see tests/upstream/README.md).\n";
+    "Scripts: /s/<key>/<step>,<step>,... (see upstream/README.md).\n";
 
 struct Args {
   FlakyUpstream::Options options;

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "tests/upstream/stream.h"
+#include "upstream/stream.h"
 
 namespace curlretry::upstream {
 

@@ -1,6 +1,6 @@
 // The server loop: one acceptor thread, one detached thread per connection (simple blocking code
 // for hang/sse/TLS; hundreds of concurrent keep-alive connections are well within reach).
-#include "tests/upstream/flaky_upstream.h"
+#include "upstream/flaky_upstream.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -21,10 +21,10 @@
 #include <thread>
 #include <unordered_set>
 
-#include "tests/upstream/connection.h"
-#include "tests/upstream/counters.h"
-#include "tests/upstream/stream.h"
-#include "tests/upstream/tls.h"
+#include "upstream/connection.h"
+#include "upstream/counters.h"
+#include "upstream/stream.h"
+#include "upstream/tls.h"
 
 namespace curlretry::upstream {
 namespace {

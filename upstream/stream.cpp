@@ -1,4 +1,4 @@
-#include "tests/upstream/stream.h"
+#include "upstream/stream.h"
 
 #include <openssl/ssl.h>
 #include <poll.h>

@@ -5,8 +5,8 @@
 #include <atomic>
 #include <cstdint>
 
-#include "tests/upstream/counters.h"
-#include "tests/upstream/stream.h"
+#include "upstream/counters.h"
+#include "upstream/stream.h"
 
 namespace curlretry::upstream {
 

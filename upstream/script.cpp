@@ -1,8 +1,8 @@
-#include "tests/upstream/script.h"
+#include "upstream/script.h"
 
 #include <charconv>
 
-#include "tests/upstream/sse_scripts.h"
+#include "upstream/sse_scripts.h"
 
 namespace curlretry::upstream {
 namespace {

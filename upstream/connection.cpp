@@ -1,4 +1,4 @@
-#include "tests/upstream/connection.h"
+#include "upstream/connection.h"
 
 #include <openssl/evp.h>
 
@@ -8,9 +8,9 @@
 #include <optional>
 #include <string>
 
-#include "tests/upstream/http_request.h"
-#include "tests/upstream/responses.h"
-#include "tests/upstream/script.h"
+#include "upstream/http_request.h"
+#include "upstream/responses.h"
+#include "upstream/script.h"
 
 namespace curlretry::upstream {
 namespace {

@@ -1,11 +1,11 @@
-#include "tests/upstream/responses.h"
+#include "upstream/responses.h"
 
 #include <array>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 
-#include "tests/upstream/sse_scripts.h"
+#include "upstream/sse_scripts.h"
 
 namespace curlretry::upstream {
 namespace {

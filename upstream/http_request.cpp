@@ -1,4 +1,4 @@
-#include "tests/upstream/http_request.h"
+#include "upstream/http_request.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,0 +1,38 @@
+// What the steps of a diagnosis share: the program examined, how a reason is noted, and the advice
+// several verdicts give.
+#pragma once
+
+#include <string>
+
+#include "cli/doctor.h"
+#include "cli/elf_file.h"
+#include "cli/program_lookup.h"
+
+namespace curlretry::cli::doctor {
+
+// The same words the launcher uses after the fact (reach_watch.h), said ahead of time.
+inline constexpr const char* kNothingToRetry =
+    "curlretry would have nothing to retry: use this program's own retry options instead";
+
+inline constexpr const char* kProxyAdvice =
+    "no LD_PRELOAD can reach it: run `curlretry proxy --ensure` with a route in proxy.routes of the "
+    "config (e.g. anthropic: {upstream: \"https://api.anthropic.com\", env: ANTHROPIC_BASE_URL}) and "
+    "point the program's base URL at http://127.0.0.1:7878/ROUTE (curlretry proxy --ensure -- COMMAND "
+    "sets it)";
+
+
+struct Examined {
+  std::string exec_path;  // the ELF file as it would be executed (PATH result, symlinks kept)
+  std::string real_path;
+  ElfInfo elf;
+  std::string invocation;   // what the user asked about, as typed ("python3 agent.py")
+  std::string interpreter;  // the interpreter to ask about extensions (may be a wrapper script)
+  Language language = Language::none;
+};
+
+// Adds the reason "label: text" to the diagnosis.
+inline void detail(Diagnosis& d, const std::string& label, const std::string& text) {
+  d.details.push_back(label + ": " + text);
+}
+
+}  // namespace curlretry::cli::doctor
