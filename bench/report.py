@@ -310,16 +310,18 @@ def main(meta_path, results_path):
                 if row == "bulk" and vals.get("bytes") != want:
                     problems.append("%s/%s run %d: %.0f bytes, want %.0f" % (row, v, run, vals.get("bytes", -1), want))
 
-    p("targets (issue 6), judged on wall time; where client CPU time applies, its verdict follows")
+    if targets:
+        p("targets (issue 6), judged on wall time; where client CPU time applies, its verdict follows")
     for text, met, cpu_met in targets:
         verdict = "met" if met else "MISSED"
         if cpu_met is not None:
             verdict += "/" + ("met" if cpu_met else "MISSED")
         p("  %-13s %s" % (verdict, text))
-    met_count = sum(1 for _, met, _ in targets if met)
-    p("  %d of %d met on wall time" % (met_count, len(targets)))
+    if targets:
+        p("  %d of %d met on wall time" % (sum(1 for _, met, _ in targets if met), len(targets)))
     if proxy_targets:
-        p("")
+        if targets:
+            p("")
         p("targets (issue 15), curlretry-proxy against HAProxy and nginx, on the proxies' own CPU time")
         for text, met in proxy_targets:
             p("  %-13s %s" % ("met" if met else "MISSED", text))

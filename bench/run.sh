@@ -413,6 +413,46 @@ run_variant() {
   esac
 }
 
+# idle_streams VARIANT RUN: the proxy's RSS growth with $n_idle streams open at once through it to
+# an upstream that answers nothing for $idle_hang_ms (flaky-upstream `hang`). All streams share
+# one key, so the upstream's counter says when every one of them has arrived; then the RSS of the
+# proxy's processes is read and the client is stopped. It runs once, first, on proxies that have
+# served nothing yet: memory a proxy's allocator already holds from earlier rows (freed, not given
+# back) would otherwise hide most of the growth.
+idle_streams() {
+  local v=$1 run=$2 base key before after arrived=0 client i
+  case "$v" in haproxy) base=$flaky_haproxy ;; nginx) base=$flaky_nginx ;; proxy) base=$flaky_crproxy ;; esac
+  key="idle-$v-r$run"
+  before=$(proxy_rss_kib "$(proxy_pid "$v")")
+  "${pin_client[@]}" "${clean_env[@]}" "$loadgen" multi -u "$base/s/$key/hang$idle_hang_ms" -n "$n_idle" \
+    -c "$n_idle" -w 0 -t 120 >/dev/null 2>"$work/logs/idle-$v-$run.err" &
+  client=$!
+  for i in $(seq 1 600); do  # at most 60 s
+    arrived=$(curl -sS --max-time 5 "$flaky_direct/count/$key" 2>/dev/null || echo 0)
+    [ "${arrived:-0}" -ge "$n_idle" ] && break
+    sleep 0.1
+  done
+  after=$(proxy_rss_kib "$(proxy_pid "$v")")
+  kill -TERM "$client" 2>/dev/null || true
+  wait "$client" 2>/dev/null || true
+  if [ "${arrived:-0}" -ge "$n_idle" ]; then
+    printf '%s\t%s\t%s\tstreams=%s rss_before_kib=%s rss_after_kib=%s kib_per_1000=%s\n' idle "$v" "$run" \
+      "$arrived" "$before" "$after" "$(( (after - before) * 1000 / arrived ))" >>"$results"
+  else
+    echo "bench/run.sh: idle/$v run $run: only ${arrived:-0} of $n_idle streams reached the upstream" >&2
+  fi
+  # Let the proxy see the hang-ups before the next variant measures its baseline (bounded).
+  for i in $(seq 1 100); do
+    [ "$(ss -Htn state established "( dport = :$p_flaky )" 2>/dev/null | wc -l)" -lt 200 ] && break
+    sleep 0.1
+  done
+}
+
+if wants idle; then
+  echo "bench/run.sh: idle streams, $n_idle per proxy" >&2
+  for v in haproxy nginx proxy; do idle_streams "$v" 1; done
+fi
+
 # Checks that every path answers as it should before anything is timed.
 check() {
   local what=$1 want=$2
@@ -461,39 +501,6 @@ libcurl_version=$(curl-config --version 2>/dev/null | sed 's/^libcurl //')
   echo "n_start_true=$n_start_true n_start_curl=$n_start_curl"
 } >"$work/meta.txt"
 
-# idle_streams VARIANT RUN: the proxy's RSS growth with $n_idle streams open at once through it to
-# an upstream that answers nothing for $idle_hang_ms (flaky-upstream `hang`). All streams share
-# one key, so the upstream's counter says when every one of them has arrived; then the RSS of the
-# proxy's processes is read and the client is stopped.
-idle_streams() {
-  local v=$1 run=$2 base key before after arrived=0 client i
-  case "$v" in haproxy) base=$flaky_haproxy ;; nginx) base=$flaky_nginx ;; proxy) base=$flaky_crproxy ;; esac
-  key="idle-$v-r$run"
-  before=$(proxy_rss_kib "$(proxy_pid "$v")")
-  "${pin_client[@]}" "${clean_env[@]}" "$loadgen" multi -u "$base/s/$key/hang$idle_hang_ms" -n "$n_idle" \
-    -c "$n_idle" -w 0 -t 120 >/dev/null 2>"$work/logs/idle-$v-$run.err" &
-  client=$!
-  for i in $(seq 1 600); do  # at most 60 s
-    arrived=$(curl -sS --max-time 5 "$flaky_direct/count/$key" 2>/dev/null || echo 0)
-    [ "${arrived:-0}" -ge "$n_idle" ] && break
-    sleep 0.1
-  done
-  after=$(proxy_rss_kib "$(proxy_pid "$v")")
-  kill -TERM "$client" 2>/dev/null || true
-  wait "$client" 2>/dev/null || true
-  if [ "${arrived:-0}" -ge "$n_idle" ]; then
-    printf '%s\t%s\t%s\tstreams=%s rss_before_kib=%s rss_after_kib=%s kib_per_1000=%s\n' idle "$v" "$run" \
-      "$arrived" "$before" "$after" "$(( (after - before) * 1000 / arrived ))" >>"$results"
-  else
-    echo "bench/run.sh: idle/$v run $run: only ${arrived:-0} of $n_idle streams reached the upstream" >&2
-  fi
-  # Let the proxy see the hang-ups before the next variant measures its baseline (bounded).
-  for i in $(seq 1 100); do
-    [ "$(ss -Htn state established "( dport = :$p_flaky )" 2>/dev/null | wc -l)" -lt 200 ] && break
-    sleep 0.1
-  done
-}
-
 rotate() {  # rotate N WORDS...: the words, starting from the (N mod count)th
   local n=$1
   shift
@@ -512,8 +519,7 @@ for ((run = 1; run <= runs; run++)); do
       rss)
         for v in $(rotate "$run" direct preload); do run_variant rss "$v" "$run"; done ;;
       instr) ;;  # once, after the timed runs
-      idle)
-        for v in $(rotate "$run" haproxy nginx proxy); do idle_streams "$v" "$run"; done ;;
+      idle) ;;  # once, before the checks
       *)
         for v in $(rotate "$run" direct preload haproxy nginx proxy); do run_variant "$row" "$v" "$run"; done ;;
     esac
