@@ -135,6 +135,31 @@ class LauncherProxy(harness.UpstreamTestCase):
         self.assertCount(self.plain, key, 2, result)
 
 
+class SeveralConfigs(unittest.TestCase):
+    def test_every_config_file_reaches_the_proxy(self):
+        # The launcher's --config files reach curlretry-proxy as one list: both files' routes.
+        import tempfile
+        d = tempfile.TemporaryDirectory(prefix="curlretry-launcher-proxy-")
+        self.addCleanup(d.cleanup)
+        port = free_port()
+        files = []
+        for name in ("a", "b"):
+            files += ["--config", os.path.join(d.name, f"{name}.yaml")]
+            with open(files[-1], "w") as f:
+                f.write(f"version: 1\nproxy:\n  routes:\n    {name}: {{upstream: \"http://127.0.0.1:9\", "
+                        f"env: {name.upper()}_URL}}\n")
+        result = harness.run([harness.CURLRETRY_BIN, "--proxy", "--listen", f"127.0.0.1:{port}", *files, "--",
+                              "sh", "-c", "echo $A_URL $B_URL"], preload=False,
+                             env={"CURLRETRY_LIBRARY": harness.LIB, "XDG_RUNTIME_DIR": d.name})
+        answer = health(port)
+        if answer:
+            self.addCleanup(lambda: (os.kill(answer["pid"], signal.SIGTERM), wait_for(
+                lambda: not os.path.exists(f"/proc/{answer['pid']}"), 20, "the shared proxy to exit")))
+        self.assertEqual((result.code, result.stdout.decode()),
+                         (0, f"http://127.0.0.1:{port}/a http://127.0.0.1:{port}/b\n"), str(result))
+        self.assertEqual(answer["routes"], ["a", "b"])
+
+
 class BadCombinations(unittest.TestCase):
     """Usage errors of the launcher: 125, its Usage lines, and no proxy started."""
 
