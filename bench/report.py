@@ -29,7 +29,8 @@ def main(meta_path, results_path):
         for line in f:
             line = line.rstrip("\n")
             if "=" in line:
-                for part in [line] if line.startswith(("date=", "cpu=", "shim_needed=", "shim_built=", "pinning=", "load=")) else line.split():
+                whole = line.startswith(("date=", "cpu=", "shim_needed=", "shim_built=", "pinning=", "load="))
+                for part in [line] if whole else line.split():
                     k, v = part.split("=", 1)
                     meta[k] = v
 

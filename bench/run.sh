@@ -107,7 +107,8 @@ if [ ! -f "$lib" ] || [ ! -x "$flaky" ] || [ ! -x "$crproxy" ]; then
 fi
 [ -f "$lib" ] || { echo "bench/run.sh: no shim at $lib (build target curlretry_shim, or pass --lib)" >&2; exit 1; }
 [ -x "$flaky" ] || { echo "bench/run.sh: no flaky-upstream at $flaky (pass --upstream)" >&2; exit 1; }
-[ -x "$crproxy" ] || { echo "bench/run.sh: no curlretry-proxy at $crproxy (build curlretry-proxy, or pass --proxy)" >&2; exit 1; }
+[ -x "$crproxy" ] ||
+  { echo "bench/run.sh: no curlretry-proxy at $crproxy (build curlretry-proxy, or pass --proxy)" >&2; exit 1; }
 lib=$(cd "$(dirname "$lib")" && pwd)/$(basename "$lib")
 if [ -e /etc/curlretry/config.yaml ]; then
   echo "bench/run.sh: note: /etc/curlretry/config.yaml exists and applies to the preload rows" >&2
@@ -390,7 +391,8 @@ run_variant() {
   case "$row" in
     easy|multi|bulk|rss)
       case "$variant" in
-        direct|preload) url=$url_direct ;; haproxy) url=$url_haproxy ;; nginx) url=$url_nginx ;; proxy) url=$url_crproxy ;;
+        direct|preload) url=$url_direct ;; haproxy) url=$url_haproxy ;; nginx) url=$url_nginx ;;
+        proxy) url=$url_crproxy ;;
       esac ;;
     retry-*)
       case "$variant" in

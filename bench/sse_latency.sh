@@ -64,7 +64,11 @@ if [ "$with_proxy" = 1 ]; then
     --config "$work/proxy.yaml" --port-file "$work/proxy.port" </dev/null >/dev/null 2>"$work/proxy.err" &
   proxy_pid=$!
   for _ in $(seq 1 200); do [ -s "$work/proxy.port" ] && break; sleep 0.05; done
-  [ -s "$work/proxy.port" ] || { echo "bench/sse_latency.sh: the proxy did not start" >&2; cat "$work/proxy.err" >&2; exit 1; }
+  if [ ! -s "$work/proxy.port" ]; then
+    echo "bench/sse_latency.sh: the proxy did not start" >&2
+    cat "$work/proxy.err" >&2
+    exit 1
+  fi
   proxy_url="http://127.0.0.1:$(cat "$work/proxy.port")/sse/v1/messages"
   variants="direct preload proxy"
 fi

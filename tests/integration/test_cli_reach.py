@@ -1,7 +1,8 @@
 """Nothing silent (issue 17 item 3): when the launched program exits without ever having used
 libcurl, the launcher says once on stderr that curlretry had nothing to retry and the exact
 command that retries it through the local proxy (`curlretry --proxy -- COMMAND`, issue 15); not
-with -q, not when any process of the command used libcurl, not when the command could not be run. The command keeps the launcher's pid and gets no extra child.
+with -q, not when any process of the command used libcurl, not when the command could not be run.
+The command keeps the launcher's pid and gets no extra child.
 """
 
 from __future__ import annotations
@@ -79,7 +80,8 @@ class NothingSilent(harness.UpstreamTestCase):
         result = harness.run([harness.CURLRETRY_BIN, "doctor", "true"], preload=False)
         self.assertRun(result, 4)
         self.assertIn("  next:     curlretry would have nothing to retry: run it through curlretry's local proxy: "
-                      "curlretry --proxy -- COMMAND (https:// through HTTPS_PROXY also needs, once: curlretry proxy ca)",
+                      "curlretry --proxy -- COMMAND (https:// through HTTPS_PROXY also needs, once: "
+                      "curlretry proxy ca)",
                       result.stdout.decode().splitlines(), str(result))
 
     def test_the_command_keeps_the_pid_and_has_no_extra_child(self) -> None:

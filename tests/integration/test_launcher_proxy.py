@@ -87,7 +87,8 @@ class LauncherProxy(harness.UpstreamTestCase):
         # Exactly one line from --ensure (started or found), and nothing from the reach watcher.
         lines = result.stderr.decode().splitlines()
         self.assertEqual(len(lines), 1, str(result))
-        self.assertRegex(lines[0], rf"^curlretry: proxy (started on|already running on) http://127\.0\.0\.1:{self.port}",
+        self.assertRegex(lines[0],
+                         rf"^curlretry: proxy (started on|already running on) http://127\.0\.0\.1:{self.port}",
                          str(result))
 
     def test_node_fetch_through_the_route_is_retried(self):
