@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What curlretry adds to each event of a 200 text/event-stream (issue 13): bench/sse_latency.c
-# run interleaved without and with LD_PRELOAD=libcurlretry.so, and through curlretry-proxy
-# (issue 15: a reverse route to the measuring process's server), then the medians over the runs
+# run interleaved without and with LD_PRELOAD=libcurlretry.so, through curlretry-proxy (issue 15:
+# a reverse route to the measuring process's server) and, for comparison, through HAProxy (when
+# installed: the same hop, without retries), then the medians over the runs
 # of each variant's per-event p50/p99 (content events; first_: the first content event of each
 # stream, which releases the held setup events), and instructions per event from callgrind
 # (direct and preload: the whole measuring process).
@@ -41,13 +42,15 @@ done
 
 work=$(mktemp -d /tmp/curlretry-sse-bench.XXXXXX)
 proxy_pid=""
+haproxy_pid=""
 cleanup() {
-  if [ -n "$proxy_pid" ]; then
-    kill -TERM "$proxy_pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$proxy_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$proxy_pid" 2>/dev/null || true
-    wait "$proxy_pid" 2>/dev/null || true
-  fi
+  local pid
+  for pid in $proxy_pid $haproxy_pid; do
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -71,12 +74,26 @@ if [ "$with_proxy" = 1 ]; then
   fi
   proxy_url="http://127.0.0.1:$(cat "$work/proxy.port")/sse/v1/messages"
   variants="direct preload proxy"
+  if command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ]; then
+    hp=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    printf 'defaults\n  mode http\n  timeout connect 5s\n  timeout client 60s\n  timeout server 60s\n' \
+      >"$work/haproxy.cfg"
+    printf 'frontend fe\n  bind 127.0.0.1:%s\n  default_backend be\nbackend be\n  server s 127.0.0.1:%s\n' \
+      "$hp" "$sse_port" >>"$work/haproxy.cfg"
+    PATH="$PATH:/usr/sbin" haproxy -db -f "$work/haproxy.cfg" </dev/null >/dev/null 2>"$work/haproxy.err" &
+    haproxy_pid=$!
+    for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$hp") 2>/dev/null && break; sleep 0.05; done
+    haproxy_url="http://127.0.0.1:$hp/v1/messages"
+    variants="direct preload proxy haproxy"
+  fi
 fi
 
 for ((i = 0; i < runs; i++)); do
   for variant in $variants; do
     if [ "$variant" = proxy ]; then
       line=$("${clean[@]}" timeout 300 "$work/sse_latency" "$requests" "$events" "$gap_us" "$sse_port" "$proxy_url")
+    elif [ "$variant" = haproxy ]; then
+      line=$("${clean[@]}" timeout 300 "$work/sse_latency" "$requests" "$events" "$gap_us" "$sse_port" "$haproxy_url")
     elif [ "$variant" = preload ]; then
       line=$("${clean[@]}" LD_PRELOAD="$lib" timeout 300 "$work/sse_latency" "$requests" "$events" "$gap_us")
     else
@@ -109,7 +126,7 @@ print(f"sse_latency: {runs} interleaved runs per variant, {requests} streams x {
       f"{gap} us apart (2 setup events first)")
 keys = ["content_p50_us", "content_p99_us", "first_p50_us", "first_p99_us", "setup_p50_us"]
 med = {}
-variants = [v for v in ("direct", "preload", "proxy") if any(r["variant"] == v for r in rows)]
+variants = [v for v in ("direct", "preload", "proxy", "haproxy") if any(r["variant"] == v for r in rows)]
 for variant in variants:
     timed = [r for r in rows if r["variant"] == variant and "content_p50_us" in r]
     med[variant] = {k: statistics.median(float(r[k]) for r in timed) for k in keys}
