@@ -2,14 +2,14 @@
 # Installs what bench/run.sh needs from Debian, and only what is missing: nginx (the upstream and
 # one of the two retrying proxies), haproxy (the other), a C compiler and libcurl's headers for
 # the load generator, curl (the process-start row), valgrind (callgrind's instruction counts) and
-# python3 (the report).
+# python3 (the report), iproute2 (`ss`: the idle row waits for the proxies to let go of its streams).
 #
 # Debian's nginx and haproxy packages start their system services on install (nginx on
 # 0.0.0.0:80). The benchmark wants neither, so while installing we put a policy-rc.d in place
 # that forbids service starts, unless the machine already has one.
 set -euo pipefail
 
-packages=(nginx haproxy gcc libc6-dev libcurl4-openssl-dev curl valgrind python3)
+packages=(nginx haproxy gcc libc6-dev libcurl4-openssl-dev curl valgrind python3 iproute2)
 
 # shellcheck source=scripts/apt-missing.sh
 . "$(dirname "$0")/../scripts/apt-missing.sh"

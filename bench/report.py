@@ -29,7 +29,8 @@ def main(meta_path, results_path):
         for line in f:
             line = line.rstrip("\n")
             if "=" in line:
-                for part in [line] if line.startswith(("date=", "cpu=", "shim_needed=", "shim_built=", "pinning=")) else line.split():
+                whole = line.startswith(("date=", "cpu=", "shim_needed=", "shim_built=", "pinning=", "load="))
+                for part in [line] if whole else line.split():
                     k, v = part.split("=", 1)
                     meta[k] = v
 
@@ -46,6 +47,19 @@ def main(meta_path, results_path):
                     pass
             if values.get("cpu_us_per_req", 0) > 0:
                 values["rps_cpu"] = 1e6 / values["cpu_us_per_req"]
+            # The proxy's own CPU time (run.sh: schedstat of its threads over the whole loadgen
+            # run, warm-up included): per request sent, per MiB for bulk, per success on the
+            # retry rows (the warm-up is assumed to succeed as often as the measured part).
+            if "proxy_cpu_ns" in values and values.get("requests"):
+                sent = values["requests"] + values.get("warm_up", 0)
+                us = values["proxy_cpu_ns"] / 1000.0
+                if row == "bulk" and values.get("bytes"):
+                    values["proxy_us"] = us / (values["bytes"] / 1048576.0)
+                elif row.startswith("retry-"):
+                    if values.get("ok"):
+                        values["proxy_us"] = us / (sent * values["ok"] / values["requests"])
+                else:
+                    values["proxy_us"] = us / sent
             data[row][variant][int(run)] = values
 
     def med(row, variant, metric):
@@ -89,12 +103,15 @@ def main(meta_path, results_path):
     p("shim %s, built %s, work tree at %s" % (meta.get("shim", "?"), meta.get("shim_built", "?"), meta.get("commit", "?")))
     p("shim NEEDED: %s" % meta.get("shim_needed", "?"))
     p("CPU placement: %s" % meta.get("pinning", "?"))
+    if "load" in meta:
+        p("load average at start: %s" % meta["load"])
     p("medians of %s interleaved runs%s; a ratio is the median of the per-run ratios (brackets: their middle half)"
       % (meta.get("runs", "?"), " (--quick)" if meta.get("quick") == "1" else ""))
     p("")
 
-    variants = ["direct", "preload", "haproxy", "nginx"]
-    names = {"direct": "direct", "preload": "preload", "haproxy": "HAProxy", "nginx": "nginx-proxy"}
+    variants = ["direct", "preload", "haproxy", "nginx", "proxy"]
+    names = {"direct": "direct", "preload": "preload", "haproxy": "HAProxy", "nginx": "nginx-proxy",
+             "proxy": "curlretry-proxy"}
     # (text, met by wall time, met by client CPU time or None when that does not apply)
     targets = []
 
@@ -165,6 +182,51 @@ def main(meta_path, results_path):
     retry_row("retry-easy", "retry path, easy (%s GETs, each 503 once)" % m.get("n_retry_easy", "?"))
     retry_row("retry-multi", "retry path, multi (%s GETs, %s at once)" % (m.get("n_retry_multi", "?"),
                                                                          m.get("concurrency", "?")))
+
+    # Issue 15: curlretry-proxy against HAProxy and nginx, each measured by its own processes' CPU
+    # time (the client's is the same libcurl loop for all three).
+    proxy_targets = []
+    proxy_rows = [("easy", "easy-sequential", "us/req", "<"), ("multi", "multi-concurrent", "us/req", "<"),
+                  ("bulk", "bulk", "us/MiB", "<"), ("retry-easy", "retry path, easy", "us/success", "<="),
+                  ("retry-multi", "retry path, multi", "us/success", "<=")]
+    if any(r in data and "proxy" in data[r] for r, _, _, _ in proxy_rows):
+        p("%-44s %10s %10s %10s %10s %10s   runs" % ("proxy processes' CPU time (schedstat)", "HAProxy", "nginx",
+                                                    "curlretry", "/HAProxy", "/nginx"))
+        for row, title, unit, op in proxy_rows:
+            if row not in data:
+                continue
+            a, b, c = (med(row, v, "proxy_us") for v in ("haproxy", "nginx", "proxy"))
+            rh, rn = ratio(row, "proxy", "haproxy", "proxy_us"), ratio(row, "proxy", "nginx", "proxy_us")
+            p("  %-42s %10s %10s %10s %10s %10s   %4d" % ("%s, %s" % (title, unit), fmt(a, ".1f"), fmt(b, ".1f"),
+                                                         fmt(c, ".1f"), fmt(rh, ".3f"), fmt(rn, ".3f"),
+                                                         nruns(row, "proxy")))
+            if rh is not None:
+                proxy_targets.append(("%s: curlretry-proxy's CPU %s HAProxy's (%s, %s%s)" % (
+                    title, op, unit, fmt(rh, ".3f"), spread(row, "proxy", "haproxy", "proxy_us")),
+                    rh < 1 if op == "<" else rh <= 1))
+            if rn is not None and op == "<":
+                proxy_targets.append(("%s: curlretry-proxy's CPU %s nginx's (%s, %s%s)" % (
+                    title, op, unit, fmt(rn, ".3f"), spread(row, "proxy", "nginx", "proxy_us")), rn < 1))
+            if row.startswith("retry-"):
+                sp = med(row, "proxy", "success_pct")
+                if sp is not None:
+                    proxy_targets.append(("%s: curlretry-proxy 100%% success (%s %%)" % (title, fmt(sp, ".2f")),
+                                          sp >= 100.0))
+        p("")
+    if "idle" in data:
+        p("%-44s %10s %10s %10s   runs" % ("idle streams through the proxy (RSS growth)", "before KiB", "after KiB",
+                                          "KiB/1000"))
+        for v in ("haproxy", "nginx", "proxy"):
+            if v in data["idle"]:
+                p("  %-42s %10s %10s %10s   %4d" % (names[v], fmt(med("idle", v, "rss_before_kib"), ".0f"),
+                                                   fmt(med("idle", v, "rss_after_kib"), ".0f"),
+                                                   fmt(med("idle", v, "kib_per_1000"), ".0f"), nruns("idle", v)))
+        p("")
+        for other in ("haproxy", "nginx"):
+            c, o = med("idle", "proxy", "kib_per_1000"), med("idle", other, "kib_per_1000")
+            if c is not None and o is not None:
+                proxy_targets.append(("idle streams: curlretry-proxy %.0f KiB per 1000 <= %s's %.0f (comparison)"
+                                      % (c, names[other], o), c <= o))
 
     start_rows = [("start-true", "/bin/true"), ("start-curl", "curl --version")]
     if any(r in data for r, _ in start_rows):
@@ -249,14 +311,22 @@ def main(meta_path, results_path):
                 if row == "bulk" and vals.get("bytes") != want:
                     problems.append("%s/%s run %d: %.0f bytes, want %.0f" % (row, v, run, vals.get("bytes", -1), want))
 
-    p("targets (issue 6), judged on wall time; where client CPU time applies, its verdict follows")
+    if targets:
+        p("targets (issue 6), judged on wall time; where client CPU time applies, its verdict follows")
     for text, met, cpu_met in targets:
         verdict = "met" if met else "MISSED"
         if cpu_met is not None:
             verdict += "/" + ("met" if cpu_met else "MISSED")
         p("  %-13s %s" % (verdict, text))
-    met_count = sum(1 for _, met, _ in targets if met)
-    p("  %d of %d met on wall time" % (met_count, len(targets)))
+    if targets:
+        p("  %d of %d met on wall time" % (sum(1 for _, met, _ in targets if met), len(targets)))
+    if proxy_targets:
+        if targets:
+            p("")
+        p("targets (issue 15), curlretry-proxy against HAProxy and nginx, on the proxies' own CPU time")
+        for text, met in proxy_targets:
+            p("  %-13s %s" % ("met" if met else "MISSED", text))
+        p("  %d of %d met" % (sum(1 for _, met in proxy_targets if met), len(proxy_targets)))
     if estimates:
         p("")
         p("success path estimated from instruction counts (steady where wall time is not): instruction")

@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # curlretry benchmarks: plain libcurl (direct) against libcurl under LD_PRELOAD=libcurlretry.so
-# (preload) and against the two local retrying proxies a user would put in front instead
-# (HAProxy with retry-on, nginx with proxy_next_upstream). Everything runs interleaved in one
-# go and ends with a table of medians and ratios and a verdict per target (bench/README.md).
+# (preload), against the two local retrying proxies a user would put in front instead (HAProxy
+# with retry-on, nginx with proxy_next_upstream) and against curlretry's own proxy
+# (curlretry-proxy, issue 15). Everything runs interleaved in one go and ends with a table of
+# medians and ratios and a verdict per target (bench/README.md).
 #
-#   bench/run.sh [--quick] [--runs N] [--only ROWS] [--lib PATH] [--upstream PATH]
+#   bench/run.sh [--quick] [--runs N] [--only ROWS] [--lib PATH] [--upstream PATH] [--proxy PATH]
 #                [--client-cpu N | --no-pin] [--keep]
 #
 #   --quick          smaller request counts and 5 runs (under 2 minutes)
 #   --runs N         runs per row (default 11, --quick 5); the table shows medians
-#   --only ROWS      a comma list of rows: easy,multi,bulk,retry-easy,retry-multi,rss,start,instr
+#   --only ROWS      a comma list of rows: easy,multi,bulk,retry-easy,retry-multi,idle,rss,start,instr
 #   --lib PATH       the shim (default $CURLRETRY_LIB, else build/shim/libcurlretry.so)
 #   --upstream PATH  flaky-upstream (default $FLAKY_UPSTREAM, else build/upstream/flaky-upstream)
+#   --proxy PATH     curlretry-proxy (default $CURLRETRY_PROXY, else build/proxy/curlretry-proxy)
 #   --client-cpu N   pin the load generator to CPU N (default 0; the servers always get CPUs 1..)
 #   --no-pin         do not pin the load generator to CPU 0 and the servers to the other CPUs
 #   --keep           keep the work directory (configs, logs, raw results) and say where it is
@@ -32,6 +34,7 @@ pin=1
 client_cpu=0
 lib=${CURLRETRY_LIB:-$root/build/shim/libcurlretry.so}
 flaky=${FLAKY_UPSTREAM:-$root/build/upstream/flaky-upstream}
+crproxy=${CURLRETRY_PROXY:-$root/build/proxy/curlretry-proxy}
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
@@ -39,10 +42,11 @@ while [ $# -gt 0 ]; do
     --only) only=$2; shift ;;
     --lib) lib=$2; shift ;;
     --upstream) flaky=$2; shift ;;
+    --proxy) crproxy=$2; shift ;;
     --keep) keep=1 ;;
     --no-pin) pin=0 ;;
     --client-cpu) client_cpu=$2; shift ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench/run.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
@@ -61,12 +65,14 @@ else
   instr_easy="200 2200"; instr_multi="500 4500"
 fi
 n_rss=10000
+n_idle=1000      # open streams per proxy in the idle row
+idle_hang_ms=60000
 concurrency=64
 bulk_bytes=$((256 * 1024 * 1024))
 case "$runs" in ''|*[!0-9]*) echo "bench/run.sh: --runs wants a number" >&2; exit 2 ;; esac
 [ "$runs" -ge 1 ] || { echo "bench/run.sh: --runs wants at least 1" >&2; exit 2; }
 
-all_rows="easy multi bulk retry-easy retry-multi rss start instr"
+all_rows="easy multi bulk retry-easy retry-multi idle rss start instr"
 rows=${only//,/ }
 rows=${rows:-$all_rows}
 for r in $rows; do
@@ -92,15 +98,17 @@ fi
 # Dependencies and binaries
 
 "$here/install-deps.sh"
-if [ ! -f "$lib" ] || [ ! -x "$flaky" ]; then
-  if [ -z "${CURLRETRY_LIB:-}" ] && [ -z "${FLAKY_UPSTREAM:-}" ]; then
-    echo "bench/run.sh: building curlretry_shim and flaky-upstream in $root/build" >&2
+if [ ! -f "$lib" ] || [ ! -x "$flaky" ] || [ ! -x "$crproxy" ]; then
+  if [ -z "${CURLRETRY_LIB:-}" ] && [ -z "${FLAKY_UPSTREAM:-}" ] && [ -z "${CURLRETRY_PROXY:-}" ]; then
+    echo "bench/run.sh: building curlretry_shim, curlretry-proxy and flaky-upstream in $root/build" >&2
     cmake -S "$root" -B "$root/build" >/dev/null
-    cmake --build "$root/build" -j"$(nproc)" --target curlretry_shim flaky-upstream >/dev/null
+    cmake --build "$root/build" -j"$(nproc)" --target curlretry_shim curlretry-proxy flaky-upstream >/dev/null
   fi
 fi
 [ -f "$lib" ] || { echo "bench/run.sh: no shim at $lib (build target curlretry_shim, or pass --lib)" >&2; exit 1; }
 [ -x "$flaky" ] || { echo "bench/run.sh: no flaky-upstream at $flaky (pass --upstream)" >&2; exit 1; }
+[ -x "$crproxy" ] ||
+  { echo "bench/run.sh: no curlretry-proxy at $crproxy (build curlretry-proxy, or pass --proxy)" >&2; exit 1; }
 lib=$(cd "$(dirname "$lib")" && pwd)/$(basename "$lib")
 if [ -e /etc/curlretry/config.yaml ]; then
   echo "bench/run.sh: note: /etc/curlretry/config.yaml exists and applies to the preload rows" >&2
@@ -138,7 +146,7 @@ mkdir -p "$work/logs" "$work/home" "$work/xdg"
 # ----------------------------------------------------------------------------------------------
 # Servers: the flaky upstream, nginx as the upstream, HAProxy and nginx as retrying proxies
 
-read -r p_nginx p_nginx_proxy p_nginx_proxy_flaky p_haproxy p_haproxy_flaky < <("$loadgen" freeport 5)
+read -r p_nginx p_nginx_proxy p_nginx_proxy_flaky p_haproxy p_haproxy_flaky p_crproxy < <("$loadgen" freeport 6)
 
 # flaky-upstream exits when its stdin (this fifo, held open by us on fd 9) reaches EOF: it
 # cannot outlive the script even if the script is killed.
@@ -147,7 +155,7 @@ mkfifo "$work/lifeline"
 pids+=($!)
 exec 9>"$work/lifeline"
 
-mkdir -p "$work/www" "$work/nginx" "$work/nginx-proxy" "$work/haproxy"
+mkdir -p "$work/www" "$work/nginx" "$work/nginx-proxy" "$work/haproxy" "$work/crproxy"
 head -c "$bulk_bytes" /dev/zero >"$work/www/big.bin"
 chmod 644 "$work/www/big.bin"
 
@@ -247,6 +255,18 @@ backend be_flaky
   server flaky 127.0.0.1:$p_flaky
 EOF
 
+# curlretry's own proxy (issue 15): one reverse route to each upstream, built-in retry policy.
+# Like the preload on the retry rows: no backoff delay (CURLRETRY_BASE_MS=0) and no fleet budget;
+# default logging (its lines about retries go to a log file). It preloads libcurlretry.so into
+# itself, found through CURLRETRY_LIBRARY.
+cat >"$work/crproxy/config.yaml" <<EOF
+version: 1
+proxy:
+  routes:
+    n: {upstream: "http://127.0.0.1:$p_nginx"}
+    f: {upstream: "http://127.0.0.1:$p_flaky"}
+EOF
+
 nginx -t -q -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/logs/nginx.err"
 nginx -t -q -p "$work/nginx-proxy" -c "$work/nginx-proxy/nginx.conf" -e "$work/logs/nginx-proxy.err"
 haproxy -c -q -f "$work/haproxy/haproxy.cfg"
@@ -255,8 +275,16 @@ haproxy -c -q -f "$work/haproxy/haproxy.cfg"
 pids+=($!)
 "${pin_server[@]}" nginx -p "$work/nginx-proxy" -c "$work/nginx-proxy/nginx.conf" -e "$work/logs/nginx-proxy.err" </dev/null 9>&- &
 pids+=($!)
+pid_nginx_proxy=$!
 "${pin_server[@]}" haproxy -db -f "$work/haproxy/haproxy.cfg" </dev/null >"$work/logs/haproxy.out" 2>"$work/logs/haproxy.err" 9>&- &
 pids+=($!)
+pid_haproxy=$!
+"${pin_server[@]}" env -u LD_PRELOAD -u CURLRETRY_CONFIG HOME="$work/home" XDG_CONFIG_HOME="$work/xdg" \
+  CURLRETRY_LIBRARY="$lib" CURLRETRY_BASE_MS=0 CURLRETRY_FLEET=off \
+  "$crproxy" --listen "127.0.0.1:$p_crproxy" --config "$work/crproxy/config.yaml" \
+  </dev/null >"$work/logs/crproxy.out" 2>"$work/logs/crproxy.err" 9>&- &
+pids+=($!)
+pid_crproxy=$!
 
 wait_port() {
   local port=$1
@@ -268,7 +296,9 @@ wait_port() {
   cat "$work"/logs/*.err >&2
   exit 1
 }
-for p in "$p_nginx" "$p_nginx_proxy" "$p_nginx_proxy_flaky" "$p_haproxy" "$p_haproxy_flaky"; do wait_port "$p"; done
+for p in "$p_nginx" "$p_nginx_proxy" "$p_nginx_proxy_flaky" "$p_haproxy" "$p_haproxy_flaky" "$p_crproxy"; do
+  wait_port "$p"
+done
 
 # ----------------------------------------------------------------------------------------------
 # Variants
@@ -279,6 +309,39 @@ url_nginx="http://127.0.0.1:$p_nginx_proxy"
 flaky_direct="http://127.0.0.1:$p_flaky"
 flaky_haproxy="http://127.0.0.1:$p_haproxy_flaky"
 flaky_nginx="http://127.0.0.1:$p_nginx_proxy_flaky"
+url_crproxy="http://127.0.0.1:$p_crproxy/n"
+flaky_crproxy="http://127.0.0.1:$p_crproxy/f"
+
+# The proxies' own cost, measured the same way for all three: the on-CPU time of every thread of
+# the proxy's processes (nginx: the master and its workers), from /proc/PID/task/TID/schedstat
+# (nanoseconds), before and after a run. Threads that exit during a run would be missed; none of
+# the three starts threads per request here (the upstreams are IP literals: no resolver thread).
+proxy_pid() {
+  case "$1" in haproxy) echo "$pid_haproxy" ;; nginx) echo "$pid_nginx_proxy" ;; proxy) echo "$pid_crproxy" ;; esac
+}
+proxy_processes() {  # the pid and its child processes
+  local pid=$1
+  echo "$pid"
+  cat /proc/"$pid"/task/*/children 2>/dev/null || true
+}
+proxy_cpu_ns() {
+  local total=0 p t ns rest
+  for p in $(proxy_processes "$1"); do
+    for t in /proc/"$p"/task/*/schedstat; do
+      read -r ns rest <"$t" 2>/dev/null || continue
+      total=$((total + ns))
+    done
+  done
+  echo "$total"
+}
+proxy_rss_kib() {
+  local total=0 p kib
+  for p in $(proxy_processes "$1"); do
+    kib=$(awk '/^VmRSS:/ {print $2}' /proc/"$p"/status 2>/dev/null || echo 0)
+    total=$((total + ${kib:-0}))
+  done
+  echo "$total"
+}
 
 # The load generator runs with a clean curlretry environment: no CURLRETRY_*/BILI_REPLAY_*
 # from the caller, no user config file (HOME and XDG_CONFIG_HOME point into the work dir).
@@ -297,10 +360,18 @@ run_one() {
   local extra=()
   while [ "$1" != "--" ]; do extra+=("$1"); shift; done
   shift
-  local err="$work/logs/$row-$variant-$run.err" line
+  local err="$work/logs/$row-$variant-$run.err" line pid="" before=0 after
+  pid=$(proxy_pid "$variant")
+  [ -n "$pid" ] && before=$(proxy_cpu_ns "$pid")
   if ! line=$(timeout 300 "${pin_client[@]}" "${clean_env[@]}" "${extra[@]}" "$loadgen" "$@" 2>"$err"); then
     echo "bench/run.sh: $row/$variant run $run failed: $line" >&2
     tail -5 "$err" >&2
+  fi
+  # The proxy's CPU time over the whole loadgen run, warm-up requests included (run_variant sets
+  # $warm_up; report.py divides by requests + warm-up, or by MiB for bulk).
+  if [ -n "$pid" ] && [ -n "$line" ]; then
+    after=$(proxy_cpu_ns "$pid")
+    line="$line proxy_cpu_ns=$((after - before)) warm_up=${warm_up:-0}"
   fi
   [ -n "$line" ] && printf '%s\t%s\t%s\t%s\n' "$row" "$variant" "$run" "$line" >>"$results"
   return 0
@@ -319,11 +390,20 @@ run_variant() {
   case "$variant" in preload) env=("${preload[@]}") ;; esac
   case "$row" in
     easy|multi|bulk|rss)
-      case "$variant" in direct|preload) url=$url_direct ;; haproxy) url=$url_haproxy ;; nginx) url=$url_nginx ;; esac ;;
+      case "$variant" in
+        direct|preload) url=$url_direct ;; haproxy) url=$url_haproxy ;; nginx) url=$url_nginx ;;
+        proxy) url=$url_crproxy ;;
+      esac ;;
     retry-*)
-      case "$variant" in direct|preload) url=$flaky_direct ;; haproxy) url=$flaky_haproxy ;; nginx) url=$flaky_nginx ;; esac
+      case "$variant" in
+        direct|preload) url=$flaky_direct ;; haproxy) url=$flaky_haproxy ;; nginx) url=$flaky_nginx ;;
+        proxy) url=$flaky_crproxy ;;
+      esac
       [ "$variant" = preload ] && env=("${retry_env[@]}")
       url="$url/s/${row#retry-}-$variant-r$run-{i}/503,200" ;;
+  esac
+  case "$row" in
+    easy) warm_up=200 ;; multi) warm_up=500 ;; retry-easy) warm_up=50 ;; retry-multi) warm_up=200 ;; *) warm_up=0 ;;
   esac
   case "$row" in
     easy) run_one "$row" "$variant" "$run" "${env[@]}" -- easy -u "$url/ok" -n "$n_easy" -w 200 ;;
@@ -334,6 +414,46 @@ run_variant() {
     rss) run_one "$row" "$variant" "$run" "${env[@]}" -- multi -u "$url/ok" -n "$n_rss" -c "$concurrency" -w 0 --fresh ;;
   esac
 }
+
+# idle_streams VARIANT RUN: the proxy's RSS growth with $n_idle streams open at once through it to
+# an upstream that answers nothing for $idle_hang_ms (flaky-upstream `hang`). All streams share
+# one key, so the upstream's counter says when every one of them has arrived; then the RSS of the
+# proxy's processes is read and the client is stopped. It runs once, first, on proxies that have
+# served nothing yet: memory a proxy's allocator already holds from earlier rows (freed, not given
+# back) would otherwise hide most of the growth.
+idle_streams() {
+  local v=$1 run=$2 base key before after arrived=0 client i
+  case "$v" in haproxy) base=$flaky_haproxy ;; nginx) base=$flaky_nginx ;; proxy) base=$flaky_crproxy ;; esac
+  key="idle-$v-r$run"
+  before=$(proxy_rss_kib "$(proxy_pid "$v")")
+  "${pin_client[@]}" "${clean_env[@]}" "$loadgen" multi -u "$base/s/$key/hang$idle_hang_ms" -n "$n_idle" \
+    -c "$n_idle" -w 0 -t 120 >/dev/null 2>"$work/logs/idle-$v-$run.err" &
+  client=$!
+  for i in $(seq 1 600); do  # at most 60 s
+    arrived=$(curl -sS --max-time 5 "$flaky_direct/count/$key" 2>/dev/null || echo 0)
+    [ "${arrived:-0}" -ge "$n_idle" ] && break
+    sleep 0.1
+  done
+  after=$(proxy_rss_kib "$(proxy_pid "$v")")
+  kill -TERM "$client" 2>/dev/null || true
+  wait "$client" 2>/dev/null || true
+  if [ "${arrived:-0}" -ge "$n_idle" ]; then
+    printf '%s\t%s\t%s\tstreams=%s rss_before_kib=%s rss_after_kib=%s kib_per_1000=%s\n' idle "$v" "$run" \
+      "$arrived" "$before" "$after" "$(( (after - before) * 1000 / arrived ))" >>"$results"
+  else
+    echo "bench/run.sh: idle/$v run $run: only ${arrived:-0} of $n_idle streams reached the upstream" >&2
+  fi
+  # Let the proxy see the hang-ups before the next variant measures its baseline (bounded).
+  for i in $(seq 1 100); do
+    [ "$(ss -Htn state established "( dport = :$p_flaky )" 2>/dev/null | wc -l)" -lt 200 ] && break
+    sleep 0.1
+  done
+}
+
+if wants idle; then
+  echo "bench/run.sh: idle streams, $n_idle per proxy" >&2
+  for v in haproxy nginx proxy; do idle_streams "$v" 1; done
+fi
 
 # Checks that every path answers as it should before anything is timed.
 check() {
@@ -355,6 +475,9 @@ check "flaky direct 503" "ok=0 " "$loadgen" easy -u "$flaky_direct/s/check-direc
 check "flaky preload retry" "ok=20 " "${retry_env[@]}" "$loadgen" easy -u "$flaky_direct/s/check-preload-{i}/503,200" -n 20 -w 0
 check "haproxy retry-on" "ok=20 " "$loadgen" easy -u "$flaky_haproxy/s/check-haproxy-{i}/503,200" -n 20 -w 0
 check "nginx proxy_next_upstream" "ok=20 " "$loadgen" easy -u "$flaky_nginx/s/check-nginx-{i}/503,200" -n 20 -w 0
+check "curlretry-proxy /ok" "ok=20 " "$loadgen" easy -u "$url_crproxy/ok" -n 20 -w 0
+check "curlretry-proxy bulk" "bytes=$bulk_bytes " "$loadgen" bulk -u "$url_crproxy/big.bin" -w 0
+check "curlretry-proxy retry" "ok=20 " "$loadgen" easy -u "$flaky_crproxy/s/check-crproxy-{i}/503,200" -n 20 -w 0
 
 # ----------------------------------------------------------------------------------------------
 # The runs: for each run, each row, every variant, the variants' order rotating from run to run
@@ -368,6 +491,8 @@ libcurl_version=$(curl-config --version 2>/dev/null | sed 's/^libcurl //')
   echo "libcurl=$libcurl_version"
   echo "nginx=$(nginx -v 2>&1 | sed 's/^nginx version: nginx\///')"
   echo "haproxy=$(haproxy -v 2>&1 | head -1 | awk '{print $3}')"
+  echo "crproxy=$crproxy"
+  echo "load=$(cut -d' ' -f1-3 /proc/loadavg)"
   echo "shim=$lib"
   echo "shim_built=$(date -r "$lib" '+%Y-%m-%d %H:%M:%S')"
   echo "shim_needed=$(objdump -p "$lib" 2>/dev/null | awk '/NEEDED/ {printf "%s%s", sep, $2; sep=" "}')"
@@ -396,8 +521,9 @@ for ((run = 1; run <= runs; run++)); do
       rss)
         for v in $(rotate "$run" direct preload); do run_variant rss "$v" "$run"; done ;;
       instr) ;;  # once, after the timed runs
+      idle) ;;  # once, before the checks
       *)
-        for v in $(rotate "$run" direct preload haproxy nginx); do run_variant "$row" "$v" "$run"; done ;;
+        for v in $(rotate "$run" direct preload haproxy nginx proxy); do run_variant "$row" "$v" "$run"; done ;;
     esac
   done
 done

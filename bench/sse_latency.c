@@ -6,7 +6,10 @@
  * (under LD_PRELOAD=libcurlretry.so or not) reads them; its write callback notes, for every
  * event, the time from the server's write to the callback that delivered it.
  *
- *   sse_latency REQUESTS EVENTS GAP_US
+ *   sse_latency REQUESTS EVENTS GAP_US [PORT URL]
+ *
+ * With PORT and URL the server listens on 127.0.0.1:PORT and the client asks URL instead (the
+ * proxy variant: URL is a route of curlretry-proxy whose upstream is that port).
  *
  * Prints one line of key=value: p50/p99/max of content events (first_* for the first content
  * event of each stream: the time-to-first-content-byte) and of the setup events, in µs.
@@ -166,8 +169,8 @@ static void report(const char* name, struct samples* s) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: sse_latency REQUESTS EVENTS GAP_US\n");
+  if (argc != 4 && argc != 6) {
+    fprintf(stderr, "usage: sse_latency REQUESTS EVENTS GAP_US [PORT URL]\n");
     return 2;
   }
   struct server s = {-1, atoi(argv[1]), atoi(argv[2]), atol(argv[3])};
@@ -179,6 +182,11 @@ int main(int argc, char** argv) {
   s.listener = socket(AF_INET, SOCK_STREAM, 0);
   struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   socklen_t len = sizeof addr;
+  if (argc == 6) {
+    int one = 1;  /* the same port run after run: TIME_WAIT must not refuse it */
+    setsockopt(s.listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    addr.sin_port = htons((uint16_t)atoi(argv[4]));
+  }
   if (s.listener < 0 || bind(s.listener, (struct sockaddr*)&addr, sizeof addr) != 0 ||
       listen(s.listener, 16) != 0 || getsockname(s.listener, (struct sockaddr*)&addr, &len) != 0) {
     perror("sse_latency: listen");
@@ -186,8 +194,9 @@ int main(int argc, char** argv) {
   }
   pthread_t thread;
   pthread_create(&thread, NULL, serve, &s);
-  char url[64];
+  char url[512];
   snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/messages", ntohs(addr.sin_port));
+  if (argc == 6) snprintf(url, sizeof url, "%s", argv[5]);
 
   curl_global_init(CURL_GLOBAL_DEFAULT);
   struct client c;

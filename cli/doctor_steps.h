@@ -12,13 +12,13 @@ namespace curlretry::cli::doctor {
 
 // The same words the launcher uses after the fact (reach_watch.h), said ahead of time.
 inline constexpr const char* kNothingToRetry =
-    "curlretry would have nothing to retry: use this program's own retry options instead";
+    "curlretry would have nothing to retry: run it through curlretry's local proxy: curlretry --proxy -- COMMAND "
+    "(https:// through HTTPS_PROXY also needs, once: curlretry proxy ca)";
 
 inline constexpr const char* kProxyAdvice =
-    "no LD_PRELOAD can reach it: run `curlretry proxy --ensure` with a route in proxy.routes of the "
-    "config (e.g. anthropic: {upstream: \"https://api.anthropic.com\", env: ANTHROPIC_BASE_URL}) and "
-    "point the program's base URL at http://127.0.0.1:7878/ROUTE (curlretry proxy --ensure -- COMMAND "
-    "sets it)";
+    "no LD_PRELOAD can reach it: run it through curlretry's local proxy: curlretry --proxy -- COMMAND, with a "
+    "route in proxy.routes of the config (e.g. anthropic: {upstream: \"https://api.anthropic.com\", env: "
+    "ANTHROPIC_BASE_URL}: COMMAND gets ANTHROPIC_BASE_URL=http://127.0.0.1:7878/anthropic)";
 
 
 struct Examined {

@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "cli/library_path.h"
+#include "cli/proxy_exec.h"
 #include "cli/reach_watch.h"
 #include "config/config.h"
 #include "config/include_merge.h"
@@ -79,6 +80,52 @@ std::optional<std::string> stacking_warning(const std::vector<std::string>& comm
   return line + "; drop curl's --retry or run curlretry -n 1";
 }
 
+std::optional<std::string> proxy_conflict(const LaunchOptions& options) {
+  if (!options.proxy) {
+    if (options.listen) return std::string("--listen needs --proxy (it names the shared proxy's address)");
+    return std::nullopt;
+  }
+  std::string flag;
+  if (options.max_attempts) flag = "-n";
+  else if (options.base_ms) flag = "--base-ms";
+  else if (options.max_delay_ms) flag = "--max-delay-ms";
+  else if (options.jitter) flag = "--jitter";
+  else if (options.quiet) flag = "-q";
+  else if (options.verbose) flag = "-v";
+  else if (options.log_file) flag = "--log-file";
+  else if (options.events) flag = "--events";
+  if (flag.empty()) return std::nullopt;
+  // The proxy is shared and may already run: a flag here could not reach it, only COMMAND's own
+  // libcurl children, so the two would follow different policies without a word.
+  return "--proxy and " + flag + " cannot be used together: the shared proxy takes its settings from its config "
+         "file (--config F)";
+}
+
+namespace {
+
+// `curlretry --proxy -- COMMAND`: curlretry-proxy ensures the shared proxy, sets each route's
+// variable and runs COMMAND with the preload still in place for its libcurl children.
+int launch_through_proxy(const LaunchOptions& options, const config::Config& config) {
+  std::vector<std::string> args{"--ensure"};
+  if (options.listen) args.insert(args.end(), {"--listen", *options.listen});
+  if (!options.configs.empty()) {
+    std::string list;
+    for (const std::string& file : config::split_config_list(config.file)) {
+      std::error_code ec;
+      const auto absolute = std::filesystem::absolute(file, ec);
+      list += (list.empty() ? "" : ":") + (ec ? file : absolute.lexically_normal().string());
+    }
+    args.insert(args.end(), {"--config", list});
+  }
+  args.emplace_back("--");
+  args.insert(args.end(), options.command.begin(), options.command.end());
+  std::cout.flush();
+  exec_proxy(args);
+  return kLaunchError;
+}
+
+}  // namespace
+
 int run_launch(const LaunchOptions& options) {
   if (options.command.empty()) {
     std::cerr << "curlretry: no command to run\nUsage: curlretry [OPTIONS] [--] COMMAND [ARGS...]\n"
@@ -106,6 +153,8 @@ int run_launch(const LaunchOptions& options) {
     std::cerr << "curlretry: " << name_the_flag(loaded.error, flags) << '\n';
     return kLaunchError;
   }
+
+  if (options.proxy) return launch_through_proxy(options, *loaded.config);
 
   if (!options.quiet) {
     if (auto warning = stacking_warning(options.command, loaded.config->defaults.max_attempts)) {
@@ -142,7 +191,7 @@ int run_launch(const LaunchOptions& options) {
   argv.push_back(nullptr);
   std::cout.flush();
   std::optional<ReachWatch> watch;
-  if (!options.quiet) watch = start_reach_watch(options.command[0]);
+  if (!options.quiet) watch = start_reach_watch(options.command, options.configs);
   ::execvp(argv[0], argv.data());
 
   // Same exit codes as a shell: 127 not found, 126 found but not runnable.

@@ -26,8 +26,18 @@ struct LaunchOptions {
   std::optional<std::string> jitter;        // CURLRETRY_JITTER
   std::optional<std::string> log_file;      // CURLRETRY_LOG_FILE
   std::optional<std::string> events;        // CURLRETRY_EVENTS
+  bool proxy = false;                       // --proxy: run COMMAND through the shared local proxy
+  std::optional<std::string> listen;        // --listen HOST:PORT of that proxy (with --proxy only)
   std::vector<std::string> command;
 };
+
+// The launcher's Usage line for --proxy.
+constexpr const char* kProxyLaunchUsage = "--proxy [--listen HOST:PORT] [--config F]... [--] COMMAND [ARGS...]";
+
+// Why `options` cannot go together: --listen without --proxy, or --proxy with a flag that sets a
+// policy or a log (it would reach only the command's libcurl children, never a shared proxy that
+// already runs); nullopt when they can.
+std::optional<std::string> proxy_conflict(const LaunchOptions& options);
 
 // A flag of the launcher and the variable it sets.
 struct FlagVariable {
@@ -44,7 +54,8 @@ std::vector<FlagVariable> flag_variables(const LaunchOptions& options);
 std::string name_the_flag(const std::string& error, const std::vector<FlagVariable>& flags);
 
 // Returns only on failure: 125 (no command, bad config, no library), 126 (not executable),
-// 127 (not found).
+// 127 (not found). With --proxy it execs `curlretry-proxy --ensure [--config F] -- COMMAND...`
+// instead of COMMAND, after validating the config the same way.
 int run_launch(const LaunchOptions& options);
 
 // When COMMAND is curl with --retry N or --retry-all-errors, one line saying that the two retry

@@ -41,13 +41,18 @@ void add_launch_options(CLI::App& app, LaunchOptions& launch) {
       ->type_name("FILE");
   app.add_option("--config", launch.configs, "Config file; repeat to combine presets, later wins "
                  "(CURLRETRY_CONFIG)")->type_name("FILE")->allow_extra_args(false);
+  app.add_flag("--proxy", launch.proxy, "Run COMMAND through the shared local proxy (curlretry proxy --ensure), "
+               "for programs that never load libcurl: each proxy.routes env variable set to its route");
+  app.add_option("--listen", launch.listen, "With --proxy: the shared proxy's address (default 127.0.0.1:7878)")
+      ->type_name("HOST:PORT");
 }
 
 // The launcher: the bare form and `run` (the same flags); `proxy` is listed for --help only, as
 // main() hands it to curlretry-proxy before parsing.
 CLI::App* add_launcher(CLI::App& app, LaunchOptions& launch) {
   add_common(app);
-  set_usage(app, std::string("curlretry ") + kLaunchUsage + "\n       curlretry SUBCOMMAND [OPTIONS] [ARGS...]");
+  set_usage(app, std::string("curlretry ") + kLaunchUsage + "\n       curlretry " + kProxyLaunchUsage +
+                     "\n       curlretry SUBCOMMAND [OPTIONS] [ARGS...]");
   app.require_subcommand(0, 1);
   // The launcher form takes the command as everything from the first positional on (or after
   // `--`), so the command's own options are never parsed as ours.
@@ -67,6 +72,7 @@ void add_footer(CLI::App& app) {
       "Examples:\n"
       "  curlretry -n 5 -- curl -sS https://api.example.com/v1/models\n"
       "  curlretry --config base.yaml --config ./zai.yaml -- ./agent.sh\n"
+      "  curlretry --proxy -- node agent.js    (no libcurl inside: through the shared local proxy)\n"
       "  curlretry check ./curlretry.yaml\n"
       "  curlretry explain --json POST https://open.bigmodel.cn/api/paas/v4/chat/completions --status 429\n"
       "  curlretry doctor python3 agent.py\n"
@@ -142,6 +148,7 @@ int run_launcher(LaunchOptions& launch, const CLI::App& app, CLI::App* run, cons
   launch.command.insert(launch.command.end(), words.after.begin(), words.after.end());
   if (launch.quiet && launch.verbose) return usage_failure(run->parsed() ? *run : app, "-q and -v contradict");
   if (launch.command.empty()) return usage_failure(run->parsed() ? *run : app, "no command to run");
+  if (auto conflict = proxy_conflict(launch)) return usage_failure(run->parsed() ? *run : app, *conflict);
   return run_launch(launch);
 }
 

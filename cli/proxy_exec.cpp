@@ -7,11 +7,12 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
-#include <vector>
 
 namespace curlretry::cli {
 
-int exec_proxy(int argc, char** argv) {
+int exec_proxy(int argc, char** argv) { return exec_proxy(std::vector<std::string>(argv + 2, argv + argc)); }
+
+int exec_proxy(const std::vector<std::string>& arguments) {
   std::error_code ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   const std::filesystem::path dir = ec ? std::filesystem::path(".") : exe.parent_path();
@@ -21,7 +22,7 @@ int exec_proxy(int argc, char** argv) {
     const std::string path = candidate.lexically_normal().string();
     std::vector<char*> args;
     args.push_back(const_cast<char*>("curlretry-proxy"));
-    for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
+    for (const auto& a : arguments) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     ::execv(path.c_str(), args.data());
     std::cerr << "curlretry: cannot run " << path << ": " << std::strerror(errno) << '\n';

@@ -54,20 +54,45 @@ void close_all_but(int a, int b) {
 
 }  // namespace
 
-std::string unreached_message(const std::string& program) {
-  const std::string name = std::filesystem::path(program).filename().string();
-  return "curlretry: " + name + " never used libcurl, so curlretry had nothing to retry: use this program's own "
-         "retry options instead.\ncurlretry: it reaches programs that call the system's libcurl (curl, git, PHP's "
-         "curl, pycurl); 'curlretry doctor " + name + "' says what this one uses.\n";
+std::string shell_words(const std::vector<std::string>& command) {
+  std::string out;
+  for (const std::string& word : command) {
+    const bool plain = !word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                                "0123456789_./:=@%+,-") == std::string::npos;
+    if (!out.empty()) out += ' ';
+    if (plain) {
+      out += word;
+      continue;
+    }
+    out += '\'';
+    for (const char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += '\'';
+  }
+  return out;
 }
 
-std::optional<ReachWatch> start_reach_watch(const std::string& program) {
+std::string unreached_message(const std::vector<std::string>& command, const std::vector<std::string>& configs) {
+  const std::string name = std::filesystem::path(command.at(0)).filename().string();
+  std::vector<std::string> again{"curlretry", "--proxy"};
+  for (const std::string& file : configs) again.insert(again.end(), {"--config", file});
+  again.emplace_back("--");
+  again.insert(again.end(), command.begin(), command.end());
+  // doctor.cpp's advice (kNothingToRetry) says the same with COMMAND.
+  return "curlretry: " + name + " never used libcurl, so curlretry had nothing to retry.\n"
+         "curlretry: run it through curlretry's local proxy: " + shell_words(again) +
+         " (https:// through HTTPS_PROXY also needs, once: curlretry proxy ca)\n"
+         "curlretry: the preload reaches programs that call the system's libcurl (curl, git, PHP's curl, pycurl); "
+         "'curlretry doctor " + name + "' says what this one uses.\n";
+}
+
+std::optional<ReachWatch> start_reach_watch(const std::vector<std::string>& command,
+                                            const std::vector<std::string>& configs) {
   const char* tmp = std::getenv("TMPDIR");
   std::string pattern = std::string(tmp != nullptr && tmp[0] == '/' ? tmp : "/tmp") + "/curlretry-reach-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) return std::nullopt;
   const std::string dir = pattern;
   const std::string marker = dir + "/reached";
-  const std::string message = unreached_message(program);  // built before the fork
+  const std::string message = unreached_message(command, configs);  // built before the fork
 
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, ::getpid(), 0));
   int exec_result[2] = {-1, -1};

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace curlretry::cli {
 
@@ -14,13 +15,19 @@ struct ReachWatch {
   int exec_failed_fd = -1;  // write a byte here when the exec fails: the watcher then says nothing
 };
 
-// Starts the watcher for this process, which is about to exec `program`, and sets
-// CURLRETRY_REACHED. nullopt when it cannot (no pidfd, no temporary directory): nothing is said.
-std::optional<ReachWatch> start_reach_watch(const std::string& program);
+// Starts the watcher for this process, which is about to exec `command` (run with the launcher's
+// `configs`), and sets CURLRETRY_REACHED. nullopt when it cannot (no pidfd, no temporary
+// directory): nothing is said.
+std::optional<ReachWatch> start_reach_watch(const std::vector<std::string>& command,
+                                            const std::vector<std::string>& configs);
 
 void cancel_reach_watch(const ReachWatch& watch);
 
-// What the watcher says, also what `doctor` says ahead of time.
-std::string unreached_message(const std::string& program);
+// What the watcher says; `doctor` says the same ahead of time.
+std::string unreached_message(const std::vector<std::string>& command, const std::vector<std::string>& configs);
+
+// `command` as a shell would take it back: words with anything but [A-Za-z0-9_./:=@%+,-]
+// single-quoted.
+std::string shell_words(const std::vector<std::string>& command);
 
 }  // namespace curlretry::cli

@@ -1,22 +1,32 @@
 """Nothing silent (issue 17 item 3): when the launched program exits without ever having used
-libcurl, the launcher says once on stderr that curlretry had nothing to retry and what to use
-instead; not with -q, not when any process of the command used libcurl, not when the command
-could not be run. The command keeps the launcher's pid and gets no extra child.
+libcurl, the launcher says once on stderr that curlretry had nothing to retry and the exact
+command that retries it through the local proxy (`curlretry --proxy -- COMMAND`, issue 15); not
+with -q, not when any process of the command used libcurl, not when the command could not be run.
+The command keeps the launcher's pid and gets no extra child.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import unittest
 
 import harness
 
 
-def message(program: str) -> str:
-    return (f"curlretry: {program} never used libcurl, so curlretry had nothing to retry: use this program's own "
-            "retry options instead.\ncurlretry: it reaches programs that call the system's libcurl (curl, git, "
-            f"PHP's curl, pycurl); 'curlretry doctor {program}' says what this one uses.\n")
+def shell_words(words: list[str]) -> str:
+    """As a shell takes them back: plain words as they are, others in single quotes ('\\'' for ')."""
+    plain = re.compile(r"[A-Za-z0-9_./:=@%+,-]+")
+    return " ".join(w if plain.fullmatch(w) else "'" + w.replace("'", "'\\''") + "'" for w in words)
+
+
+def message(program: str, command: str) -> str:
+    return (f"curlretry: {program} never used libcurl, so curlretry had nothing to retry.\n"
+            f"curlretry: run it through curlretry's local proxy: curlretry --proxy -- {command} (https:// through "
+            "HTTPS_PROXY also needs, once: curlretry proxy ca)\n"
+            "curlretry: the preload reaches programs that call the system's libcurl (curl, git, PHP's curl, pycurl); "
+            f"'curlretry doctor {program}' says what this one uses.\n")
 
 
 class NothingSilent(harness.UpstreamTestCase):
@@ -36,7 +46,18 @@ class NothingSilent(harness.UpstreamTestCase):
     def test_a_program_without_libcurl_is_named_once(self) -> None:
         result = self.launch(["--", "sh", "-c", "echo out; echo err >&2; exit 3"])
         self.assertRun(result, 3, b"out\n")
-        self.assertEqual(result.stderr.decode(), "err\n" + message("sh"))
+        self.assertEqual(result.stderr.decode(),
+                         "err\n" + message("sh", "sh -c 'echo out; echo err >&2; exit 3'"))
+
+    def test_the_advice_carries_the_configs_and_quotes_the_words(self) -> None:
+        config = self.tmp.parent / f"{self.tmp.name}.yaml"
+        config.write_text("version: 1\n")
+        self.addCleanup(config.unlink)
+        result = self.launch(["--config", str(config), "--", "printf", "%s", "it's $HOME"])
+        self.assertRun(result, 0, b"it's $HOME")
+        self.assertEqual(result.stderr.decode(),
+                         message("printf", "printf %s 'it'\\''s $HOME'").replace(
+                             "--proxy --", f"--proxy --config {config} --"))
 
     def test_quiet_says_nothing(self) -> None:
         result = self.launch(["-q", "--", "true"])
@@ -58,7 +79,9 @@ class NothingSilent(harness.UpstreamTestCase):
     def test_doctor_says_the_same_ahead_of_time(self) -> None:
         result = harness.run([harness.CURLRETRY_BIN, "doctor", "true"], preload=False)
         self.assertRun(result, 4)
-        self.assertIn("  next:     curlretry would have nothing to retry: use this program's own retry options instead",
+        self.assertIn("  next:     curlretry would have nothing to retry: run it through curlretry's local proxy: "
+                      "curlretry --proxy -- COMMAND (https:// through HTTPS_PROXY also needs, once: "
+                      "curlretry proxy ca)",
                       result.stdout.decode().splitlines(), str(result))
 
     def test_the_command_keeps_the_pid_and_has_no_extra_child(self) -> None:
@@ -69,7 +92,8 @@ class NothingSilent(harness.UpstreamTestCase):
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
         out, err = proc.communicate(timeout=harness.DEFAULT_TIMEOUT)
         self.assertEqual((proc.returncode, out.decode()), (0, f"{proc.pid}\nno children\n"), err)
-        self.assertEqual(err.decode(), message(os.path.basename(harness.PYTHON)))
+        self.assertEqual(err.decode(), message(os.path.basename(harness.PYTHON),
+                                               shell_words([harness.PYTHON, "-c", script])))
 
 
 if __name__ == "__main__":
