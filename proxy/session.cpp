@@ -188,8 +188,8 @@ template <class Stream>
 void Session<Stream>::collect_chunked() {
   reading_ = true;
   auto& body = body_parser_->get().body();
-  body.data = chunk_.data();
-  body.size = chunk_.size();
+  body.data = chunk();
+  body.size = kChunkSize;
   body.more = true;
   lowest().expires_after(server_.options().body_timeout);
   http::async_read_some(stream_, buffer_, *body_parser_, [self = self_ptr()](beast::error_code ec, std::size_t) {
@@ -200,7 +200,7 @@ void Session<Stream>::collect_chunked() {
       self->on_request(ec);
       return;
     }
-    self->collected_.append(self->chunk_.data(), self->chunk_.size() - self->body_parser_->get().body().size);
+    self->collected_.append(self->chunk_.get(), kChunkSize - self->body_parser_->get().body().size);
     const bool done = self->body_parser_->is_done();
     const bool over = self->collected_.size() > self->server_.options().settings.max_body;
     if (!done && !over) {
@@ -433,8 +433,8 @@ void Session<Stream>::pump_body() {
   if (exchange_->upload_backlog() >= Exchange::kHighWater) return;  // want_body() comes back for more
   body_reading_ = true;
   auto& body = body_parser_->get().body();
-  body.data = chunk_.data();
-  body.size = chunk_.size();
+  body.data = chunk();
+  body.size = kChunkSize;
   body.more = true;
   lowest().expires_after(server_.options().body_timeout);
   http::async_read_some(stream_, buffer_, *body_parser_, [self = self_ptr()](beast::error_code ec,
@@ -446,10 +446,10 @@ void Session<Stream>::pump_body() {
       self->close();  // a client that stops sending its body takes the transfer along
       return;
     }
-    const std::size_t got = self->chunk_.size() - self->body_parser_->get().body().size;
+    const std::size_t got = kChunkSize - self->body_parser_->get().body().size;
     const bool done = self->body_parser_->is_done();
     if (done) self->lowest().expires_never();
-    if (self->exchange_) self->exchange_->feed(self->chunk_.data(), got, done);
+    if (self->exchange_) self->exchange_->feed(self->chunk_.get(), got, done);
     if (done) self->watch_client();
     else self->pump_body();
   });
