@@ -101,7 +101,8 @@ int main(int argc, char** argv) {
     Event e = sample();
     size_t n = events::format(e, 1748779200123LL, 4242, "curl", line, sizeof line);
     fwrite(line, 1, n, stdout);
-    e.retry = false; e.reason = curlretry::core::Reason::success; e.status = 200; e.outcome = "HTTP 200"; e.delay_ms = 99;
+    e.retry = false; e.reason = curlretry::core::Reason::success; e.status = 200; e.outcome = "HTTP 200";
+    e.delay_ms = 99;
     n = events::format(e, 951782400000LL, 1, "python3", line, sizeof line);  // 2000-02-29
     fwrite(line, 1, n, stdout);
     e.reason = curlretry::core::Reason::exhausted; e.path = "/a\"b\\c\n\x01\xff\xe9\xa3\x8e";
