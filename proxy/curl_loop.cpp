@@ -64,6 +64,14 @@ int CurlLoop::on_timer(CURLM*, long timeout_ms, void* userp) {
     return 0;
   }
   // Never call libcurl from here: an expired timer completes from the loop, not inline.
+  if (timeout_ms == 0) {
+    // libcurl asks for "now" on every new transfer: a posted call, not a timer, whose arming and
+    // expiry cost the reactor two timerfd_settime calls and a wake-up per request. A timer still
+    // pending may fire later for nothing: a spare socket_action on timeout is harmless.
+    self->timer_.cancel();
+    asio::post(self->io_, [self] { self->action(CURL_SOCKET_TIMEOUT, 0); });
+    return 0;
+  }
   self->timer_.expires_after(std::chrono::milliseconds(timeout_ms));
   self->timer_.async_wait([self](const boost::system::error_code& ec) {
     if (!ec) self->action(CURL_SOCKET_TIMEOUT, 0);
