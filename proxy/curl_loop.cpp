@@ -27,12 +27,33 @@ CurlLoop::~CurlLoop() {
   timer_.cancel();
   boost::system::error_code ignored;
   epoll_watch_.close(ignored);  // closes epoll_fd_
+  for (CURL* easy : spares_) curl_easy_cleanup(easy);
   curl_multi_cleanup(multi_);
 }
 
 CURLMcode CurlLoop::add(CURL* easy) { return curl_multi_add_handle(multi_, easy); }
 
 void CurlLoop::remove(CURL* easy) { curl_multi_remove_handle(multi_, easy); }
+
+CURL* CurlLoop::take_easy() {
+  if (spares_.empty()) return curl_easy_init();
+  CURL* easy = spares_.back();
+  spares_.pop_back();
+  return easy;
+}
+
+void CurlLoop::give_back(CURL* easy) {
+  if (spares_.size() >= kSpares) {
+    curl_easy_cleanup(easy);
+    return;
+  }
+  curl_easy_reset(easy);
+  try {
+    spares_.push_back(easy);
+  } catch (...) {
+    curl_easy_cleanup(easy);
+  }
+}
 
 void CurlLoop::kick() {
   asio::post(io_, [this] { action(CURL_SOCKET_TIMEOUT, 0); });
