@@ -10,8 +10,8 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include <functional>
 #include <cstddef>
+#include <functional>
 #include <unordered_set>
 #include <vector>
 
