@@ -27,12 +27,33 @@ CurlLoop::~CurlLoop() {
   timer_.cancel();
   boost::system::error_code ignored;
   epoll_watch_.close(ignored);  // closes epoll_fd_
+  for (CURL* easy : spares_) curl_easy_cleanup(easy);
   curl_multi_cleanup(multi_);
 }
 
 CURLMcode CurlLoop::add(CURL* easy) { return curl_multi_add_handle(multi_, easy); }
 
 void CurlLoop::remove(CURL* easy) { curl_multi_remove_handle(multi_, easy); }
+
+CURL* CurlLoop::take_easy() {
+  if (spares_.empty()) return curl_easy_init();
+  CURL* easy = spares_.back();
+  spares_.pop_back();
+  return easy;
+}
+
+void CurlLoop::give_back(CURL* easy) {
+  if (spares_.size() >= kSpares) {
+    curl_easy_cleanup(easy);
+    return;
+  }
+  curl_easy_reset(easy);
+  try {
+    spares_.push_back(easy);
+  } catch (...) {
+    curl_easy_cleanup(easy);
+  }
+}
 
 void CurlLoop::kick() {
   asio::post(io_, [this] { action(CURL_SOCKET_TIMEOUT, 0); });
@@ -64,6 +85,14 @@ int CurlLoop::on_timer(CURLM*, long timeout_ms, void* userp) {
     return 0;
   }
   // Never call libcurl from here: an expired timer completes from the loop, not inline.
+  if (timeout_ms == 0) {
+    // libcurl asks for "now" on every new transfer: a posted call, not a timer, whose arming and
+    // expiry cost the reactor two timerfd_settime calls and a wake-up per request. A timer still
+    // pending may fire later for nothing: a spare socket_action on timeout is harmless.
+    self->timer_.cancel();
+    asio::post(self->io_, [self] { self->action(CURL_SOCKET_TIMEOUT, 0); });
+    return 0;
+  }
   self->timer_.expires_after(std::chrono::milliseconds(timeout_ms));
   self->timer_.async_wait([self](const boost::system::error_code& ec) {
     if (!ec) self->action(CURL_SOCKET_TIMEOUT, 0);

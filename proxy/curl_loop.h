@@ -10,8 +10,10 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <cstddef>
 #include <functional>
 #include <unordered_set>
+#include <vector>
 
 namespace curlretry::proxy {
 
@@ -29,6 +31,11 @@ class CurlLoop {
   std::function<void(CURL*, CURLcode)> on_done;
   // Asks libcurl to look at its transfers soon (after curl_easy_pause from outside a callback).
   void kick();
+  // An easy handle with no options set: a spare one, or new (nullptr: libcurl could not make one).
+  CURL* take_easy();
+  // A handle out of the multi handle, never from inside a libcurl callback: reset and kept for
+  // the next transfer (up to kSpares), else cleaned up.
+  void give_back(CURL* easy);
 
  private:
   static int on_socket(CURL* easy, curl_socket_t s, int what, void* userp, void* socketp);
@@ -45,6 +52,9 @@ class CurlLoop {
   boost::asio::steady_timer timer_;
   std::unordered_set<curl_socket_t> watched_;
   bool waiting_ = false;
+  // A reused handle spares curl_easy_init's allocations and the shim's per-handle setup.
+  static constexpr std::size_t kSpares = 16;
+  std::vector<CURL*> spares_;
 };
 
 }  // namespace curlretry::proxy

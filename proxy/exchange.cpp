@@ -45,13 +45,13 @@ Exchange::Exchange(CurlLoop& loop, Sink& sink, UpstreamRequest request, void* ow
 Exchange::~Exchange() {
   if (easy_ != nullptr) {
     if (added_) loop_.remove(easy_);
-    curl_easy_cleanup(easy_);
+    loop_.give_back(easy_);  // reset first: the handle forgets header_list_ before it is freed
   }
   curl_slist_free_all(header_list_);
 }
 
 bool Exchange::start() {
-  easy_ = curl_easy_init();
+  easy_ = loop_.take_easy();
   if (easy_ == nullptr) return false;
   CURL* e = easy_;
   curl_easy_setopt(e, CURLOPT_URL, request_.url.c_str());

@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/error.hpp>
@@ -553,7 +554,18 @@ template <class Stream>
 void Session<Stream>::send(std::string bytes) {
   if (closed_) return;
   pending_ += bytes;
-  if (!writing_) start_write();
+  if (writing_) return;
+  // The write starts once this turn of the loop is over: a response's head, body and end that
+  // libcurl hands over in one go leave in one write (one syscall, one stall timer) instead of
+  // one each. writing_ holds the session (next request, wind-down) as a running write would.
+  writing_ = true;
+  asio::post(lowest().get_executor(), [self = self_ptr()] {
+    if (self->closed_) {
+      self->writing_ = false;
+      return;
+    }
+    self->start_write();
+  });
 }
 
 template <class Stream>
