@@ -159,7 +159,7 @@ struct Snapshot {
   std::vector<LoadedObject> objects;
 };
 
-int collect(struct dl_phdr_info* info, size_t, void* data) {
+int collect_loaded_object(struct dl_phdr_info* info, size_t, void* data) {
   auto* snapshot = static_cast<Snapshot*>(data);
   snapshot->adds = info->dlpi_adds;
   snapshot->subs = info->dlpi_subs;
@@ -228,7 +228,7 @@ const Api* api_of_user(Libraries& libs, const LoadedObject& object, const std::v
 const Table* rebuild(Libraries& libs) {
   std::lock_guard lock(libs.mutex);
   Snapshot snapshot;
-  dl_iterate_phdr(collect, &snapshot);
+  dl_iterate_phdr(collect_loaded_object, &snapshot);
   const Table* current = libs.table.load(std::memory_order_acquire);
   if (current != nullptr && current->adds == snapshot.adds && current->subs == snapshot.subs) return current;
   auto* table = new Table();
