@@ -20,48 +20,22 @@
 #include <fstream>
 #include <sstream>
 
+#include "x509/build.h"
+#include "x509/owned.h"
+
 namespace curlretry::proxy {
 namespace {
 
-template <auto Free>
-struct Deleter {
-  template <typename T>
-  void operator()(T* p) const { Free(p); }
-};
-using KeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY_free>>;
-using CertPtr = std::unique_ptr<X509, Deleter<X509_free>>;
-using BioPtr = std::unique_ptr<BIO, Deleter<BIO_free>>;
-using ExtPtr = std::unique_ptr<X509_EXTENSION, Deleter<X509_EXTENSION_free>>;
+using x509::add_extension;
+using x509::BioPtr;
+using x509::CertPtr;
+using x509::KeyPtr;
+using x509::openssl_error;
+using x509::random_serial;
 
 constexpr long kCaDays = 3650;
 constexpr long kLeafSeconds = 2L * 24 * 3600;  // re-minted after a day (context_for)
 constexpr std::size_t kMaxMinted = 1024;
-
-std::string openssl_error(const std::string& what) {
-  const unsigned long code = ERR_get_error();
-  char detail[256] = "no OpenSSL detail";
-  if (code != 0) ERR_error_string_n(code, detail, sizeof detail);
-  ERR_clear_error();
-  return what + ": " + detail;
-}
-
-bool add_extension(X509* cert, X509* issuer, int nid, const std::string& value) {
-  X509V3_CTX ctx;
-  X509V3_set_ctx_nodb(&ctx);
-  X509V3_set_ctx(&ctx, issuer, cert, nullptr, nullptr, 0);
-  ExtPtr ext(X509V3_EXT_conf_nid(nullptr, &ctx, nid, value.c_str()));
-  return ext && X509_add_ext(cert, ext.get(), -1) == 1;
-}
-
-bool random_serial(X509* cert) {
-  unsigned char serial[16];
-  if (RAND_bytes(serial, sizeof serial) != 1) return false;
-  serial[0] &= 0x7f;  // positive
-  BIGNUM* bn = BN_bin2bn(serial, sizeof serial, nullptr);
-  const bool ok = bn && BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(cert)) != nullptr;
-  BN_free(bn);
-  return ok;
-}
 
 bool set_cn(X509_NAME* name, const std::string& cn) {
   return X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, reinterpret_cast<const unsigned char*>(cn.c_str()),

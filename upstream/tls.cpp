@@ -9,36 +9,20 @@
 
 #include <memory>
 
+#include "x509/build.h"
+#include "x509/owned.h"
+
 namespace curlretry::upstream {
 namespace {
 
-template <auto Free>
-struct Deleter {
-  template <typename T>
-  void operator()(T* p) const { Free(p); }
-};
-using KeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY_free>>;
-using CertPtr = std::unique_ptr<X509, Deleter<X509_free>>;
-using BioPtr = std::unique_ptr<BIO, Deleter<BIO_free>>;
-using ExtPtr = std::unique_ptr<X509_EXTENSION, Deleter<X509_EXTENSION_free>>;
+using x509::BioPtr;
+using x509::CertPtr;
+using x509::KeyPtr;
 
 bool fail(std::string* error, const std::string& what) {
-  if (error) {
-    unsigned long code = ERR_get_error();
-    char detail[256] = "no OpenSSL detail";
-    if (code != 0) ERR_error_string_n(code, detail, sizeof detail);
-    *error = "TLS setup: " + what + ": " + detail;
-  }
-  ERR_clear_error();
+  const std::string message = x509::openssl_error("TLS setup: " + what);
+  if (error) *error = message;
   return false;
-}
-
-bool add_extension(X509* cert, int nid, const char* value) {
-  X509V3_CTX ctx;
-  X509V3_set_ctx_nodb(&ctx);
-  X509V3_set_ctx(&ctx, cert, cert, nullptr, nullptr, 0);
-  ExtPtr ext(X509V3_EXT_conf_nid(nullptr, &ctx, nid, value));
-  return ext && X509_add_ext(cert, ext.get(), -1) == 1;
 }
 
 // Self-signed and marked as a CA so that OpenSSL accepts it as the trust anchor given with
@@ -46,12 +30,7 @@ bool add_extension(X509* cert, int nid, const char* value) {
 CertPtr make_certificate(EVP_PKEY* key) {
   CertPtr cert(X509_new());
   if (!cert) return nullptr;
-  unsigned char serial[16];
-  if (RAND_bytes(serial, sizeof serial) != 1) return nullptr;
-  serial[0] &= 0x7f;  // positive
-  BIGNUM* bn = BN_bin2bn(serial, sizeof serial, nullptr);
-  bool ok = bn && BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(cert.get())) != nullptr;
-  BN_free(bn);
+  bool ok = x509::random_serial(cert.get());
 
   X509_NAME* name = X509_get_subject_name(cert.get());
   ok = ok && X509_set_version(cert.get(), 2) == 1 &&
@@ -60,11 +39,11 @@ CertPtr make_certificate(EVP_PKEY* key) {
        X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
                                   reinterpret_cast<const unsigned char*>("localhost"), -1, -1, 0) == 1 &&
        X509_set_issuer_name(cert.get(), name) == 1 && X509_set_pubkey(cert.get(), key) == 1 &&
-       add_extension(cert.get(), NID_basic_constraints, "critical,CA:TRUE") &&
-       add_extension(cert.get(), NID_key_usage, "critical,digitalSignature,keyCertSign") &&
-       add_extension(cert.get(), NID_ext_key_usage, "serverAuth") &&
-       add_extension(cert.get(), NID_subject_key_identifier, "hash") &&
-       add_extension(cert.get(), NID_subject_alt_name, "DNS:localhost,IP:127.0.0.1") &&
+       x509::add_extension(cert.get(), cert.get(), NID_basic_constraints, "critical,CA:TRUE") &&
+       x509::add_extension(cert.get(), cert.get(), NID_key_usage, "critical,digitalSignature,keyCertSign") &&
+       x509::add_extension(cert.get(), cert.get(), NID_ext_key_usage, "serverAuth") &&
+       x509::add_extension(cert.get(), cert.get(), NID_subject_key_identifier, "hash") &&
+       x509::add_extension(cert.get(), cert.get(), NID_subject_alt_name, "DNS:localhost,IP:127.0.0.1") &&
        X509_sign(cert.get(), key, EVP_sha256()) > 0;
   return ok ? std::move(cert) : nullptr;
 }
