@@ -383,7 +383,8 @@ static int run_spawn(const struct options *o) {
     }
   printf("mode=spawn pairs=%ld base_us=%.1f preload_us=%.1f delta_us=%.1f base_p10_us=%.1f preload_p10_us=%.1f "
          "base_cpu_us=%.1f preload_cpu_us=%.1f delta_cpu_us=%.1f base_minflt=%.0f preload_minflt=%.0f timeout=%d\n",
-         pairs, med[0][0] * 1e6, med[1][0] * 1e6, (med[1][0] - med[0][0]) * 1e6, quantile(times[0][0], pairs, 0.1) * 1e6,
+         pairs, med[0][0] * 1e6, med[1][0] * 1e6, (med[1][0] - med[0][0]) * 1e6,
+         quantile(times[0][0], pairs, 0.1) * 1e6,
          quantile(times[1][0], pairs, 0.1) * 1e6, med[0][1] * 1e6, med[1][1] * 1e6, (med[1][1] - med[0][1]) * 1e6,
          med[0][2], med[1][2], timeout);
   posix_spawn_file_actions_destroy(&actions);

@@ -100,7 +100,8 @@ def main(meta_path, results_path):
     p("curlretry bench: %s" % meta.get("date", "?"))
     p("machine: nproc=%s, kernel %s, %s" % (meta.get("nproc", "?"), meta.get("kernel", "?"), meta.get("cpu", "?")))
     p("libcurl %s, nginx %s, HAProxy %s" % (meta.get("libcurl", "?"), meta.get("nginx", "?"), meta.get("haproxy", "?")))
-    p("shim %s, built %s, work tree at %s" % (meta.get("shim", "?"), meta.get("shim_built", "?"), meta.get("commit", "?")))
+    p("shim %s, built %s, work tree at %s" % (
+        meta.get("shim", "?"), meta.get("shim_built", "?"), meta.get("commit", "?")))
     p("shim NEEDED: %s" % meta.get("shim_needed", "?"))
     p("CPU placement: %s" % meta.get("pinning", "?"))
     if "load" in meta:
@@ -150,7 +151,8 @@ def main(meta_path, results_path):
     m = meta
     throughput_row("easy", "easy-sequential (%s GETs, one handle)" % m.get("n_easy", "?"), "rps", "rps_cpu", "req/s",
                    "req/cpu-s", extra=[("p50_us", "p50 us"), ("p99_us", "p99 us")], target=0.99)
-    throughput_row("multi", "multi-concurrent (%s GETs, %s at once)" % (m.get("n_multi", "?"), m.get("concurrency", "?")),
+    throughput_row("multi", "multi-concurrent (%s GETs, %s at once)" % (
+                       m.get("n_multi", "?"), m.get("concurrency", "?")),
                    "rps", "rps_cpu", "req/s", "req/cpu-s", target=0.98)
     throughput_row("bulk", "bulk (%s x 256 MiB into a write callback)" % m.get("n_bulk", "?"), "mibps", "mib_per_cpu_s",
                    "MiB/s", "MiB/cpu-s", target=0.99)
@@ -243,7 +245,8 @@ def main(meta_path, results_path):
             p("  %-42s %10s %8s %8s %10s %8s %8s %8s   %4d" % (
                 label, fmt(med(row, "both", "base_us"), ".0f"), fmt(med(row, "both", "preload_us"), ".0f"),
                 fmt(delta / 1000 if delta is not None else None, "+.2f"), fmt(med(row, "both", "base_cpu_us"), ".0f"),
-                fmt(med(row, "both", "preload_cpu_us"), ".0f"), fmt(cdelta / 1000 if cdelta is not None else None, "+.2f"),
+                fmt(med(row, "both", "preload_cpu_us"), ".0f"),
+                fmt(cdelta / 1000 if cdelta is not None else None, "+.2f"),
                 fmt(faults, "+.0f"), nruns(row, "both")))
             if delta is not None:
                 targets.append(("process start, %s: <= +0.5 ms: wall %+.2f ms, CPU %s ms" % (
@@ -267,7 +270,8 @@ def main(meta_path, results_path):
             targets.append(("peak RSS: preload +%.2f MiB <= +2 MiB" % (d / 1024), d <= 2048, None))
 
     estimates = {}  # row -> (estimated preload/direct throughput, user share of CPU, instruction overhead)
-    instr_rows = [("instr-easy", "easy-sequential, per request", 1), ("instr-multi", "multi-concurrent, per request", 1),
+    instr_rows = [("instr-easy", "easy-sequential, per request", 1),
+                  ("instr-multi", "multi-concurrent, per request", 1),
                   ("instr-bulk", "bulk, per MiB", 256)]
     if any(r in data for r, _, _ in instr_rows) or "instr-start-true" in data:
         p("%-44s %12s %12s %10s %8s" % ("user-space instructions (callgrind)", "direct", "preload", "+", "+%"))
