@@ -552,6 +552,8 @@ Transfer::Step Transfer::finish_attempt(CURLcode code) {
       learn_hints();
       core::Verdict delivered;
       settle_with_fleet(delivered);
+    } else if (attempt_.response.status >= 200 && attempt_.response.status < 400) {
+      fleet_hook::count_success(*runtime_, fleet_key_);  // the fleet budget's credit
     }
     enter(Phase::done);
     return Step{false, core::Millis{0}, code};
