@@ -327,7 +327,8 @@ class Budget(FleetTestCase):
         total = self.plain.count(k)
         self.assertGreaterEqual(total, 200)
         trickle = int(seconds * 10 / 64) + 1
-        self.assertLessEqual(total, 200 + 10 + trickle, f"upstream requests for 200 logical requests in {seconds:.1f} s")
+        self.assertLessEqual(total, 200 + 10 + trickle,
+                             f"upstream requests for 200 logical requests in {seconds:.1f} s")
         entry = self.keys()[self.host_key()]
         self.assertEqual(entry["requests"], 200)
         self.assertEqual(entry["retries"], total - 200)
