@@ -52,8 +52,8 @@ Bucket refill(Bucket bucket, const Budget& budget, std::int64_t now_ms, std::uin
   return bucket;
 }
 
-std::uint64_t kept_back(const Budget& budget, std::uint64_t window_requests, std::uint32_t streak) {
-  if (streak < kFailingStreak) return 0;
+std::uint64_t kept_back(const Budget& budget, std::uint64_t window_requests, std::uint32_t streak, bool again) {
+  if (streak < kFailingStreak && !again) return 0;
   const std::uint64_t reserve = non_negative(budget.reserve) * kToken;
   const std::uint64_t most = cap(budget, window_requests);
   return most > reserve ? std::min(reserve, most - reserve) : 0;

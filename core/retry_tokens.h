@@ -34,10 +34,12 @@ std::uint64_t cap(const Budget& budget, std::uint64_t window_requests);
 Bucket refill(Bucket bucket, const Budget& budget, std::int64_t now_ms, std::uint64_t successes,
               std::uint64_t window_requests);
 
-// Tokens a busy key keeps back while it fails outright (`streak` >= kFailingStreak): up to the
+// Tokens a busy key keeps back while it fails outright (`streak` >= kFailingStreak), and always
+// from a retry of a retry that failed (`again`: the weakest sign of a passing failure): up to the
 // reserve, never more than the cap above the reserve, so a lone process or quiet key (cap =
-// reserve) keeps back nothing. The fleet then comes out of an outage with credit in hand.
-std::uint64_t kept_back(const Budget& budget, std::uint64_t window_requests, std::uint32_t streak);
+// reserve) keeps back nothing. The fleet comes out of an outage with credit in hand, and there
+// the outage's last requests, failing once more, do not take it from the first fresh failures.
+std::uint64_t kept_back(const Budget& budget, std::uint64_t window_requests, std::uint32_t streak, bool again);
 
 // Takes one retry's token when the bucket holds at least one above `kept`. False: over budget.
 bool take(Bucket& bucket, std::uint64_t kept);

@@ -24,6 +24,7 @@ struct curlretry_redis_sync {
   unsigned add_successes;
   unsigned refunds;
   int want_retry;
+  int again;             /* the retry follows a retry that failed (core/retry_tokens.h, kept_back) */
   int percent;
   int reserve;
   long long window_ms;

@@ -30,7 +30,7 @@ return 0
 
 // KEYS: host cooldown, credential cooldown (or the host's again). ARGV: budget prefix, epoch,
 // slots, pending requests, pending successes, refunds, want_retry, percent, reserve, window_ms,
-// now_ms. The bucket (hash <prefix>bucket: m tokens x 1000, s trickle stamp, k failing streak,
+// now_ms, again. The bucket (hash <prefix>bucket: m tokens x 1000, s trickle stamp, k failing streak,
 // w successes and g refunds not credited yet) follows core/retry_tokens.cpp step for step.
 constexpr const char* kSyncScript = R"(
 local p = ARGV[1]
@@ -39,6 +39,7 @@ local n = tonumber(ARGV[3])
 local add, succ, back = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local want, pct, res = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 local win, now = math.max(tonumber(ARGV[10]), 1), tonumber(ARGV[11])
+local again = tonumber(ARGV[12])
 local b = p .. 'bucket'
 if add > 0 then
   redis.call('HINCRBY', p .. e, 'r', add)
@@ -75,7 +76,7 @@ if want == 1 then
   m = math.min(m + (tonumber(v[4]) or 0) * pct * 10, cap)
   if (tonumber(v[4]) or 0) > 0 then k = 0 else k = k + 1 end
   local kept = 0
-  if k >= 3 and cap > res * 1000 then kept = math.min(res * 1000, cap - res * 1000) end
+  if (k >= 3 or again == 1) and cap > res * 1000 then kept = math.min(res * 1000, cap - res * 1000) end
   if m >= 1000 + kept then
     m = m - 1000
     allowed = 1
@@ -164,7 +165,8 @@ __attribute__((visibility("default"))) int curlretry_redis_sync_v3(curlretry_red
                                           std::to_string(s->add_requests), std::to_string(s->add_successes),
                                           std::to_string(s->refunds), s->want_retry ? "1" : "0",
                                           std::to_string(s->percent), std::to_string(s->reserve),
-                                          std::to_string(s->window_ms), std::to_string(s->now_ms)};
+                                          std::to_string(s->window_ms), std::to_string(s->now_ms),
+                                          s->again ? "1" : "0"};
   std::vector<const char*> argv;
   for (const auto& w : words) argv.push_back(w.c_str());
   auto* reply = static_cast<redisReply*>(

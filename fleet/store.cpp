@@ -129,7 +129,7 @@ void Store::earn(std::uint64_t hash) {
 }
 
 std::optional<bool> Store::take_retry(std::uint64_t hash, std::string_view key, const budget::Budget& b,
-                                      std::int64_t now_ms) {
+                                      std::int64_t now_ms, bool again) {
   Entry* e = find_or_claim(hash, key, now_ms);
   if (e == nullptr) return std::nullopt;
   const std::uint64_t requests = window_of(*e, now_ms, b.window).requests;
@@ -143,7 +143,7 @@ std::optional<bool> Store::take_retry(std::uint64_t hash, std::string_view key, 
     mark = budget::unpack_mark(mark_word);
     fresh = budget::advance(mark, earned);
   } while (!e->mark.compare_exchange_weak(mark_word, budget::pack(mark), kRelaxed));
-  const std::uint64_t kept = budget::kept_back(b, requests, mark.streak);
+  const std::uint64_t kept = budget::kept_back(b, requests, mark.streak, again);
   std::uint64_t word = e->bucket.load(kRelaxed);
   bool allowed = false;
   budget::Bucket next;

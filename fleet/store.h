@@ -54,8 +54,9 @@ class Store {
   void earn(std::uint64_t hash);
   // Decides one retry against the key's bucket (credit, trickle, cap; core/retry_tokens.h), takes
   // its token when allowed and then counts it as a retry. nullopt: the table is full.
+  // `again`: the retry follows a retry that failed (core::budget::kept_back).
   std::optional<bool> take_retry(std::uint64_t hash, std::string_view key, const core::budget::Budget& budget,
-                                 std::int64_t now_ms);
+                                 std::int64_t now_ms, bool again = false);
   // Gives back the token of a retry that succeeded: one CAS; nothing when the key is unknown.
   void refund(std::uint64_t hash);
   // The key's counts over `window` ending now; nullopt when the key is unknown.

@@ -242,6 +242,7 @@ void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
     request.percent = budget.percent;
     request.reserve = budget.reserve;
     request.window_ms = budget.window.count();
+    request.again = a.number >= 2 ? 1 : 0;
     request.now_ms = now;
     if (auto answer = link->sync(request, fleet_key::hash(key))) {
       // The local view learns the fleet's cooldowns, for the re-check when the wait ends.
@@ -267,7 +268,7 @@ void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
   if (fleet_allowed) {
     // Redis decided for the fleet; the machine store only counts the retry for `curlretry fleet`.
     if (*fleet_allowed && !s->count(hash, key, true, now)) warn_full_once();
-  } else if (auto taken = s->take_retry(hash, key, budget, now)) {
+  } else if (auto taken = s->take_retry(hash, key, budget, now, a.number >= 2)) {
     fleet_allowed = *taken;
     charge.machine = true;
   } else {

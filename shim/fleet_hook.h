@@ -71,6 +71,7 @@ struct Attempt {
   const std::optional<std::string>* retry_after;
   const std::optional<std::string>* retry_after_ms;
   std::optional<core::Millis> time_left;  // before the host's deadline or max_elapsed
+  int number;                              // the attempt's (1: the first)
   KeyCache* ledger;                        // the handle's: holds the retry's charge
 };
 

@@ -613,7 +613,7 @@ void Transfer::settle_with_fleet(core::Verdict& verdict) {
   if (run_.deadline) left = std::min(*left, std::chrono::duration_cast<core::Millis>(*run_.deadline - now));
   const auto& response = attempt_.response;
   fleet_hook::Attempt attempt{api_, easy_, &host, run_.policy, response.status, &response.retry_after,
-                              &response.retry_after_ms, left, &fleet_key_};
+                              &response.retry_after_ms, left, run_.attempt, &fleet_key_};
   fleet_hook::settle(*runtime_, attempt, verdict);
 }
 

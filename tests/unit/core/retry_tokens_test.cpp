@@ -95,14 +95,20 @@ TEST(RetryTokens, GiveBackSaturates) {
 }
 
 TEST(RetryTokens, ABusyKeyFailingOutrightKeepsItsReserveBack) {
-  EXPECT_EQ(kept_back(kDefault, 500, kFailingStreak - 1), 0u);
-  EXPECT_EQ(kept_back(kDefault, 500, kFailingStreak), 10 * kToken);
-  EXPECT_EQ(kept_back(kDefault, 150, kFailingStreak), 5 * kToken);  // cap 15: 5 above the reserve
-  EXPECT_EQ(kept_back(kDefault, 20, 100), 0u);  // a quiet key or lone process: its reserve is its to spend
+  EXPECT_EQ(kept_back(kDefault, 500, kFailingStreak - 1, false), 0u);
+  EXPECT_EQ(kept_back(kDefault, 500, kFailingStreak, false), 10 * kToken);
+  EXPECT_EQ(kept_back(kDefault, 150, kFailingStreak, false), 5 * kToken);  // cap 15: 5 above the reserve
+  EXPECT_EQ(kept_back(kDefault, 20, 100, true), 0u);  // a quiet key or lone process: its reserve is its to spend
   Bucket b = filled(11 * kToken);
   EXPECT_TRUE(take(b, 10 * kToken));
   EXPECT_FALSE(take(b, 10 * kToken));
   EXPECT_TRUE(take(b, 0));  // once a success is credited again
+}
+
+TEST(RetryTokens, ARetryOfAFailedRetryLeavesTheReserveToFreshFailures) {
+  EXPECT_EQ(kept_back(kDefault, 500, 0, true), 10 * kToken);
+  EXPECT_EQ(kept_back(kDefault, 500, 0, false), 0u);
+  EXPECT_EQ(kept_back(kDefault, 5, 0, true), 0u);  // a lone process: every attempt its policy allows
 }
 
 TEST(RetryTokens, AdvanceCreditsEachSuccessOnce) {
@@ -142,7 +148,7 @@ TEST(RetryTokens, ATotalOutageSpendsTheBankAndTheTrickleOnly) {
     const std::int64_t now = kNow + 10000 + i * 20;
     const std::uint64_t fresh = advance(m, successes);
     b = refill(b, kDefault, now, fresh, 500);
-    if (take(b, kept_back(kDefault, 500, m.streak))) ++retries;
+    if (take(b, kept_back(kDefault, 500, m.streak, false))) ++retries;
   }
   EXPECT_LE(retries, 40u + 20u + 1u);  // bank above the reserve, 20 s of trickle
   EXPECT_GE(b.milli, 10 * kToken - kToken);
