@@ -74,9 +74,7 @@ std::uint64_t pack(Mark mark) {
   return (static_cast<std::uint64_t>(mark.streak & 0xffff) << 48) | (mark.credited & kMarkMask);
 }
 
-Mark unpack_mark(std::uint64_t word) {
-  return Mark{word & kMarkMask, static_cast<std::uint32_t>(word >> 48)};
-}
+Mark unpack_mark(std::uint64_t word) { return Mark{word & kMarkMask, static_cast<std::uint32_t>(word >> 48)}; }
 
 std::uint64_t advance(Mark& mark, std::uint64_t earned) {
   const std::uint64_t fresh = (earned - mark.credited) & kMarkMask;

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "core/retry_tokens.h"
+
+#include <gtest/gtest.h>
 
 namespace curlretry::core::budget {
 namespace {
@@ -47,7 +47,7 @@ TEST(RetryTokens, EachSuccessEarnsPercentOfAToken) {
 }
 
 TEST(RetryTokens, TheReserveTricklesInPerWindow) {
-  EXPECT_EQ(refill(filled(0), kDefault, kNow + 1000, 0, 0).milli, 1 * kToken);   // 10 per 10 s
+  EXPECT_EQ(refill(filled(0), kDefault, kNow + 1000, 0, 0).milli, 1 * kToken);  // 10 per 10 s
   EXPECT_EQ(refill(filled(0), kDefault, kNow + 2500, 0, 0).milli, 2'500u);
   EXPECT_EQ(refill(filled(0), kDefault, kNow + 60000, 0, 0).milli, 10 * kToken);  // a window at most
   EXPECT_EQ(refill(filled(0), Budget{10, milliseconds(10000), 0}, kNow + 5000, 0, 500).milli, 0u);
@@ -73,7 +73,7 @@ TEST(RetryTokens, TheBankIsCappedButInFlightTokensComeBackAboveIt) {
   Bucket b = filled(10 * kToken);
   EXPECT_TRUE(take(b, 0));
   b = give_back(give_back(b));
-  EXPECT_EQ(b.milli, 11 * kToken);                                   // the refund itself is not clamped
+  EXPECT_EQ(b.milli, 11 * kToken);                                // the refund itself is not clamped
   EXPECT_EQ(refill(b, kDefault, kNow, 0, 1).milli, 10 * kToken);  // the next decision clamps
 }
 
@@ -90,9 +90,7 @@ TEST(RetryTokens, TakeDebitsOneTokenAndNeverGoesBelowZero) {
   EXPECT_EQ(empty.milli, 0u);
 }
 
-TEST(RetryTokens, GiveBackSaturates) {
-  EXPECT_EQ(give_back(Bucket{0xffffffffu, 1}).milli, 0xffffffffu);
-}
+TEST(RetryTokens, GiveBackSaturates) { EXPECT_EQ(give_back(Bucket{0xffffffffu, 1}).milli, 0xffffffffu); }
 
 TEST(RetryTokens, ABusyKeyFailingOutrightKeepsItsReserveBack) {
   EXPECT_EQ(kept_back(kDefault, 500, kFailingStreak - 1, false), 0u);
