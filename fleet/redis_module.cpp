@@ -67,8 +67,13 @@ if want == 1 then
     if el <= 0 or res <= 0 then
       s = now
     else
-      local t = math.floor(res * 1000 * math.min(el, win) / win)
-      if t > 0 then s = now end
+      local ms = math.min(el, win)
+      local t = math.floor(res * 1000 * ms / win)
+      if el >= win then
+        s = now
+      else
+        s = s + math.min(math.ceil(t * win / (res * 1000)), ms)
+      end
       m = m + t
     end
     m = m + (tonumber(v[5]) or 0) * 1000
