@@ -88,17 +88,18 @@ def run_mode(mode, args, lib, upstream, redis_url, work):
             p = subprocess.Popen(["curl", "-q", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "30",
                                   url], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                  stderr=subprocess.DEVNULL)
-            launched.append((phase, key, p))
+            launched.append((phase, key, p, script))
             next_at = start + n / rate
             time.sleep(max(0.0, next_at - time.monotonic()))
     results = {}
-    for phase, key, p in launched:
+    for phase, key, p, script in launched:
         try:
             out, _ = p.communicate(timeout=60)
         except subprocess.TimeoutExpired:
             p.kill()
             out, _ = p.communicate()
-        results[key] = (phase, p.returncode == 0 and out.strip() == b"200")
+        results[key] = (phase, p.returncode == 0 and out.strip() == b"200", script,
+                        f"exit {p.returncode}, HTTP {out.strip().decode(errors='replace') or '-'}")
     # Every curl has ended, so every request line is written: wait until the reader has them all
     # (no new line for 0.5 s; at most 5 s).
     settle_until = time.monotonic() + 5.0
@@ -116,7 +117,7 @@ def run_mode(mode, args, lib, upstream, redis_url, work):
 
 def summarise(mode, results, lines, bounds):
     by_phase = {}
-    for key, (phase, ok) in results.items():
+    for key, (phase, ok, _, _) in results.items():
         d = by_phase.setdefault(phase, {"logical": 0, "ok": 0, "upstream": 0})
         d["logical"] += 1
         d["ok"] += ok
@@ -148,12 +149,19 @@ def summarise(mode, results, lines, bounds):
     o_start, o_end = bounds.get("outage", (0.0, 0.0))
     during = sum(1 for t, _, _, _ in lines if o_start <= t < o_end)
     part = by_phase.get("partial", {"logical": 0, "ok": 0})
+    # What became of the 10 % window's misses: the script, the answer, how many attempts arrived.
+    attempts = {}
+    for _, key, attempt, _ in lines:
+        attempts[key] = max(attempts.get(key, 0), attempt)
+    misses = [f"{script} -> {answer}, {attempts.get(key, 0)} attempt(s) upstream"
+              for key, (phase, ok, script, answer) in results.items() if phase == "partial" and not ok]
     return {
         "mode": mode,
         "amplification": out["upstream"] / out["logical"] if out["logical"] else float("nan"),
         "during": during / out["logical"] if out["logical"] else float("nan"),
         "partial_success": part["ok"] / part["logical"] if part["logical"] else float("nan"),
         "breaks": breaks,
+        "misses": misses,
         "logical": sum(d["logical"] for d in by_phase.values()),
         "upstream": sum(d["upstream"] for d in by_phase.values()),
     }
@@ -238,6 +246,9 @@ def main():
     for r in rows:
         print(f"{r['mode']:8} {r['amplification']:>12.3f}x {r['during']:>6.3f}x {100 * r['partial_success']:>21.1f}%"
               f" {r['breaks']:>16} {r['logical']:>8} {r['upstream']:>9}")
+    for r in rows:
+        for miss in r["misses"][:5]:
+            print(f"  {r['mode']}: 10 % window miss: {miss}")
     if cost:
         ratio = cost["machine"] / cost["off"]
         print(f"success path (callgrind, 2000 GETs): off {cost['off']} Ir, machine {cost['machine']} Ir "

@@ -102,8 +102,11 @@ KeyValues describe_agent(const config::Rule& rule) {
 std::string describe_fleet(const config::FleetSettings& f) {
   if (f.store == config::FleetStore::off) return "off (every process retries on its own)";
   std::string store = f.store == config::FleetStore::machine ? "machine store" : "Redis " + f.redis_url;
-  return store + "; retries within " + std::to_string(f.budget.percent) + "% of requests per " +
-         std::to_string(f.budget.window.count()) + " ms (at least " + std::to_string(f.budget.reserve) + ")" +
+  // The token bucket of core/retry_tokens.h in one line.
+  return store + "; a retry takes a token, given back if it succeeds; each success earns " +
+         std::to_string(f.budget.percent) + "% of one, plus " + std::to_string(f.budget.reserve) + " per " +
+         std::to_string(f.budget.window.count()) + " ms; at most " + std::to_string(f.budget.percent) +
+         "% of the requests per window (at least " + std::to_string(f.budget.reserve) + ")" +
          (f.hold_new ? "; new requests wait out a cooldown" : "; new requests do not wait");
 }
 

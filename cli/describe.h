@@ -17,7 +17,7 @@ KeyValues describe_settings(const config::Settings& settings);
 // A rule's `fallback` and `auth`, when set (the credential command's arguments are not shown).
 KeyValues describe_agent(const config::Rule& rule);
 
-// "machine store; retries within 10% of requests per 10000 ms + 10; new requests do not wait",
+// "machine store; a retry takes a token, given back if it succeeds; each success earns 10% of one, ...",
 // or "off".
 std::string describe_fleet(const config::FleetSettings& fleet);
 

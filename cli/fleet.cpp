@@ -53,9 +53,20 @@ View read_view(const config::FleetSettings& settings) {
     v.missing = error;
     return v;
   }
-  v.keys = store->list(now_ms(), settings.budget.window);
+  v.keys = store->list(now_ms(), settings.budget);
   std::sort(v.keys.begin(), v.keys.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
   return v;
+}
+
+// Thousandths of a retry token as a decimal: "12.5", "3".
+std::string tokens(std::uint64_t milli) {
+  std::string out = std::to_string(milli / core::budget::kToken);
+  if (std::uint64_t frac = milli % core::budget::kToken; frac != 0) {
+    std::string digits = std::to_string(frac + core::budget::kToken).substr(1);
+    while (digits.back() == '0') digits.pop_back();
+    out += "." + digits;
+  }
+  return out;
 }
 
 void print_json(const config::FleetSettings& s, const View& v, std::int64_t now) {
@@ -69,8 +80,8 @@ void print_json(const config::FleetSettings& s, const View& v, std::int64_t now)
     std::cout << (first ? "" : ",") << "{\"key\":" << json_quote(k.key) << ",\"cooling_ms\":" << left
               << ",\"until_ms\":" << k.cooling.until_ms << ",\"status\":" << k.cooling.status
               << ",\"pid\":" << k.cooling.pid << ",\"requests\":" << k.counts.requests
-              << ",\"retries\":" << k.counts.retries
-              << ",\"allowed\":" << core::budget::allowance(s.budget, k.counts) << "}";
+              << ",\"retries\":" << k.counts.retries << ",\"tokens\":" << tokens(k.tokens)
+              << ",\"cap\":" << tokens(core::budget::cap(s.budget, k.counts.requests)) << "}";
     first = false;
   }
   std::cout << "]}\n";
@@ -83,7 +94,7 @@ void print_text(const config::FleetSettings& s, const View& v, std::int64_t now)
     std::cout << "\n" << v.missing << " (no process has used it yet)\n";
     return;
   }
-  std::cout << "\n" << pad("KEY", 40) << pad("COOLING", 10) << pad("SET BY", 22) << "REQUESTS  RETRIES  ALLOWED\n";
+  std::cout << "\n" << pad("KEY", 40) << pad("COOLING", 10) << pad("SET BY", 22) << "REQUESTS  RETRIES  TOKENS\n";
   for (const auto& k : v.keys) {
     const std::int64_t left = std::max<std::int64_t>(0, k.cooling.until_ms - now);
     const std::string by = left > 0 ? "HTTP " + std::to_string(k.cooling.status) + " pid " +
@@ -91,7 +102,7 @@ void print_text(const config::FleetSettings& s, const View& v, std::int64_t now)
                                     : "-";
     std::cout << pad(k.key, 40) << pad(left > 0 ? seconds(left) : "-", 10) << pad(by, 22)
               << pad(std::to_string(k.counts.requests), 8) << pad(std::to_string(k.counts.retries), 7)
-              << core::budget::allowance(s.budget, k.counts) << "\n";
+              << tokens(k.tokens) << " of " << tokens(core::budget::cap(s.budget, k.counts.requests)) << "\n";
   }
   if (v.keys.empty()) std::cout << "(no keys)\n";
 }

@@ -1,5 +1,5 @@
 // `curlretry fleet`: what the fleet store holds — every key in cooldown (until when, which status
-// set it, by which pid) and the retry budget used per key — once, as JSON, or refreshed
+// set it, by which pid) and the retry budget (tokens) per key — once, as JSON, or refreshed
 // (--watch); `--clear KEY` ends a key's cooldown and forgets its counts.
 #pragma once
 

@@ -199,7 +199,7 @@ Subcommand add_fleet(CLI::App& app) {
   CLI::App* fleet = add_fleet_command(app, *options);
   add_common(*fleet);
   set_usage(*fleet, "curlretry fleet [--json] [--watch [--interval S] [--count N]] [--clear KEY] [--config FILE]");
-  return {fleet, AfterSeparator::ignored,
+  return {fleet, AfterSeparator::refused,
           [options](const std::vector<std::string>&, const UsageFailure&) { return run_fleet(*options); }};
 }
 

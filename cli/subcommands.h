@@ -18,7 +18,6 @@ using UsageFailure = std::function<int(const CLI::App& command, const std::strin
 enum class AfterSeparator {
   refused,  // "unexpected `--`"
   command,  // they are the command it examines (doctor)
-  ignored,  // fleet: as it always has
 };
 
 struct Subcommand {

@@ -29,13 +29,6 @@ std::uint64_t bump(std::uint64_t word, std::uint32_t epoch, bool retry) {
   return pack(slot);
 }
 
-std::uint64_t refund(std::uint64_t word, std::uint32_t epoch) {
-  Slot slot = unpack(word);
-  if (slot.epoch != epoch || slot.retries == 0) return word;
-  --slot.retries;
-  return pack(slot);
-}
-
 int slots_in(Millis window) {
   const auto width = kSlotWidth.count();
   const auto n = (std::max<Millis::rep>(window.count(), 1) + width - 1) / width;
@@ -57,13 +50,5 @@ Counts window_counts(std::span<const std::uint64_t> ring, std::uint32_t now_epoc
   }
   return counts;
 }
-
-std::uint64_t allowance(const Budget& budget, const Counts& counts) {
-  const auto percent = static_cast<std::uint64_t>(std::max(budget.percent, 0));
-  const auto reserve = static_cast<std::uint64_t>(std::max(budget.reserve, 0));
-  return std::max(counts.requests * percent / 100, reserve);
-}
-
-bool retry_allowed(const Budget& budget, const Counts& counts) { return counts.retries < allowance(budget, counts); }
 
 }  // namespace curlretry::core::budget

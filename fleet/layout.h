@@ -8,15 +8,16 @@
 #include <cstdint>
 
 #include "core/retry_budget.h"
+#include "core/retry_tokens.h"
 
 namespace curlretry::fleet::layout {
 
 inline constexpr std::uint64_t kMagic = 0x31544c4652524355ULL;  // "UCRRFLT1" little-endian
-inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::uint32_t kVersion = 2;  // 2: the budget is a token bucket (core/retry_tokens.h)
 inline constexpr std::uint32_t kEntries = 512;
 inline constexpr std::uint32_t kMaxProbe = 32;   // linear probing stops here: the table is "full"
 inline constexpr std::size_t kNameWords = 8;     // 64 bytes of key text, for `curlretry fleet`
-inline constexpr const char* kFileName = "table-v1";
+inline constexpr const char* kFileName = "table-v1";  // kept: a table of an older version is rebuilt in place
 
 struct alignas(64) Header {
   std::atomic<std::uint64_t> magic;  // stored last, with release, when the file is complete
@@ -38,6 +39,9 @@ struct alignas(64) Entry {
   std::atomic<std::uint32_t> cool_pid;            // the process that raised it
   std::atomic<std::uint32_t> last_epoch;          // newest budget slot interval written
   std::atomic<std::uint32_t> spare;
+  std::atomic<std::uint64_t> bucket;              // core::budget::Bucket, packed
+  std::atomic<std::uint64_t> mark;                // core::budget::Mark, packed: successes credited
+  std::atomic<std::uint64_t> earned;              // successful transfers, a running count
   std::atomic<std::uint64_t> ring[core::budget::kSlots];
 };
 

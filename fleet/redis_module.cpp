@@ -29,45 +29,73 @@ return 0
 )";
 
 // KEYS: host cooldown, credential cooldown (or the host's again). ARGV: budget prefix, epoch,
-// slots, pending requests, want_retry, percent, reserve, then refunds as epoch, count pairs (given
-// back while their slot is within the longest window, 128 slots, like the machine store's ring).
-// The allowance is the percentage or the reserve, whichever is more (core/retry_budget.h).
+// slots, pending requests, pending successes, refunds, want_retry, percent, reserve, window_ms,
+// now_ms, again. The bucket (hash <prefix>bucket: m tokens x 1000, s trickle stamp, k failing streak,
+// w successes and g refunds not credited yet) follows core/retry_tokens.cpp step for step.
 constexpr const char* kSyncScript = R"(
 local p = ARGV[1]
 local e = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
-local add = tonumber(ARGV[4])
+local add, succ, back = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local want, pct, res = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
+local win, now = math.max(tonumber(ARGV[10]), 1), tonumber(ARGV[11])
+local again = tonumber(ARGV[12])
+local b = p .. 'bucket'
 if add > 0 then
   redis.call('HINCRBY', p .. e, 'r', add)
   redis.call('PEXPIRE', p .. e, 70000)
 end
-for i = 8, #ARGV - 1, 2 do
-  local re, rn = tonumber(ARGV[i]), tonumber(ARGV[i + 1])
-  if re > e - 128 and re <= e then
-    local had = tonumber(redis.call('HGET', p .. re, 't')) or 0
-    local back = math.min(had, rn)
-    if back > 0 then redis.call('HINCRBY', p .. re, 't', -back) end
-  end
+if succ > 0 then
+  redis.call('HINCRBY', b, 'w', succ)
+  redis.call('HSET', b, 'k', 0)
 end
-local r, t = 0, 0
+if back > 0 then redis.call('HINCRBY', b, 'g', back) end
+redis.call('PEXPIRE', b, 600000)
+local r = 0
 for i = 0, n - 1 do
-  local v = redis.call('HMGET', p .. (e - i), 'r', 't')
-  r = r + (tonumber(v[1]) or 0)
-  t = t + (tonumber(v[2]) or 0)
+  r = r + (tonumber(redis.call('HGET', p .. (e - i), 'r')) or 0)
 end
+local v = redis.call('HMGET', b, 'm', 's', 'k', 'w', 'g')
+local m, s, k = tonumber(v[1]), tonumber(v[2]), tonumber(v[3]) or 0
 local allowed = 0
-if tonumber(ARGV[5]) == 1 and t < math.max(math.floor(r * tonumber(ARGV[6]) / 100), tonumber(ARGV[7])) then
-  redis.call('HINCRBY', p .. e, 't', 1)
-  redis.call('PEXPIRE', p .. e, 70000)
-  allowed = 1
-  t = t + 1
+if want == 1 then
+  local cap = math.max(res * 1000, pct * r * 10)
+  if not m then
+    m, s = cap, now
+  else
+    local el = now - s
+    if el <= 0 or res <= 0 then
+      s = now
+    else
+      local ms = math.min(el, win)
+      local t = math.floor(res * 1000 * ms / win)
+      if el >= win then
+        s = now
+      else
+        s = s + math.min(math.ceil(t * win / (res * 1000)), ms)
+      end
+      m = m + t
+    end
+    m = m + (tonumber(v[5]) or 0) * 1000
+  end
+  m = math.min(m + (tonumber(v[4]) or 0) * pct * 10, cap)
+  if (tonumber(v[4]) or 0) > 0 then k = 0 else k = k + 1 end
+  local kept = 0
+  if (k >= 3 or again == 1) and cap > res * 1000 then kept = math.min(res * 1000, cap - res * 1000) end
+  if m >= 1000 + kept then
+    m = m - 1000
+    allowed = 1
+    redis.call('HINCRBY', p .. e, 't', 1)
+    redis.call('PEXPIRE', p .. e, 70000)
+  end
+  redis.call('HSET', b, 'm', m, 's', s, 'k', k, 'w', 0, 'g', 0)
 end
-local function until_of(k)
-  local v = redis.call('GET', k)
-  if not v then return '0' end
-  return string.match(v, '^(%d+)') or '0'
+local function until_of(key)
+  local u = redis.call('GET', key)
+  if not u then return '0' end
+  return string.match(u, '^(%d+)') or '0'
 end
-return {tostring(r), tostring(t), allowed, until_of(KEYS[1]), until_of(KEYS[2])}
+return {tostring(r), tostring(m or 0), allowed, until_of(KEYS[1]), until_of(KEYS[2])}
 )";
 
 void say(char* err, unsigned long size, const std::string& text) {
@@ -132,21 +160,18 @@ __attribute__((visibility("default"))) int curlretry_redis_cool(curlretry_redis*
   return ok ? 0 : -1;
 }
 
-__attribute__((visibility("default"))) int curlretry_redis_sync_v2(curlretry_redis* redis, curlretry_redis_sync* s,
+__attribute__((visibility("default"))) int curlretry_redis_sync_v3(curlretry_redis* redis, curlretry_redis_sync* s,
                                                                   char* err, unsigned long err_size) {
   const std::string host_key = std::string("curlretry:cool:") + s->key;
   const std::string cred_key = s->cred_key ? std::string("curlretry:cool:") + s->cred_key : host_key;
   const std::string prefix = std::string("curlretry:budget:") + s->key + ":";
-  const std::string epoch = std::to_string(s->epoch), slots = std::to_string(s->slots);
-  const std::string add = std::to_string(s->add_requests), want = s->want_retry ? "1" : "0";
-  const std::string percent = std::to_string(s->percent), reserve = std::to_string(s->reserve);
-  std::vector<std::string> words = {"EVAL", kSyncScript, "2", host_key, cred_key, prefix, epoch, slots, add, want,
-                                    percent, reserve};
-  for (int i = 0; i < CURLRETRY_REDIS_REFUNDS; ++i) {
-    if (s->refund_counts[i] == 0) continue;
-    words.push_back(std::to_string(s->refund_epochs[i]));
-    words.push_back(std::to_string(s->refund_counts[i]));
-  }
+  const std::vector<std::string> words = {"EVAL", kSyncScript, "2", host_key, cred_key, prefix,
+                                          std::to_string(s->epoch), std::to_string(s->slots),
+                                          std::to_string(s->add_requests), std::to_string(s->add_successes),
+                                          std::to_string(s->refunds), s->want_retry ? "1" : "0",
+                                          std::to_string(s->percent), std::to_string(s->reserve),
+                                          std::to_string(s->window_ms), std::to_string(s->now_ms),
+                                          s->again ? "1" : "0"};
   std::vector<const char*> argv;
   for (const auto& w : words) argv.push_back(w.c_str());
   auto* reply = static_cast<redisReply*>(
@@ -154,7 +179,7 @@ __attribute__((visibility("default"))) int curlretry_redis_sync_v2(curlretry_red
   const bool ok = reply != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 5;
   if (ok) {
     s->requests = static_cast<unsigned long long>(as_number(reply->element[0]));
-    s->retries = static_cast<unsigned long long>(as_number(reply->element[1]));
+    s->tokens = static_cast<unsigned long long>(as_number(reply->element[1]));
     s->allowed = as_number(reply->element[2]) == 1;
     s->host_until_ms = as_number(reply->element[3]);
     s->cred_until_ms = as_number(reply->element[4]);

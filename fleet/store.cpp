@@ -42,6 +42,9 @@ void reset_entry(Entry& e) {
   e.cool_status.store(0, kRelaxed);
   e.cool_pid.store(0, kRelaxed);
   for (auto& slot : e.ring) slot.store(0, kRelaxed);
+  e.bucket.store(0, kRelaxed);
+  e.mark.store(0, kRelaxed);
+  e.earned.store(0, kRelaxed);
 }
 
 }  // namespace
@@ -121,22 +124,56 @@ bool Store::count(std::uint64_t hash, std::string_view key, bool retry, std::int
   return true;
 }
 
-void Store::refund(std::uint64_t hash, std::uint32_t epoch) {
+void Store::earn(std::uint64_t hash) {
+  if (Entry* e = find(hash)) e->earned.fetch_add(1, kRelaxed);
+}
+
+std::optional<bool> Store::take_retry(std::uint64_t hash, std::string_view key, const budget::Budget& b,
+                                      std::int64_t now_ms, bool again) {
+  Entry* e = find_or_claim(hash, key, now_ms);
+  if (e == nullptr) return std::nullopt;
+  const std::uint64_t requests = window_of(*e, now_ms, b.window).requests;
+  // First the successes since the last decision (each is credited by exactly one decision),
+  // then the bucket; a decision that dies between the two loses that credit: strict, never loose.
+  const std::uint64_t earned = e->earned.load(kRelaxed);
+  std::uint64_t mark_word = e->mark.load(kRelaxed);
+  budget::Mark mark;
+  std::uint64_t fresh = 0;
+  do {
+    mark = budget::unpack_mark(mark_word);
+    fresh = budget::advance(mark, earned);
+  } while (!e->mark.compare_exchange_weak(mark_word, budget::pack(mark), kRelaxed));
+  const std::uint64_t kept = budget::kept_back(b, requests, mark.streak, again);
+  std::uint64_t word = e->bucket.load(kRelaxed);
+  bool allowed = false;
+  budget::Bucket next;
+  do {
+    next = budget::refill(budget::unpack_bucket(word), b, now_ms, fresh, requests);
+    allowed = budget::take(next, kept);
+  } while (!e->bucket.compare_exchange_weak(word, budget::pack(next), kRelaxed));
+  if (allowed) count(hash, key, true, now_ms);
+  return allowed;
+}
+
+void Store::refund(std::uint64_t hash) {
   Entry* e = find(hash);
   if (e == nullptr) return;
-  auto& slot = e->ring[budget::ring_index(epoch)];
-  std::uint64_t word = slot.load(kRelaxed);
-  for (std::uint64_t next = budget::refund(word, epoch); next != word; next = budget::refund(word, epoch)) {
-    if (slot.compare_exchange_weak(word, next, kRelaxed)) return;
+  std::uint64_t word = e->bucket.load(kRelaxed);
+  while (!e->bucket.compare_exchange_weak(word, budget::pack(budget::give_back(budget::unpack_bucket(word))),
+                                          kRelaxed)) {
   }
+}
+
+budget::Counts Store::window_of(const Entry& e, std::int64_t now_ms, core::Millis window) {
+  std::array<std::uint64_t, budget::kSlots> ring;
+  for (int i = 0; i < budget::kSlots; ++i) ring[i] = e.ring[i].load(kRelaxed);
+  return budget::window_counts(ring, budget::epoch_of(now_ms), window);
 }
 
 std::optional<budget::Counts> Store::counts(std::string_view key, std::int64_t now_ms, core::Millis window) const {
   const Entry* e = find(core::fleet_key::hash(key));
   if (e == nullptr) return std::nullopt;
-  std::array<std::uint64_t, budget::kSlots> ring;
-  for (int i = 0; i < budget::kSlots; ++i) ring[i] = e->ring[i].load(kRelaxed);
-  return budget::window_counts(ring, budget::epoch_of(now_ms), window);
+  return window_of(*e, now_ms, window);
 }
 
 bool Store::cool(std::string_view key, std::int64_t until_ms, int status, std::int64_t now_ms) {
@@ -182,7 +219,7 @@ std::string Store::name_of(const Entry& e) {
   return out;
 }
 
-std::vector<KeyView> Store::list(std::int64_t now_ms, core::Millis window) const {
+std::vector<KeyView> Store::list(std::int64_t now_ms, const budget::Budget& b) const {
   std::vector<KeyView> out;
   Entry* table = entries();
   for (std::uint32_t i = 0; i < layout::kEntries; ++i) {
@@ -191,9 +228,12 @@ std::vector<KeyView> Store::list(std::int64_t now_ms, core::Millis window) const
     KeyView v;
     v.key = name_of(e);
     v.cooling = cooling(v.key, now_ms);
-    std::array<std::uint64_t, budget::kSlots> ring;
-    for (int s = 0; s < budget::kSlots; ++s) ring[s] = e.ring[s].load(kRelaxed);
-    v.counts = budget::window_counts(ring, budget::epoch_of(now_ms), window);
+    v.counts = window_of(e, now_ms, b.window);
+    // What the next decision would credit and find, without making it.
+    budget::Mark mark = budget::unpack_mark(e.mark.load(kRelaxed));
+    const std::uint64_t fresh = budget::advance(mark, e.earned.load(kRelaxed));
+    const budget::Bucket bucket = budget::unpack_bucket(e.bucket.load(kRelaxed));
+    v.tokens = budget::refill(bucket, b, now_ms, fresh, v.counts.requests).milli;
     out.push_back(std::move(v));
   }
   return out;

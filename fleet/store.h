@@ -1,4 +1,5 @@
-// The machine-wide fleet store: shared cooldowns and retry-budget counts per key, in one mapped
+// The machine-wide fleet store: shared cooldowns and retry budgets (a token bucket and request
+// counts, core/retry_tokens.h) per key, in one mapped
 // table every process of the user updates with atomics. After open(), nothing here makes a
 // system call or allocates on the counting and lookup paths (listing for the CLI allocates).
 // Thread-safe and fork-safe (the mapping is shared and inherited).
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "core/retry_budget.h"
+#include "core/retry_tokens.h"
 #include "fleet/table_file.h"
 
 namespace curlretry::fleet {
@@ -27,6 +29,7 @@ struct KeyView {
   std::string key;
   Cooling cooling;
   core::budget::Counts counts;  // in the window asked for
+  std::uint64_t tokens = 0;     // what a retry decision now would find, in core::budget::kToken units
 };
 
 class Store {
@@ -46,9 +49,16 @@ class Store {
   bool count(std::string_view key, bool retry, std::int64_t now_ms);
   // The same with the key's hash (core::fleet_key::hash) already known.
   bool count(std::uint64_t hash, std::string_view key, bool retry, std::int64_t now_ms);
-  // Gives back one retry counted against the key in slot interval `epoch` (a retry that
-  // succeeded): one CAS, nothing when the slot has moved on or the key is unknown.
-  void refund(std::uint64_t hash, std::uint32_t epoch);
+  // A transfer to the key succeeded: it earns the key's bucket percent/100 of a token at the next
+  // decision. One atomic add; nothing when the key is unknown.
+  void earn(std::uint64_t hash);
+  // Decides one retry against the key's bucket (credit, trickle, cap; core/retry_tokens.h), takes
+  // its token when allowed and then counts it as a retry. nullopt: the table is full.
+  // `again`: the retry follows a retry that failed (core::budget::kept_back).
+  std::optional<bool> take_retry(std::uint64_t hash, std::string_view key, const core::budget::Budget& budget,
+                                 std::int64_t now_ms, bool again = false);
+  // Gives back the token of a retry that succeeded: one CAS; nothing when the key is unknown.
+  void refund(std::uint64_t hash);
   // The key's counts over `window` ending now; nullopt when the key is unknown.
   std::optional<core::budget::Counts> counts(std::string_view key, std::int64_t now_ms, core::Millis window) const;
 
@@ -58,7 +68,7 @@ class Store {
   Cooling cooling(std::string_view key, std::int64_t now_ms) const;
 
   // Every key in use, for `curlretry fleet`.
-  std::vector<KeyView> list(std::int64_t now_ms, core::Millis window) const;
+  std::vector<KeyView> list(std::int64_t now_ms, const core::budget::Budget& budget) const;
   // Ends the key's cooldown and forgets its counts. False when the key is unknown.
   bool clear(std::string_view key);
 
@@ -67,6 +77,7 @@ class Store {
   layout::Entry* find(std::uint64_t hash) const;
   layout::Entry* find_or_claim(std::uint64_t hash, std::string_view key, std::int64_t now_ms);
   static std::string name_of(const layout::Entry& entry);
+  static core::budget::Counts window_of(const layout::Entry& entry, std::int64_t now_ms, core::Millis window);
   layout::Entry* entries() const;
 
   Mapping mapping_;

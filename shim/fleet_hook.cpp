@@ -133,24 +133,30 @@ void record_cooldown(const Runtime& runtime, fleet::Store& s, const Attempt& a, 
   if (auto* link = redis(runtime)) link->cool(cool_key, now + wait->count(), signal.status);
 }
 
-// The attempt that just ended was a retry whose answer the host gets as a success: the server
-// coped, so the retry did not add to an overload and its budget unit goes back. A retry that
-// failed again (or gave up for any other reason) stays charged.
+// The transfer that just ended gets its answer as a success: the server coped. It earns the key
+// credit, and if it was a retry, that retry did not add to an overload: its token goes back. A
+// retry that failed again (or gave up for any other reason) keeps its token.
 bool succeeded(const Attempt& a, const core::Verdict& verdict) {
   if (verdict.action != core::Action::give_up) return false;
-  if (verdict.reason == core::Reason::success) return true;
   const int status = status_of(a);
+  if (verdict.reason == core::Reason::success) return !cooldown::cools_fleet(status);
   return verdict.reason == core::Reason::committed && status >= 200 && status < 400;
 }
 
-void settle_charge(const Runtime& runtime, fleet::Store& s, const Attempt& a, const core::Verdict& verdict) {
-  if (a.ledger == nullptr || !a.ledger->charge.pending) return;
+void settle_success(const Runtime& runtime, fleet::Store& s, const Attempt& a, const core::Verdict& verdict) {
+  const bool ok = succeeded(a, verdict);
+  if (a.ledger == nullptr) return;
+  if (ok && !a.ledger->key.empty()) {
+    s.earn(a.ledger->hash);
+    if (auto* link = redis(runtime)) link->note_success(a.ledger->hash);
+  }
+  if (!a.ledger->charge.pending) return;
   const Charge charge = a.ledger->charge;
   a.ledger->charge.pending = false;
-  if (!succeeded(a, verdict)) return;
-  s.refund(charge.hash, charge.epoch);
+  if (!ok) return;
+  if (charge.machine) s.refund(charge.hash);
   if (charge.redis) {
-    if (auto* link = redis(runtime)) link->note_refund(charge.hash, charge.epoch);
+    if (auto* link = redis(runtime)) link->note_refund(charge.hash);
   }
 }
 
@@ -171,6 +177,13 @@ void count_request(const Runtime& runtime, const HostOptions& host, KeyCache& ca
   if (cache.key.empty()) return;
   if (!s->count(cache.hash, cache.key, false, now_ms())) warn_full_once();
   if (auto* link = redis(runtime)) link->note_request(cache.hash, cache.key);
+}
+
+void count_success(const Runtime& runtime, const KeyCache& cache) {
+  fleet::Store* s = store(runtime);
+  if (s == nullptr || cache.key.empty()) return;
+  s->earn(cache.hash);
+  if (auto* link = redis(runtime)) link->note_success(cache.hash);
 }
 
 core::Millis cooling_left(const Runtime& runtime, const HostOptions& host) {
@@ -207,7 +220,7 @@ void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
   const std::string_view key = authority(*a.host, buffer);
   if (key.empty()) return;
   const std::int64_t now = now_ms();
-  settle_charge(runtime, *s, a, verdict);
+  settle_success(runtime, *s, a, verdict);
   if (cooldown::cools_fleet(status_of(a))) record_cooldown(runtime, *s, a, key, now);
   if (verdict.action != core::Action::retry) return;
 
@@ -228,6 +241,9 @@ void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
     request.want_retry = 1;
     request.percent = budget.percent;
     request.reserve = budget.reserve;
+    request.window_ms = budget.window.count();
+    request.again = a.number >= 2 ? 1 : 0;
+    request.now_ms = now;
     if (auto answer = link->sync(request, fleet_key::hash(key))) {
       // The local view learns the fleet's cooldowns, for the re-check when the wait ends.
       if (answer->host_until_ms > now) s->cool(key, answer->host_until_ms, 0, now);
@@ -247,22 +263,24 @@ void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
     if (wait > verdict.delay) verdict.what += " (fleet cooldown)";
     verdict.delay = wait;
   }
-  const bool allowed = fleet_allowed ? *fleet_allowed
-                                     : core::budget::retry_allowed(
-                                           budget, s->counts(key, now, budget.window).value_or(core::budget::Counts{}));
-  if (!allowed) {
+  const std::uint64_t hash = fleet_key::hash(key);
+  Charge charge{true, false, fleet_allowed.has_value(), hash};
+  if (fleet_allowed) {
+    // Redis decided for the fleet; the machine store only counts the retry for `curlretry fleet`.
+    if (*fleet_allowed && !s->count(hash, key, true, now)) warn_full_once();
+  } else if (auto taken = s->take_retry(hash, key, budget, now, a.number >= 2)) {
+    fleet_allowed = *taken;
+    charge.machine = true;
+  } else {
+    warn_full_once();
+    return;  // the key does not fit the table: this process decides alone
+  }
+  if (!*fleet_allowed) {
     verdict.action = core::Action::give_up;
     verdict.reason = core::Reason::budget;
     return;
   }
-  const std::uint64_t hash = fleet_key::hash(key);
-  if (!s->count(hash, key, true, now)) {
-    warn_full_once();
-    if (!fleet_allowed) return;  // counted nowhere: nothing to give back
-  }
-  if (a.ledger != nullptr) {
-    a.ledger->charge = Charge{true, fleet_allowed.has_value(), hash, core::budget::epoch_of(now)};
-  }
+  if (a.ledger != nullptr) a.ledger->charge = charge;
 }
 
 }  // namespace curlretry::shim::fleet_hook

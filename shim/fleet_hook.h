@@ -25,13 +25,13 @@ namespace fleet_hook {
 // The store is on and open (opening it on the first call).
 bool active(const Runtime& runtime);
 
-// A retry counted against the budget and not settled yet: where it was counted, so that it can
-// be given back if it succeeds.
+// A retry that took a budget token and is not settled yet: where the token came from, so that
+// it can be given back if the retry succeeds.
 struct Charge {
   bool pending = false;
-  bool redis = false;        // Redis counted it too
+  bool machine = false;      // from the machine store's bucket
+  bool redis = false;        // from the Redis bucket
   std::uint64_t hash = 0;    // the key's
-  std::uint32_t epoch = 0;   // the budget slot interval it was counted in
 };
 
 // A URL's fleet key, remembered while the handle's URL stays the same: a handle reused for one
@@ -46,6 +46,10 @@ struct KeyCache {
 // A first attempt begins: one request counted against the URL's host. Atomics only once the
 // store is open (it opens on the first call of the process) and the key is cached.
 void count_request(const Runtime& runtime, const HostOptions& host, KeyCache& cache);
+
+// A transfer's first attempt reached the host as a success (2xx/3xx) on the fast path: the key
+// earns percent/100 of a retry token. Atomics only. (Other endings go through settle().)
+void count_success(const Runtime& runtime, const KeyCache& cache);
 
 // How long a new request should wait before its first attempt (fleet.hold_new and a cooldown on
 // its key). Zero when it need not wait, and when the cooldown would outlast the host's
@@ -67,13 +71,14 @@ struct Attempt {
   const std::optional<std::string>* retry_after;
   const std::optional<std::string>* retry_after_ms;
   std::optional<core::Millis> time_left;  // before the host's deadline or max_elapsed
+  int number;                              // the attempt's (1: the first)
   KeyCache* ledger;                        // the handle's: holds the retry's charge
 };
 
-// After core decided: a retry that succeeded gives its budget unit back (one that failed again
-// stays charged); a server's cooldown signal is written for the fleet; a retry waits out the
-// shared cooldown (or gives up with reason "cooldown" when that wait does not fit) and is
-// counted against the budget (or gives up with reason "budget").
+// After core decided: a transfer that succeeded earns its key percent/100 of a token, and a retry
+// that succeeded gives its token back (one that failed again keeps it); a server's cooldown
+// signal is written for the fleet; a retry waits out the shared cooldown (or gives up with reason
+// "cooldown" when that wait does not fit) and takes a budget token (or gives up with "budget").
 void settle(const Runtime& runtime, const Attempt& attempt, core::Verdict& verdict);
 
 }  // namespace fleet_hook

@@ -45,7 +45,7 @@ Module load_module() {
   m.connect = reinterpret_cast<curlretry_redis_connect_fn>(dlsym(handle, "curlretry_redis_connect"));
   m.free = reinterpret_cast<curlretry_redis_free_fn>(dlsym(handle, "curlretry_redis_free"));
   m.cool = reinterpret_cast<curlretry_redis_cool_fn>(dlsym(handle, "curlretry_redis_cool"));
-  m.sync = reinterpret_cast<curlretry_redis_sync_fn>(dlsym(handle, "curlretry_redis_sync_v2"));
+  m.sync = reinterpret_cast<curlretry_redis_sync_fn>(dlsym(handle, "curlretry_redis_sync_v3"));
   if (!m.connect || !m.free || !m.cool || !m.sync) m.error = path + " lacks the curlretry_redis_* entry points";
   return m;
 }
@@ -66,8 +66,8 @@ struct State {
   bool said_down = false;
   std::atomic<std::uint64_t> pending_hash[kPending] = {};
   std::atomic<std::uint32_t> pending_count[kPending] = {};
-  // Per pending key, refunds not sent yet: (epoch << 32 | count), at epoch % CURLRETRY_REDIS_REFUNDS.
-  std::atomic<std::uint64_t> pending_refund[kPending][CURLRETRY_REDIS_REFUNDS] = {};
+  std::atomic<std::uint32_t> pending_success[kPending] = {};
+  std::atomic<std::uint32_t> pending_refund[kPending] = {};
   // The key's text, written once by the thread that claimed the slot, for the flush at exit.
   char pending_key[kPending][kKeyMax] = {};
   std::atomic<bool> pending_named[kPending] = {};
@@ -92,7 +92,8 @@ void forget_pending_in_child() {
   State& s = state();
   for (std::size_t i = 0; i < kPending; ++i) {
     s.pending_count[i].store(0, std::memory_order_relaxed);
-    for (auto& r : s.pending_refund[i]) r.store(0, std::memory_order_relaxed);
+    s.pending_success[i].store(0, std::memory_order_relaxed);
+    s.pending_refund[i].store(0, std::memory_order_relaxed);
   }
 }
 
@@ -204,29 +205,18 @@ void Link::note_request(std::uint64_t key_hash, std::string_view key) {
   if (slot >= 0) state().pending_count[slot].fetch_add(1, std::memory_order_relaxed);
 }
 
-void Link::note_refund(std::uint64_t key_hash, std::uint32_t epoch) {
+void Link::note_success(std::uint64_t key_hash) {
   const int slot = pending_slot(key_hash, {});  // its request was noted: the slot is there
-  if (slot < 0) return;
-  auto& word = state().pending_refund[slot][epoch % CURLRETRY_REDIS_REFUNDS];
-  std::uint64_t old = word.load(std::memory_order_relaxed);
-  for (;;) {
-    const auto old_epoch = static_cast<std::uint32_t>(old >> 32);
-    const auto old_count = static_cast<std::uint32_t>(old);
-    std::uint64_t next;
-    if (old_count != 0 && old_epoch == epoch) {
-      next = old + 1;
-    } else if (old_count == 0 || static_cast<std::int32_t>(epoch - old_epoch) > 0) {
-      next = (static_cast<std::uint64_t>(epoch) << 32) | 1;
-    } else {
-      return;  // an older interval than the one waiting there: dropped
-    }
-    if (word.compare_exchange_weak(old, next, std::memory_order_relaxed)) return;
-  }
+  if (slot >= 0) state().pending_success[slot].fetch_add(1, std::memory_order_relaxed);
+}
+
+void Link::note_refund(std::uint64_t key_hash) {
+  const int slot = pending_slot(key_hash, {});
+  if (slot >= 0) state().pending_refund[slot].fetch_add(1, std::memory_order_relaxed);
 }
 
 void Link::take_pending(std::uint64_t key_hash, curlretry_redis_sync& request) {
-  request.add_requests = 0;
-  for (int i = 0; i < CURLRETRY_REDIS_REFUNDS; ++i) request.refund_epochs[i] = request.refund_counts[i] = 0;
+  request.add_requests = request.add_successes = request.refunds = 0;
   const int slot = pending_slot(key_hash, {});
   if (slot < 0) return;
   take_slot(static_cast<std::size_t>(slot), request);
@@ -235,11 +225,8 @@ void Link::take_pending(std::uint64_t key_hash, curlretry_redis_sync& request) {
 void Link::take_slot(std::size_t slot, curlretry_redis_sync& request) {
   State& s = state();
   request.add_requests = s.pending_count[slot].exchange(0, std::memory_order_relaxed);
-  for (int i = 0; i < CURLRETRY_REDIS_REFUNDS; ++i) {
-    const std::uint64_t w = s.pending_refund[slot][i].exchange(0, std::memory_order_relaxed);
-    request.refund_epochs[i] = static_cast<std::uint32_t>(w >> 32);
-    request.refund_counts[i] = static_cast<std::uint32_t>(w);
-  }
+  request.add_successes = s.pending_success[slot].exchange(0, std::memory_order_relaxed);
+  request.refunds = s.pending_refund[slot].exchange(0, std::memory_order_relaxed);
 }
 
 std::optional<curlretry_redis_sync> Link::sync(curlretry_redis_sync request, std::uint64_t key_hash) {
@@ -279,14 +266,13 @@ void Link::flush_at_exit() {
     if (!s.pending_named[i].load(std::memory_order_acquire)) continue;
     curlretry_redis_sync request{};
     take_slot(i, request);
-    bool any = request.add_requests != 0;
-    for (const unsigned count : request.refund_counts) any = any || count != 0;
-    if (!any) continue;
+    if (request.add_requests == 0 && request.add_successes == 0 && request.refunds == 0) continue;
     if (!usable(now, true)) return;
     const std::string key(s.pending_key[i]);
     request.key = key.c_str();
     request.epoch = core::budget::epoch_of(now);
     request.slots = 1;
+    request.now_ms = now;
     char error[256] = {};
     if (s.module->sync(s.connection, &request, error, sizeof error) != 0) return;
   }

@@ -27,10 +27,10 @@ class Link {
   // Counts a request made by this process, to be added to the fleet at the next sync of its key
   // or at exit (atomics only; a key that does not fit the small pending table is not counted).
   void note_request(std::uint64_t key_hash, std::string_view key);
-  // Gives back a retry that Redis counted in slot interval `epoch` and that succeeded, at the
-  // next sync of its key (atomics only; see note_request). Of two unsent refunds whose intervals
-  // share a place in the small pending ring, the older is dropped: the budget errs strict.
-  void note_refund(std::uint64_t key_hash, std::uint32_t epoch);
+  // A transfer to the key succeeded (its credit) / a retry whose token Redis gave succeeded (the
+  // token goes back): sent with the next sync of the key or at exit (atomics only).
+  void note_success(std::uint64_t key_hash);
+  void note_refund(std::uint64_t key_hash);
   // One decision's round trip (see redis_abi.h); nullopt: use the machine store this time.
   std::optional<curlretry_redis_sync> sync(curlretry_redis_sync request, std::uint64_t key_hash);
   // Sends what this process still has pending (registered with atexit by link_for).

@@ -552,6 +552,8 @@ Transfer::Step Transfer::finish_attempt(CURLcode code) {
       learn_hints();
       core::Verdict delivered;
       settle_with_fleet(delivered);
+    } else if (attempt_.response.status >= 200 && attempt_.response.status < 400) {
+      fleet_hook::count_success(*runtime_, fleet_key_);  // the fleet budget's credit
     }
     enter(Phase::done);
     return Step{false, core::Millis{0}, code};
@@ -611,7 +613,7 @@ void Transfer::settle_with_fleet(core::Verdict& verdict) {
   if (run_.deadline) left = std::min(*left, std::chrono::duration_cast<core::Millis>(*run_.deadline - now));
   const auto& response = attempt_.response;
   fleet_hook::Attempt attempt{api_, easy_, &host, run_.policy, response.status, &response.retry_after,
-                              &response.retry_after_ms, left, &fleet_key_};
+                              &response.retry_after_ms, left, run_.attempt, &fleet_key_};
   fleet_hook::settle(*runtime_, attempt, verdict);
 }
 

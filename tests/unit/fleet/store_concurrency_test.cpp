@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/fleet_key.h"
+#include "core/retry_tokens.h"
 #include "fleet/store.h"
 #include "temp_dir.h"
 
@@ -53,27 +54,57 @@ TEST(StoreConcurrency, ThreadsCountExactly) {
   EXPECT_EQ(store->cooling("shared:443", kNow).until_ms, kNow + (kThreads - 1) * 1000 + 6);
 }
 
-TEST(StoreConcurrency, RefundsRacingWithCountsAddUpExactly) {
+std::uint64_t tokens_of(const Store& store, std::string_view key, const core::budget::Budget& budget) {
+  for (const auto& v : store.list(kNow, budget)) {
+    if (v.key == key) return v.tokens;
+  }
+  return ~std::uint64_t{0};
+}
+
+TEST(StoreConcurrency, TokensTakenAndGivenBackAddUpExactly) {
   TempDir tmp;
   auto store = open_store(tmp.store());
+  const core::budget::Budget budget{0, 64000ms, 60000};  // 60000 tokens, none earned, no time passes
   const std::uint64_t hash = core::fleet_key::hash("shared:443");
-  const std::uint32_t epoch = core::budget::epoch_of(kNow);
   constexpr int kThreads = 8, kEach = 3000;
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&store, hash, epoch] {
-      // Every thread counts three retries and gives two back (two of them succeeded).
+    threads.emplace_back([&store, &budget, hash] {
+      // Every thread takes two tokens and gives one back (one of its retries succeeded).
       for (int i = 0; i < kEach; ++i) {
-        store->count(hash, "shared:443", true, kNow);
-        store->count(hash, "shared:443", true, kNow);
-        store->refund(hash, epoch);
-        store->count(hash, "shared:443", true, kNow);
-        store->refund(hash, epoch);
+        EXPECT_EQ(store->take_retry(hash, "shared:443", budget, kNow), true);
+        EXPECT_EQ(store->take_retry(hash, "shared:443", budget, kNow), true);
+        store->refund(hash);
       }
     });
   }
   for (auto& th : threads) th.join();
-  EXPECT_EQ(store->counts("shared:443", kNow, 10000ms)->retries, static_cast<std::uint64_t>(kThreads * kEach));
+  EXPECT_EQ(tokens_of(*store, "shared:443", budget), (60000u - kThreads * kEach) * core::budget::kToken);
+  EXPECT_EQ(store->counts("shared:443", kNow, 10000ms)->retries, 2u * kThreads * kEach);
+}
+
+TEST(StoreConcurrency, EverySuccessIsCreditedExactlyOnce) {
+  TempDir tmp;
+  auto store = open_store(tmp.store());
+  const core::budget::Budget budget{100, 64000ms, 0};  // one token per success, capped at the requests
+  const std::uint64_t hash = core::fleet_key::hash("shared:443");
+  ASSERT_EQ(store->take_retry(hash, "shared:443", budget, kNow), false);  // empty: no requests yet
+  constexpr int kThreads = 8, kEach = 2000;
+  // The cap (all the requests) is never reached: every credit must show.
+  for (int i = 0; i < kThreads * kEach; ++i) store->count(hash, "shared:443", false, kNow);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&store, &budget, hash, t] {
+      for (int i = 0; i < kEach; ++i) {
+        store->earn(hash);
+        // Decisions racing with the earning: each credits what it finds, none twice.
+        if (i % 100 == t) store->take_retry(hash, "shared:443", budget, kNow);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  const std::uint64_t taken = store->counts("shared:443", kNow, 10000ms)->retries;
+  EXPECT_EQ(tokens_of(*store, "shared:443", budget), (kThreads * kEach - taken) * core::budget::kToken);
 }
 
 TEST(StoreConcurrency, ThreadsClaimingTheSameNewKeyShareOneEntry) {
@@ -87,7 +118,7 @@ TEST(StoreConcurrency, ThreadsClaimingTheSameNewKeyShareOneEntry) {
     });
   }
   for (auto& th : threads) th.join();
-  EXPECT_EQ(store->list(kNow, 10000ms).size(), 50u);
+  EXPECT_EQ(store->list(kNow, core::budget::Budget{}).size(), 50u);
   for (int k = 0; k < 50; ++k) {
     EXPECT_EQ(store->counts("k" + std::to_string(k) + ":1", kNow, 10000ms)->requests, kThreads + 0u);
   }

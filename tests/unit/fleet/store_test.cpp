@@ -70,35 +70,66 @@ TEST(Store, CountsLeaveTheWindow) {
   EXPECT_EQ(store->counts("a:443", kNow + 15000, 10000ms)->requests, 0u);
 }
 
-TEST(Store, ARefundGivesBackARetryInTheSlotItWasCountedIn) {
-  TempDir tmp;
-  auto store = open_store(tmp.store());
-  const std::uint64_t hash = core::fleet_key::hash("a:443");
-  ASSERT_TRUE(store->count(hash, "a:443", false, kNow));
-  ASSERT_TRUE(store->count(hash, "a:443", true, kNow));        // slot of kNow
-  ASSERT_TRUE(store->count(hash, "a:443", true, kNow + 600));  // the next slot
-  store->refund(hash, core::budget::epoch_of(kNow));           // asked 2 s later: still in the window
-  store->refund(hash, core::budget::epoch_of(kNow));           // nothing left in that slot
-  auto c = store->counts("a:443", kNow + 2000, 10000ms);
-  ASSERT_TRUE(c);
-  EXPECT_EQ(c->requests, 1u);
-  EXPECT_EQ(c->retries, 1u);  // the other slot's retry stays
-  store->refund(hash, core::budget::epoch_of(kNow + 600));
-  EXPECT_EQ(store->counts("a:443", kNow + 2000, 10000ms)->retries, 0u);
+std::uint64_t tokens_of(const Store& store, std::string_view key, std::int64_t now,
+                        const core::budget::Budget& budget) {
+  for (const auto& v : store.list(now, budget)) {
+    if (v.key == key) return v.tokens;
+  }
+  return ~std::uint64_t{0};
 }
 
-TEST(Store, ARefundForAnUnknownKeyOrAReusedSlotChangesNothing) {
+TEST(Store, ARetryTakesATokenAndARetryThatSucceededGivesItBack) {
+  TempDir tmp;
+  auto store = open_store(tmp.store());
+  const core::budget::Budget budget{0, 64000ms, 2};  // no earning; 2 tokens per 64 s
+  const std::uint64_t hash = core::fleet_key::hash("a:443");
+  EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow), true);  // a new key starts full
+  EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow), true);
+  EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow), false);
+  store->refund(hash);
+  EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow), true);
+  EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow), false);
+  EXPECT_EQ(store->counts("a:443", kNow, 10000ms)->retries, 3u);  // the retries sent, for the display
+  // 32 s later one token has trickled in.
+  EXPECT_EQ(tokens_of(*store, "a:443", kNow + 32000, budget), 1000u);
+  EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow + 32000), true);
+}
+
+TEST(Store, SuccessesEarnTokensAtTheNextDecision) {
+  TempDir tmp;
+  auto store = open_store(tmp.store());
+  const core::budget::Budget budget{50, 64000ms, 0};  // half a token per success, no reserve
+  const std::uint64_t hash = core::fleet_key::hash("a:443");
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(store->count(hash, "a:443", false, kNow));
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow), true);  // cap 5
+  EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow), false);
+  store->earn(hash);
+  EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow), false);  // half a token
+  store->earn(hash);
+  EXPECT_EQ(tokens_of(*store, "a:443", kNow, budget), 1000u);
+  EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow), true);
+  EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow), false);
+}
+
+TEST(Store, EarningOrRefundingForAnUnknownKeyChangesNothing) {
   TempDir tmp;
   auto store = open_store(tmp.store());
   const std::uint64_t hash = core::fleet_key::hash("a:443");
-  store->refund(hash, core::budget::epoch_of(kNow));
+  store->earn(hash);
+  store->refund(hash);
   EXPECT_EQ(store->counts("a:443", kNow, 10000ms), std::nullopt);
-  // The slot of kNow is reused 64 s later: a refund for the old interval must not take the new
-  // interval's retry.
-  const std::int64_t later = kNow + core::budget::kSlots * core::budget::kSlotWidth.count();
-  ASSERT_TRUE(store->count(hash, "a:443", true, later));
-  store->refund(hash, core::budget::epoch_of(kNow));
-  EXPECT_EQ(store->counts("a:443", later, 10000ms)->retries, 1u);
+  EXPECT_TRUE(store->list(kNow, core::budget::Budget{}).empty());
+}
+
+TEST(Store, ClearForgetsTheBucket) {
+  TempDir tmp;
+  auto store = open_store(tmp.store());
+  const core::budget::Budget budget{0, 64000ms, 1};
+  const std::uint64_t hash = core::fleet_key::hash("a:443");
+  EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow), true);
+  EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow), false);
+  ASSERT_TRUE(store->clear("a:443"));
+  EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow), true);
 }
 
 TEST(Store, CooldownOnlyGrows) {
@@ -138,7 +169,7 @@ TEST(Store, ListAndClear) {
   auto store = open_store(tmp.store());
   store->cool("a:443 key:0badf00d", kNow + 3000, 429, kNow);
   store->count("b:80", false, kNow);
-  auto keys = store->list(kNow, 10000ms);
+  auto keys = store->list(kNow, core::budget::Budget{});
   ASSERT_EQ(keys.size(), 2u);
   std::sort(keys.begin(), keys.end(), [](const KeyView& x, const KeyView& y) { return x.key < y.key; });
   EXPECT_EQ(keys[0].key, "a:443 key:0badf00d");
@@ -156,7 +187,7 @@ TEST(Store, LongKeysAreTruncatedForDisplayOnly) {
   const std::string longer(100, 'h');
   store->cool(longer, kNow + 1000, 503, kNow);
   EXPECT_EQ(store->cooling(longer, kNow).until_ms, kNow + 1000);
-  EXPECT_EQ(store->list(kNow, 10000ms).at(0).key, longer.substr(0, 64));
+  EXPECT_EQ(store->list(kNow, core::budget::Budget{}).at(0).key, longer.substr(0, 64));
 }
 
 void overwrite(const std::string& path, off_t at, const std::string& bytes) {
