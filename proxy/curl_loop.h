@@ -1,7 +1,8 @@
 // libcurl's multi interface on an Asio io_context: one thread, one loop, for the client side and
-// the upstream side. libcurl's sockets sit in a level-triggered epoll set of their own whose one
-// descriptor Asio watches, so that no readiness is lost to Asio's edge-triggered reactor when
-// libcurl leaves data unread; its timer is an Asio steady_timer.
+// the upstream side. Each socket libcurl watches is registered with Asio's reactor itself, so one
+// epoll_wait serves both sides. That reactor is edge-triggered: where an edge may be gone (libcurl
+// left data unread, or the socket was ready while nobody waited) a zero-timeout poll() asks the
+// kernel before waiting. libcurl's timer is an Asio steady_timer.
 #pragma once
 
 #include <curl/curl.h>
@@ -12,7 +13,8 @@
 
 #include <cstddef>
 #include <functional>
-#include <unordered_set>
+#include <memory>
+#include <unordered_map>
 #include <vector>
 
 namespace curlretry::proxy {
@@ -40,18 +42,34 @@ class CurlLoop {
  private:
   static int on_socket(CURL* easy, curl_socket_t s, int what, void* userp, void* socketp);
   static int on_timer(CURLM* multi, long timeout_ms, void* userp);
+  // One socket libcurl watches, as Asio sees it (released, never closed: the socket is libcurl's).
+  struct Watch {
+    explicit Watch(boost::asio::io_context& io) : descriptor(io) {}
+    ~Watch();
+    boost::asio::posix::stream_descriptor descriptor;
+    curl_socket_t fd = CURL_SOCKET_BAD;
+    int what = 0;             // the CURL_POLL_* libcurl wants
+    bool reading = false;     // an Asio wait for it is under way
+    bool writing = false;
+    bool fresh = true;        // just registered: epoll reports what is ready already
+    bool queued = false;      // in to_arm_
+    bool posted = false;      // poll() found it ready: a ready() call is on its way
+    bool gone = false;        // libcurl removed it
+  };
   void action(curl_socket_t s, int events);
   void collect_done();
-  void wait_ready();
-  void poll_ready();
+  void ready(const std::shared_ptr<Watch>& watch, int mask);
+  void queue_arm(const std::shared_ptr<Watch>& watch);
+  void arm_queued();
+  void arm(const std::shared_ptr<Watch>& watch);
 
   boost::asio::io_context& io_;
   CURLM* multi_;
-  int epoll_fd_;
-  boost::asio::posix::stream_descriptor epoll_watch_;
   boost::asio::steady_timer timer_;
-  std::unordered_set<curl_socket_t> watched_;
-  bool waiting_ = false;
+  std::unordered_map<curl_socket_t, std::shared_ptr<Watch>> watches_;
+  // Sockets whose waits are set up once libcurl's call is over (it may change its mind within it).
+  std::vector<std::shared_ptr<Watch>> to_arm_;
+  bool closing_ = false;
   // A reused handle spares curl_easy_init's allocations and the shim's per-handle setup.
   static constexpr std::size_t kSpares = 16;
   std::vector<CURL*> spares_;
