@@ -72,6 +72,8 @@ class CurlLoop {
   bool closing_ = false;
   // A reused handle spares curl_easy_init's allocations and the shim's per-handle setup.
   static constexpr std::size_t kSpares = 16;
+  // Upstream connections kept open while idle (libcurl closes the oldest beyond this).
+  static constexpr long kIdleConnections = 256;
   std::vector<CURL*> spares_;
 };
 
