@@ -44,9 +44,17 @@ CurlLoop::Watch::~Watch() {
 }
 
 CURLMcode CurlLoop::add(CURL* easy) {
+  adding_ = true;
   const CURLMcode code = curl_multi_add_handle(multi_, easy);
+  adding_ = false;
   arm_queued();
   return code;
+}
+
+void CurlLoop::run_due() {
+  if (!due_) return;
+  due_ = false;
+  action(CURL_SOCKET_TIMEOUT, 0);
 }
 
 void CurlLoop::remove(CURL* easy) {
@@ -121,11 +129,13 @@ int CurlLoop::on_timer(CURLM*, long timeout_ms, void* userp) {
   }
   // Never call libcurl from here: an expired timer completes from the loop, not inline.
   if (timeout_ms == 0) {
-    // libcurl asks for "now" on every new transfer: a posted call, not a timer, whose arming and
-    // expiry cost the reactor two timerfd_settime calls and a wake-up per request. A timer still
-    // pending may fire later for nothing: a spare socket_action on timeout is harmless.
+    // libcurl asks for "now" on every new transfer: not a timer, whose arming and expiry cost the
+    // reactor two timerfd_settime calls and a wake-up per request, but a call at the end of the
+    // adding turn (run_due), or a posted one. A timer still pending may fire later for nothing: a
+    // spare socket_action on timeout is harmless.
     self->timer_.cancel();
-    asio::post(self->io_, [self] { self->action(CURL_SOCKET_TIMEOUT, 0); });
+    if (self->adding_) self->due_ = true;
+    else asio::post(self->io_, [self] { self->action(CURL_SOCKET_TIMEOUT, 0); });
     return 0;
   }
   self->timer_.expires_after(std::chrono::milliseconds(timeout_ms));
@@ -137,9 +147,19 @@ int CurlLoop::on_timer(CURLM*, long timeout_ms, void* userp) {
 
 void CurlLoop::action(curl_socket_t s, int events) {
   int running = 0;
+  acting_ = true;
   curl_multi_socket_action(multi_, s, events, &running);
   arm_queued();
   collect_done();
+  acting_ = false;
+  // A deferred call that defers again posts: the list does not grow while it is walked.
+  for (std::size_t i = 0; i < deferred_.size(); ++i) deferred_[i]();
+  deferred_.clear();
+}
+
+void CurlLoop::defer(std::function<void()> fn) {
+  if (acting_) deferred_.push_back(std::move(fn));
+  else asio::post(io_, std::move(fn));
 }
 
 void CurlLoop::collect_done() {

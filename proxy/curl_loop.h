@@ -26,13 +26,18 @@ class CurlLoop {
   CurlLoop(const CurlLoop&) = delete;
   CurlLoop& operator=(const CurlLoop&) = delete;
 
-  // Never from inside a libcurl callback.
+  // Never from inside a libcurl callback. The caller ends its turn with run_due(): libcurl's
+  // "look at the new transfer now" is kept for it instead of costing a posted call.
   CURLMcode add(CURL* easy);
+  void run_due();
   void remove(CURL* easy);
   // Called once per added transfer with its result; the handler removes it (remove()).
   std::function<void(CURL*, CURLcode)> on_done;
   // Asks libcurl to look at its transfers soon (after curl_easy_pause from outside a callback).
   void kick();
+  // Runs `fn` once libcurl's current call and its finished transfers are dealt with, in the same
+  // turn of the loop; outside such a call, from the loop soon. Never inline.
+  void defer(std::function<void()> fn);
   // An easy handle with no options set: a spare one, or new (nullptr: libcurl could not make one).
   CURL* take_easy();
   // A handle out of the multi handle, never from inside a libcurl callback: reset and kept for
@@ -70,6 +75,10 @@ class CurlLoop {
   // Sockets whose waits are set up once libcurl's call is over (it may change its mind within it).
   std::vector<std::shared_ptr<Watch>> to_arm_;
   bool closing_ = false;
+  bool acting_ = false;
+  bool adding_ = false;   // inside add(): a zero timeout is kept in due_
+  bool due_ = false;  // inside action(): defer() collects in deferred_
+  std::vector<std::function<void()>> deferred_;
   // A reused handle spares curl_easy_init's allocations and the shim's per-handle setup.
   static constexpr std::size_t kSpares = 16;
   // Upstream connections kept open while idle (libcurl closes the oldest beyond this).

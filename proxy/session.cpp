@@ -3,7 +3,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/error.hpp>
@@ -417,6 +416,7 @@ void Session<Stream>::forward(Request& request, std::string url, bool keep_alive
   exchange_ = std::make_unique<Exchange>(server_.loop(), *this, std::move(up), static_cast<SessionBase*>(this));
   if (!exchange_->start()) {
     exchange_.reset();
+    server_.loop().run_due();
     respond(502, "application/json", "{\"error\":\"libcurl refused the transfer\"}\n", !keep_alive);
     return;
   }
@@ -432,6 +432,8 @@ void Session<Stream>::forward(Request& request, std::string url, bool keep_alive
   } else {
     watch_client();
   }
+  // Last: the transfer may finish (and the exchange go) within this call.
+  server_.loop().run_due();
 }
 
 template <class Stream>
@@ -570,11 +572,12 @@ void Session<Stream>::send(std::string bytes) {
   if (closed_) return;
   pending_ += bytes;
   if (writing_) return;
-  // The write starts once this turn of the loop is over: a response's head, body and end that
-  // libcurl hands over in one go leave in one write (one syscall, one stall timer) instead of
-  // one each. writing_ holds the session (next request, wind-down) as a running write would.
+  // The write starts once libcurl's call is over: a response's head, body and end that libcurl
+  // hands over in one go leave in one write (one syscall) instead of one each, in the same turn
+  // of the loop (a posted write cost the reactor one more epoll_wait). writing_ holds the
+  // session (next request, wind-down) as a running write would.
   writing_ = true;
-  asio::post(lowest().get_executor(), [self = self_ptr()] {
+  server_.loop().defer([self = self_ptr()] {
     if (self->closed_) {
       self->writing_ = false;
       return;
