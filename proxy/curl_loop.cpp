@@ -1,6 +1,6 @@
 #include "proxy/curl_loop.h"
 
-#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
@@ -63,10 +63,53 @@ void CurlLoop::remove(CURL* easy) {
 }
 
 CURL* CurlLoop::take_easy() {
-  if (spares_.empty()) return curl_easy_init();
-  CURL* easy = spares_.back();
-  spares_.pop_back();
+  CURL* easy = nullptr;
+  if (spares_.empty()) {
+    easy = curl_easy_init();
+  } else {
+    easy = spares_.back();
+    spares_.pop_back();
+  }
+  if (easy != nullptr) {
+    curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, &CurlLoop::on_open);
+    curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, this);
+    curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, &CurlLoop::on_close);
+    curl_easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, this);
+  }
   return easy;
+}
+
+curl_socket_t CurlLoop::on_open(void* clientp, curlsocktype, curl_sockaddr* address) {
+  auto* self = static_cast<CurlLoop*>(clientp);
+  const curl_socket_t s = ::socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+  if (s == CURL_SOCKET_BAD) return s;
+  // A watch under this number would be of a socket closed behind our back: never reuse it.
+  auto it = self->watches_.find(s);
+  if (it != self->watches_.end()) {
+    it->second->gone = true;
+    it->second->descriptor.release();
+    self->watches_.erase(it);
+  }
+  try {
+    self->ours_.insert(s);
+  } catch (...) {
+    ::close(s);
+    return CURL_SOCKET_BAD;
+  }
+  return s;
+}
+
+// Out of the reactor while the number is still this socket's, then closed.
+int CurlLoop::on_close(void* clientp, curl_socket_t s) {
+  auto* self = static_cast<CurlLoop*>(clientp);
+  self->ours_.erase(s);
+  auto it = self->watches_.find(s);
+  if (it != self->watches_.end()) {
+    it->second->gone = true;
+    it->second->descriptor.release();
+    self->watches_.erase(it);
+  }
+  return ::close(s);
 }
 
 void CurlLoop::give_back(CURL* easy) {
@@ -94,6 +137,10 @@ int CurlLoop::on_socket(CURL*, curl_socket_t s, int what, void* userp, void*) {
     // set while its number is still its own.
     auto it = self->watches_.find(s);
     if (it == self->watches_.end()) return 0;
+    if (self->ours_.count(s) != 0) {
+      it->second->what = 0;  // parked: a wait still under way finds nothing wanted
+      return 0;
+    }
     it->second->gone = true;
     it->second->descriptor.release();  // its pending waits end with operation_aborted
     self->watches_.erase(it);
@@ -179,7 +226,7 @@ void CurlLoop::queue_arm(const std::shared_ptr<Watch>& watch) {
 }
 
 void CurlLoop::arm_queued() {
-  // arm() may post, never calls libcurl: nothing joins the list while it is walked.
+  // arm() never calls libcurl: nothing joins the list while it is walked.
   for (std::size_t i = 0; i < to_arm_.size(); ++i) {
     to_arm_[i]->queued = false;
     arm(to_arm_[i]);
@@ -187,29 +234,14 @@ void CurlLoop::arm_queued() {
   to_arm_.clear();
 }
 
-// Waits for what libcurl wants and no wait covers yet. A socket that has been through the loop
-// may be ready without a new edge: poll() says so, and it comes back through the loop (other
-// work interleaves) instead of waiting.
+// Waits for what libcurl wants and no wait covers yet. Asio's reactor is edge-triggered, yet a
+// wait cannot miss a socket that is ready already (data libcurl left unread, an edge seen while
+// nobody waited): async_wait starts with EPOLL_CTL_MOD on the socket (epoll_reactor::start_op,
+// Boost 1.74), and the kernel reports a socket ready at that moment.
 void CurlLoop::arm(const std::shared_ptr<Watch>& watch) {
-  if (watch->gone || watch->posted) return;
+  if (watch->gone) return;
   const bool in = (watch->what & CURL_POLL_IN) != 0 && !watch->reading;
   const bool out = (watch->what & CURL_POLL_OUT) != 0 && !watch->writing;
-  if (!in && !out) return;
-  if (!watch->fresh) {
-    pollfd p{watch->fd, static_cast<short>((in ? POLLIN : 0) | (out ? POLLOUT : 0)), 0};
-    if (::poll(&p, 1, 0) > 0 && p.revents != 0) {
-      int mask = 0;
-      if (p.revents & (POLLIN | POLLHUP | POLLERR)) mask |= in ? CURL_CSELECT_IN : CURL_CSELECT_OUT;
-      if (p.revents & POLLOUT) mask |= CURL_CSELECT_OUT;
-      if (p.revents & POLLERR) mask |= CURL_CSELECT_ERR;
-      watch->posted = true;
-      asio::post(io_, [this, watch, mask] {
-        watch->posted = false;
-        ready(watch, mask);
-      });
-      return;
-    }
-  }
   if (in) {
     watch->reading = true;
     watch->descriptor.async_wait(asio::posix::stream_descriptor::wait_read,
@@ -232,8 +264,6 @@ void CurlLoop::arm(const std::shared_ptr<Watch>& watch) {
 
 void CurlLoop::ready(const std::shared_ptr<Watch>& watch, int mask) {
   if (watch->gone) return;
-  // The edge is spent: from now on a wait starts only after poll() found nothing.
-  watch->fresh = false;
   int wanted = mask & CURL_CSELECT_ERR;
   if ((mask & CURL_CSELECT_IN) && (watch->what & CURL_POLL_IN)) wanted |= CURL_CSELECT_IN;
   if ((mask & CURL_CSELECT_OUT) && (watch->what & CURL_POLL_OUT)) wanted |= CURL_CSELECT_OUT;

@@ -1,8 +1,7 @@
 // libcurl's multi interface on an Asio io_context: one thread, one loop, for the client side and
 // the upstream side. Each socket libcurl watches is registered with Asio's reactor itself, so one
-// epoll_wait serves both sides. That reactor is edge-triggered: where an edge may be gone (libcurl
-// left data unread, or the socket was ready while nobody waited) a zero-timeout poll() asks the
-// kernel before waiting. libcurl's timer is an Asio steady_timer.
+// epoll_wait serves both sides (each wait re-arms the socket with EPOLL_CTL_MOD, so readiness
+// libcurl leaves behind is seen again: CurlLoop::arm). libcurl's timer is an Asio steady_timer.
 #pragma once
 
 #include <curl/curl.h>
@@ -15,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace curlretry::proxy {
@@ -46,6 +46,8 @@ class CurlLoop {
 
  private:
   static int on_socket(CURL* easy, curl_socket_t s, int what, void* userp, void* socketp);
+  static curl_socket_t on_open(void* clientp, curlsocktype purpose, curl_sockaddr* address);
+  static int on_close(void* clientp, curl_socket_t s);
   static int on_timer(CURLM* multi, long timeout_ms, void* userp);
   // One socket libcurl watches, as Asio sees it (released, never closed: the socket is libcurl's).
   struct Watch {
@@ -56,9 +58,7 @@ class CurlLoop {
     int what = 0;             // the CURL_POLL_* libcurl wants
     bool reading = false;     // an Asio wait for it is under way
     bool writing = false;
-    bool fresh = true;        // just registered: epoll reports what is ready already
     bool queued = false;      // in to_arm_
-    bool posted = false;      // poll() found it ready: a ready() call is on its way
     bool gone = false;        // libcurl removed it
   };
   void action(curl_socket_t s, int events);
@@ -74,6 +74,10 @@ class CurlLoop {
   std::unordered_map<curl_socket_t, std::shared_ptr<Watch>> watches_;
   // Sockets whose waits are set up once libcurl's call is over (it may change its mind within it).
   std::vector<std::shared_ptr<Watch>> to_arm_;
+  // Connection sockets opened through on_open: their close is seen (on_close), so between
+  // transfers they stay registered with the reactor, sparing an epoll_ctl pair and Asio's
+  // FIONBIO per request. Others (a resolver's wake-up pair) leave at CURL_POLL_REMOVE.
+  std::unordered_set<curl_socket_t> ours_;
   bool closing_ = false;
   bool acting_ = false;
   bool adding_ = false;   // inside add(): a zero timeout is kept in due_
