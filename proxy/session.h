@@ -100,6 +100,7 @@ class Session final : public SessionBase {
   void watch_client();
   void pump_body();
   void start_write();
+  void written(boost::system::error_code ec);
   void after_response(bool keep_alive);
   void next_or_close();
   void linger();
