@@ -118,6 +118,14 @@ void Session<Stream>::read_head() {
   // (Not boost::none: Beast 1.74 compares the length with the empty optional, and everything is "too large".)
   parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
   streaming_ = false;
+  // The whole head is usually in the buffer already (the idle read took it): parsed here, as
+  // async_read_header would, but without its posted completion (a scheduler round per request).
+  beast::error_code ec;
+  buffer_.consume(parser_->put(buffer_.data(), ec));
+  if (ec ? ec != http::error::need_more : parser_->is_header_done()) {
+    on_head(ec);
+    return;
+  }
   // One deadline for the whole head: a client trickling it byte by byte gains nothing.
   expires_after(o.header_timeout);
   read_op_ = true;
