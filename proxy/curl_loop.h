@@ -26,10 +26,8 @@ class CurlLoop {
   CurlLoop(const CurlLoop&) = delete;
   CurlLoop& operator=(const CurlLoop&) = delete;
 
-  // Never from inside a libcurl callback. The caller ends its turn with run_due(): libcurl's
-  // "look at the new transfer now" is kept for it instead of costing a posted call.
+  // Never from inside a libcurl callback.
   CURLMcode add(CURL* easy);
-  void run_due();
   void remove(CURL* easy);
   // Called once per added transfer with its result; the handler removes it (remove()).
   std::function<void(CURL*, CURLcode)> on_done;
@@ -79,9 +77,7 @@ class CurlLoop {
   // FIONBIO per request. Others (a resolver's wake-up pair) leave at CURL_POLL_REMOVE.
   std::unordered_set<curl_socket_t> ours_;
   bool closing_ = false;
-  bool acting_ = false;
-  bool adding_ = false;   // inside add(): a zero timeout is kept in due_
-  bool due_ = false;  // inside action(): defer() collects in deferred_
+  bool acting_ = false;  // inside action(): defer() collects in deferred_
   std::vector<std::function<void()>> deferred_;
   // A reused handle spares curl_easy_init's allocations and the shim's per-handle setup.
   static constexpr std::size_t kSpares = 16;

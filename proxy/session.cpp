@@ -424,7 +424,6 @@ void Session<Stream>::forward(Request& request, std::string url, bool keep_alive
   exchange_ = std::make_unique<Exchange>(server_.loop(), *this, std::move(up), static_cast<SessionBase*>(this));
   if (!exchange_->start()) {
     exchange_.reset();
-    server_.loop().run_due();
     respond(502, "application/json", "{\"error\":\"libcurl refused the transfer\"}\n", !keep_alive);
     return;
   }
@@ -440,8 +439,6 @@ void Session<Stream>::forward(Request& request, std::string url, bool keep_alive
   } else {
     watch_client();
   }
-  // Last: the transfer may finish (and the exchange go) within this call.
-  server_.loop().run_due();
 }
 
 template <class Stream>
