@@ -2,6 +2,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
 #include <iostream>
 #include <vector>
 
@@ -15,7 +16,7 @@ namespace asio = boost::asio;
 namespace curlretry::proxy {
 
 Server::Server(asio::io_context& io, ServerOptions options)
-    : io_(io), options_(std::move(options)), loop_(io), acceptor_(io), grace_(io) {
+    : io_(io), options_(std::move(options)), loop_(io), acceptor_(io), grace_(io), sweep_(io) {
   loop_.on_done = [](CURL* easy, CURLcode code) {
     char* data = nullptr;
     curl_easy_getinfo(easy, CURLINFO_PRIVATE, &data);
@@ -67,7 +68,33 @@ void Server::accept() {
 }
 
 std::list<std::shared_ptr<SessionBase>>::iterator Server::enrol(std::shared_ptr<SessionBase> session) {
-  return sessions_.insert(sessions_.end(), std::move(session));
+  auto where = sessions_.insert(sessions_.end(), std::move(session));
+  arm_sweep();
+  return where;
+}
+
+std::chrono::milliseconds Server::sweep_period() const {
+  using std::chrono::milliseconds;
+  const milliseconds shortest = std::min({options_.header_timeout, options_.idle_timeout, options_.body_timeout,
+                                          options_.write_stall, milliseconds(2000) /* Session::linger */});
+  return std::clamp(shortest / 8, milliseconds(10), milliseconds(250));
+}
+
+void Server::arm_sweep() {
+  if (sweeping_) return;
+  sweeping_ = true;
+  sweep_.expires_after(sweep_period());
+  sweep_.async_wait([this](boost::system::error_code ec) {
+    sweeping_ = false;
+    if (ec) return;
+    const auto now = std::chrono::steady_clock::now();
+    // A session that closes leaves the list: step past it first.
+    for (auto it = sessions_.begin(); it != sessions_.end();) {
+      auto session = *it++;
+      session->sweep(now);
+    }
+    if (!sessions_.empty()) arm_sweep();
+  });
 }
 
 void Server::leave(std::list<std::shared_ptr<SessionBase>>::iterator where) {
@@ -118,6 +145,7 @@ void Server::shutdown() {
 
 void Server::stop_now() {
   grace_.cancel();
+  sweep_.cancel();
   boost::system::error_code ignored;
   acceptor_.close(ignored);
   for (const auto& session : std::vector<std::shared_ptr<SessionBase>>(sessions_.begin(), sessions_.end())) {

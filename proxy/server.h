@@ -64,12 +64,19 @@ class Server {
  private:
   void accept();
   void stop_now();
+  void arm_sweep();
+
+  // Sessions' read and write deadlines are checked this often (a timeout fires up to one period
+  // late): an eighth of the shortest timeout, within 10..250 ms.
+  std::chrono::milliseconds sweep_period() const;
 
   boost::asio::io_context& io_;
   ServerOptions options_;
   CurlLoop loop_;
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer grace_;
+  boost::asio::steady_timer sweep_;  // runs while there are sessions
+  bool sweeping_ = false;
   std::list<std::shared_ptr<SessionBase>> sessions_;  // owned here until they close
   std::size_t active_ = 0;
   unsigned short port_ = 0;

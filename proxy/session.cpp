@@ -3,7 +3,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/core/error.hpp>
@@ -68,9 +67,11 @@ void Session<Stream>::start() {
 template <class Stream>
 void Session<Stream>::handshake() {
   if constexpr (kTls) {
-    lowest().expires_after(server_.options().header_timeout);
+    expires_after(server_.options().header_timeout);
+    read_op_ = true;
     stream_.async_handshake(asio::ssl::stream_base::server, asio::buffer(interception_.early),
                             [self = self_ptr()](beast::error_code ec, std::size_t) {
+                              self->read_op_ = false;
                               if (self->closed_) return;
                               self->interception_.early.clear();
                               if (ec) {
@@ -93,8 +94,10 @@ void Session<Stream>::read_head() {
   reading_ = true;
   if (buffer_.size() == 0) {
     // Idle between requests (or before the first): the head's own deadline starts at its first byte.
-    lowest().expires_after(o.idle_timeout);
+    expires_after(o.idle_timeout);
+    read_op_ = true;
     stream_.async_read_some(buffer_.prepare(4096), [self = self_ptr()](beast::error_code ec, std::size_t n) {
+      self->read_op_ = false;
       self->reading_ = false;
       if (self->closed_) return;
       if (ec) {
@@ -115,10 +118,21 @@ void Session<Stream>::read_head() {
   // (Not boost::none: Beast 1.74 compares the length with the empty optional, and everything is "too large".)
   parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
   streaming_ = false;
+  // The whole head is usually in the buffer already (the idle read took it): parsed here, as
+  // async_read_header would, but without its posted completion (a scheduler round per request).
+  beast::error_code ec;
+  buffer_.consume(parser_->put(buffer_.data(), ec));
+  if (ec ? ec != http::error::need_more : parser_->is_header_done()) {
+    on_head(ec);
+    return;
+  }
   // One deadline for the whole head: a client trickling it byte by byte gains nothing.
-  lowest().expires_after(o.header_timeout);
-  http::async_read_header(stream_, buffer_, *parser_,
-                          [self = self_ptr()](beast::error_code ec, std::size_t) { self->on_head(ec); });
+  expires_after(o.header_timeout);
+  read_op_ = true;
+  http::async_read_header(stream_, buffer_, *parser_, [self = self_ptr()](beast::error_code ec, std::size_t) {
+    self->read_op_ = false;
+    self->on_head(ec);
+  });
 }
 
 template <class Stream>
@@ -164,7 +178,7 @@ void Session<Stream>::on_head(beast::error_code ec) {
     send("HTTP/1.1 100 Continue\r\n\r\n");
   }
   if (streaming_) {
-    lowest().expires_never();
+    expires_never();
     dispatch(request);
     return;
   }
@@ -180,9 +194,12 @@ void Session<Stream>::on_head(beast::error_code ec) {
     return;
   }
   reading_ = true;
-  lowest().expires_after(server_.options().body_timeout);
-  http::async_read(stream_, buffer_, *parser_,
-                   [self = self_ptr()](beast::error_code ec2, std::size_t) { self->on_request(ec2); });
+  expires_after(server_.options().body_timeout);
+  read_op_ = true;
+  http::async_read(stream_, buffer_, *parser_, [self = self_ptr()](beast::error_code ec2, std::size_t) {
+    self->read_op_ = false;
+    self->on_request(ec2);
+  });
 }
 
 template <class Stream>
@@ -192,8 +209,10 @@ void Session<Stream>::collect_chunked() {
   body.data = chunk();
   body.size = kChunkSize;
   body.more = true;
-  lowest().expires_after(server_.options().body_timeout);
+  expires_after(server_.options().body_timeout);
+  read_op_ = true;
   http::async_read_some(stream_, buffer_, *body_parser_, [self = self_ptr()](beast::error_code ec, std::size_t) {
+    self->read_op_ = false;
     self->reading_ = false;
     if (self->closed_) return;
     if (ec == http::error::need_buffer) ec = {};
@@ -212,9 +231,9 @@ void Session<Stream>::collect_chunked() {
     if (over) {
       // The part read so far goes first (forward() feeds it), the rest as the upstream takes it.
       self->streaming_ = true;
-      if (!done) self->lowest().expires_never();
+      if (!done) self->expires_never();
     } else {
-      self->lowest().expires_never();
+      self->expires_never();
       request.body() = std::move(self->collected_);
       self->collected_.clear();
     }
@@ -237,7 +256,7 @@ void Session<Stream>::on_request(beast::error_code ec) {
     }
     return;
   }
-  lowest().expires_never();
+  expires_never();
   dispatch(parser_->get());
 }
 
@@ -340,7 +359,7 @@ void Session<Stream>::tunnel(std::string_view authority) {
     }
     std::string early = beast::buffers_to_string(buffer_.data());
     buffer_.consume(buffer_.size());
-    lowest().expires_never();
+    expires_never();
     auto handed = std::make_shared<Tunnel>(stream_.release_socket(), std::move(early), std::move(host), port);
     handed->start();
     closed_ = true;  // the socket is the tunnel's now
@@ -362,7 +381,7 @@ void Session<Stream>::intercept(std::string host, const std::string& port) {
     interception.origin = "https://" + (v6 ? "[" + host + "]" : host) + ":" + port;
     interception.early = beast::buffers_to_string(buffer_.data());
     buffer_.consume(buffer_.size());
-    lowest().expires_never();
+    expires_never();
     // The answer goes out in the clear, before the handshake; nothing else is queued (requests on
     // a connection are answered in order and this one is the last in the clear).
     static const std::string kEstablished = "HTTP/1.1 200 Connection Established\r\n\r\n";
@@ -437,9 +456,10 @@ void Session<Stream>::pump_body() {
   body.data = chunk();
   body.size = kChunkSize;
   body.more = true;
-  lowest().expires_after(server_.options().body_timeout);
-  http::async_read_some(stream_, buffer_, *body_parser_, [self = self_ptr()](beast::error_code ec,
-                                                                                     std::size_t) {
+  expires_after(server_.options().body_timeout);
+  read_op_ = true;
+  http::async_read_some(stream_, buffer_, *body_parser_, [self = self_ptr()](beast::error_code ec, std::size_t) {
+    self->read_op_ = false;
     self->body_reading_ = false;
     if (self->closed_) return;
     if (ec == http::error::need_buffer) ec = {};
@@ -449,7 +469,7 @@ void Session<Stream>::pump_body() {
     }
     const std::size_t got = kChunkSize - self->body_parser_->get().body().size;
     const bool done = self->body_parser_->is_done();
-    if (done) self->lowest().expires_never();
+    if (done) self->expires_never();
     if (self->exchange_) self->exchange_->feed(self->chunk_.get(), got, done);
     if (done) self->watch_client();
     else self->pump_body();
@@ -535,13 +555,15 @@ void Session<Stream>::linger() {
   }
   beast::error_code ignored;
   lowest().socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
-  lowest().expires_after(std::chrono::seconds(2));
+  expires_after(std::chrono::seconds(2));
   drain();
 }
 
 template <class Stream>
 void Session<Stream>::drain() {
+  read_op_ = true;
   stream_.async_read_some(buffer_.prepare(64 * 1024), [self = self_ptr()](beast::error_code ec, std::size_t n) {
+    self->read_op_ = false;
     if (self->closed_) return;
     self->drained_ += n;
     self->buffer_.consume(self->buffer_.size());
@@ -555,11 +577,12 @@ void Session<Stream>::send(std::string bytes) {
   if (closed_) return;
   pending_ += bytes;
   if (writing_) return;
-  // The write starts once this turn of the loop is over: a response's head, body and end that
-  // libcurl hands over in one go leave in one write (one syscall, one stall timer) instead of
-  // one each. writing_ holds the session (next request, wind-down) as a running write would.
+  // The write starts once libcurl's call is over: a response's head, body and end that libcurl
+  // hands over in one go leave in one write (one syscall) instead of one each, in the same turn
+  // of the loop (a posted write cost the reactor one more epoll_wait). writing_ holds the
+  // session (next request, wind-down) as a running write would.
   writing_ = true;
-  asio::post(lowest().get_executor(), [self = self_ptr()] {
+  server_.loop().defer([self = self_ptr()] {
     if (self->closed_) {
       self->writing_ = false;
       return;
@@ -573,22 +596,65 @@ void Session<Stream>::start_write() {
   inflight_.swap(pending_);
   pending_.clear();
   writing_ = true;
-  lowest().expires_after(server_.options().write_stall);
-  asio::async_write(stream_, asio::buffer(inflight_), [self = self_ptr()](beast::error_code ec, std::size_t) {
-    self->writing_ = false;
-    self->inflight_.clear();
-    if (self->closed_) return;
-    if (ec) {
-      self->close();
+  if constexpr (!kTls) {
+    // The socket nearly always takes it all at once: then the write is over within this turn,
+    // with no posted completion (one scheduler round and its epoll_wait less per response).
+    const ssize_t n = ::send(lowest().socket().native_handle(), inflight_.data(), inflight_.size(),
+                             MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n == static_cast<ssize_t>(inflight_.size())) {
+      written({});
       return;
     }
-    if (self->exchange_ && self->backlog() < Exchange::kLowWater) self->exchange_->drained();
-    if (!self->writing_ && !self->pending_.empty()) self->start_write();
-    if (!self->writing_ && !self->closed_) {
-      if (!self->reading_) self->lowest().expires_never();
-      if (self->after_ != After::nothing) self->next_or_close();
+    if (n > 0) {
+      inflight_.erase(0, static_cast<std::size_t>(n));
+    } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      written(beast::error_code(errno, boost::system::system_category()));
+      return;
     }
+  }
+  expires_after(server_.options().write_stall);
+  write_op_ = true;
+  asio::async_write(stream_, asio::buffer(inflight_), [self = self_ptr()](beast::error_code ec, std::size_t) {
+    self->write_op_ = false;
+    self->written(ec);
   });
+}
+
+template <class Stream>
+void Session<Stream>::written(beast::error_code ec) {
+  writing_ = false;
+  inflight_.clear();
+  if (closed_) return;
+  if (ec) {
+    close();
+    return;
+  }
+  if (exchange_ && backlog() < Exchange::kLowWater) exchange_->drained();
+  if (!writing_ && !pending_.empty()) start_write();
+  if (!writing_ && !closed_) {
+    if (!reading_) expires_never();
+    if (after_ != After::nothing) next_or_close();
+  }
+}
+
+template <class Stream>
+void Session<Stream>::expires_after(std::chrono::milliseconds timeout) {
+  const auto when = std::chrono::steady_clock::now() + timeout;
+  if (!read_op_) read_deadline_ = when;
+  if (!write_op_) write_deadline_ = when;
+}
+
+template <class Stream>
+void Session<Stream>::expires_never() {
+  if (!read_op_) read_deadline_ = std::chrono::steady_clock::time_point::max();
+  if (!write_op_) write_deadline_ = std::chrono::steady_clock::time_point::max();
+}
+
+// Beast closed a timed-out stream and its operation failed, which every caller answers with
+// close(): the sweep closes it directly.
+template <class Stream>
+void Session<Stream>::sweep(std::chrono::steady_clock::time_point now) {
+  if ((read_op_ && now >= read_deadline_) || (write_op_ && now >= write_deadline_)) close();
 }
 
 template <class Stream>

@@ -19,7 +19,7 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include <array>
-
+#include <chrono>
 #include <list>
 #include <memory>
 #include <optional>
@@ -43,6 +43,8 @@ class SessionBase : public std::enable_shared_from_this<SessionBase>, public Sin
   virtual void close() = 0;
   // libcurl finished this session's exchange.
   virtual void exchange_done(CURLcode code) = 0;
+  // The Server's periodic sweep: a read or write that outlived its deadline closes the connection.
+  virtual void sweep(std::chrono::steady_clock::time_point now) = 0;
 };
 
 // The intercepted side of a CONNECT: the certificate presented, and where requests go.
@@ -65,6 +67,7 @@ class Session final : public SessionBase {
   void wind_down() override;
   void close() override;
   void exchange_done(CURLcode code) override;
+  void sweep(std::chrono::steady_clock::time_point now) override;
 
   // Sink
   void send(std::string bytes) override;
@@ -76,6 +79,11 @@ class Session final : public SessionBase {
   using Request = boost::beast::http::request<boost::beast::http::string_body>;
   std::shared_ptr<Session> self_ptr() { return std::static_pointer_cast<Session>(shared_from_this()); }
   boost::beast::tcp_stream& lowest() { return boost::beast::get_lowest_layer(stream_); }
+  // Beast's tcp_stream timeouts, kept as plain deadlines that the Server's sweep checks: arming a
+  // timer per read and write cost a timer queue update (often a timerfd_settime) each. Same rules
+  // as Beast's: a deadline is set for the read or write not under way, and counts while one is.
+  void expires_after(std::chrono::milliseconds timeout);
+  void expires_never();
   void handshake();
   void read_head();
   void on_head(boost::system::error_code ec);
@@ -92,6 +100,7 @@ class Session final : public SessionBase {
   void watch_client();
   void pump_body();
   void start_write();
+  void written(boost::system::error_code ec);
   void after_response(bool keep_alive);
   void next_or_close();
   void linger();
@@ -125,6 +134,10 @@ class Session final : public SessionBase {
   bool closed_ = false;
   bool reading_ = false;
   bool winding_down_ = false;
+  bool read_op_ = false;   // a read on stream_ is under way (a Beast op, not watch_client's wait)
+  bool write_op_ = false;  // a write on stream_ is under way
+  std::chrono::steady_clock::time_point read_deadline_ = std::chrono::steady_clock::time_point::max();
+  std::chrono::steady_clock::time_point write_deadline_ = std::chrono::steady_clock::time_point::max();
   std::size_t drained_ = 0;  // bytes discarded while lingering
   enum class After { nothing, next, close } after_ = After::nothing;  // once the output is flushed
 };
