@@ -1,6 +1,7 @@
 // `curlretry fleet`: what the fleet store holds — every key in cooldown (until when, which status
 // set it, by which pid) and the retry budget (tokens) per key — once, as JSON, or refreshed
-// (--watch); `--clear KEY` ends a key's cooldown and forgets its counts.
+// (--watch); `--clear KEY` ends a key's cooldown and forgets its counts. With a redis:// store
+// both read and write Redis (cli/fleet_redis.h), which holds what every machine did.
 #pragma once
 
 #include <optional>

@@ -19,7 +19,8 @@ std::optional<ParsedStore> parse_fleet_store(std::string_view text, std::string&
   const std::string_view authority = rest.substr(0, slash);
   std::string_view host = authority;
   const auto colon = authority.rfind(':');
-  if (colon != std::string_view::npos && authority.find(']') == std::string_view::npos) {
+  const auto bracket = authority.rfind(']');  // an IPv6 host: [::1]:6379
+  if (colon != std::string_view::npos && (bracket == std::string_view::npos || colon > bracket)) {
     host = authority.substr(0, colon);
     const std::string_view port = authority.substr(colon + 1);
     bool digits = !port.empty() && port.size() <= 5;

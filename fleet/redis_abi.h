@@ -48,6 +48,30 @@ typedef int (*curlretry_redis_cool_fn)(curlretry_redis* redis, const char* key, 
 typedef int (*curlretry_redis_sync_fn)(curlretry_redis* redis, struct curlretry_redis_sync* sync, char* err,
                                        unsigned long err_size);
 
+/* `curlretry fleet` with a Redis store: one key as the fleet holds it. */
+struct curlretry_redis_key {
+  const char* key;               /* "host:port" or "host:port key:xxxxxxxx" */
+  long long until_ms;            /* the cooldown's end, Unix ms; 0 when none */
+  const char* meta;              /* "status pid hostname" of whoever set it; "" when none */
+  int has_bucket;                /* the key's bucket exists: the fields below are set */
+  unsigned long long milli;      /* tokens x 1000 as the last decision left them */
+  long long stamp_ms;            /* the bucket's trickle stamp, Unix ms */
+  unsigned long long successes;  /* successes not credited yet */
+  unsigned long long refunds;    /* tokens given back, not credited yet */
+  unsigned long long requests;   /* first attempts in the window's slots */
+  unsigned long long retries;    /* retries granted in the window's slots */
+};
+typedef void (*curlretry_redis_key_fn)(void* context, const struct curlretry_redis_key* key);
+/* Calls `each` once per key with a cooldown or a bucket (at most 100,000), counting the slots
+ * epoch - slots + 1 … epoch. Looked up as "curlretry_redis_list_v1". */
+typedef int (*curlretry_redis_list_fn)(curlretry_redis* redis, unsigned epoch, unsigned slots,
+                                       curlretry_redis_key_fn each, void* context, char* err,
+                                       unsigned long err_size);
+/* Deletes the key's cooldown, bucket and every budget slot Redis may still keep around `epoch`;
+ * *found is 1 when there was something. Looked up as "curlretry_redis_clear_v1". */
+typedef int (*curlretry_redis_clear_fn)(curlretry_redis* redis, const char* key, unsigned epoch, int* found,
+                                        char* err, unsigned long err_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,38 @@ end
 return {tostring(r), tostring(m or 0), allowed, until_of(KEYS[1]), until_of(KEYS[2])}
 )";
 
+// One key's view for `curlretry fleet`. KEYS: cooldown, bucket. ARGV: budget prefix, epoch, slots.
+constexpr const char* kViewScript = R"(
+local cool = redis.call('GET', KEYS[1]) or ''
+local v = redis.call('HMGET', KEYS[2], 'm', 's', 'w', 'g')
+local e, n = tonumber(ARGV[2]), tonumber(ARGV[3])
+local r, t = 0, 0
+for i = 0, n - 1 do
+  local c = redis.call('HMGET', ARGV[1] .. (e - i), 'r', 't')
+  r = r + (tonumber(c[1]) or 0)
+  t = t + (tonumber(c[2]) or 0)
+end
+local has = 0
+if v[1] then has = 1 end
+return {cool, has, v[1] or '0', v[2] or '0', v[3] or '0', v[4] or '0', tostring(r), tostring(t)}
+)";
+
+// KEYS: cooldown, bucket. ARGV: budget prefix, epoch, how many slots back (every slot the
+// PEXPIRE in kSyncScript may still keep, plus two ahead for a clock a little in front).
+constexpr const char* kClearScript = R"(
+local gone = redis.call('DEL', KEYS[1], KEYS[2])
+local e, n = tonumber(ARGV[2]), tonumber(ARGV[3])
+for i = -2, n do gone = gone + redis.call('DEL', ARGV[1] .. (e - i)) end
+return gone
+)";
+
+constexpr const char* kCoolPrefix = "curlretry:cool:";
+constexpr const char* kBudgetPrefix = "curlretry:budget:";
+constexpr const char* kBucketSuffix = ":bucket";
+constexpr std::size_t kMaxListed = 100000;
+// Slots kSyncScript's PEXPIRE (70 s) keeps at 500 ms each, and a few more.
+constexpr unsigned kSlotsKept = 150;
+
 void say(char* err, unsigned long size, const std::string& text) {
   if (err != nullptr && size > 0) std::snprintf(err, size, "%s", text.c_str());
 }
@@ -150,7 +183,7 @@ __attribute__((visibility("default"))) void curlretry_redis_free(curlretry_redis
 __attribute__((visibility("default"))) int curlretry_redis_cool(curlretry_redis* redis, const char* key,
                                                                long long until_ms, const char* meta, char* err,
                                                                unsigned long err_size) {
-  const std::string k = std::string("curlretry:cool:") + key;
+  const std::string k = kCoolPrefix + std::string(key);
   const std::string until = std::to_string(until_ms);
   auto* reply = static_cast<redisReply*>(
       redisCommand(redis->context, "EVAL %s 1 %s %s %s", kCoolScript, k.c_str(), until.c_str(), meta));
@@ -162,9 +195,9 @@ __attribute__((visibility("default"))) int curlretry_redis_cool(curlretry_redis*
 
 __attribute__((visibility("default"))) int curlretry_redis_sync_v3(curlretry_redis* redis, curlretry_redis_sync* s,
                                                                   char* err, unsigned long err_size) {
-  const std::string host_key = std::string("curlretry:cool:") + s->key;
-  const std::string cred_key = s->cred_key ? std::string("curlretry:cool:") + s->cred_key : host_key;
-  const std::string prefix = std::string("curlretry:budget:") + s->key + ":";
+  const std::string host_key = kCoolPrefix + std::string(s->key);
+  const std::string cred_key = s->cred_key ? kCoolPrefix + std::string(s->cred_key) : host_key;
+  const std::string prefix = kBudgetPrefix + std::string(s->key) + ":";
   const std::vector<std::string> words = {"EVAL", kSyncScript, "2", host_key, cred_key, prefix,
                                           std::to_string(s->epoch), std::to_string(s->slots),
                                           std::to_string(s->add_requests), std::to_string(s->add_successes),
@@ -183,6 +216,97 @@ __attribute__((visibility("default"))) int curlretry_redis_sync_v3(curlretry_red
     s->allowed = as_number(reply->element[2]) == 1;
     s->host_until_ms = as_number(reply->element[3]);
     s->cred_until_ms = as_number(reply->element[4]);
+  } else {
+    say(err, err_size, reply && reply->type == REDIS_REPLY_ERROR ? reply->str : why(redis->context));
+  }
+  if (reply) freeReplyObject(reply);
+  return ok ? 0 : -1;
+}
+
+__attribute__((visibility("default"))) int curlretry_redis_list_v1(curlretry_redis* redis, unsigned epoch,
+                                                                  unsigned slots, curlretry_redis_key_fn each,
+                                                                  void* context, char* err, unsigned long err_size) {
+  redisContext* c = redis->context;
+  // SCAN may return a key twice; the set also sorts them.
+  std::set<std::string> keys;
+  const auto scan = [&](const char* pattern, const std::string& prefix, const std::string& suffix) {
+    std::string cursor = "0";
+    do {
+      auto* reply = static_cast<redisReply*>(redisCommand(c, "SCAN %s MATCH %s COUNT 1000", cursor.c_str(), pattern));
+      const bool ok = reply != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 &&
+                      reply->element[0]->type == REDIS_REPLY_STRING && reply->element[1]->type == REDIS_REPLY_ARRAY;
+      if (!ok) {
+        say(err, err_size, reply && reply->type == REDIS_REPLY_ERROR ? reply->str : why(c));
+        if (reply) freeReplyObject(reply);
+        return false;
+      }
+      cursor = reply->element[0]->str;
+      for (std::size_t i = 0; i < reply->element[1]->elements && keys.size() < kMaxListed; ++i) {
+        const redisReply* name = reply->element[1]->element[i];
+        if (name->type != REDIS_REPLY_STRING) continue;
+        std::string k(name->str, name->len);
+        if (k.size() < prefix.size() + suffix.size() + 1 || k.compare(0, prefix.size(), prefix) != 0 ||
+            k.compare(k.size() - suffix.size(), suffix.size(), suffix) != 0) {
+          continue;
+        }
+        keys.insert(k.substr(prefix.size(), k.size() - prefix.size() - suffix.size()));
+      }
+      freeReplyObject(reply);
+    } while (cursor != "0" && keys.size() < kMaxListed);
+    return true;
+  };
+  if (!scan("curlretry:cool:*", kCoolPrefix, "") || !scan("curlretry:budget:*:bucket", kBudgetPrefix, kBucketSuffix)) {
+    return -1;
+  }
+  for (const std::string& key : keys) {
+    const std::string cool = kCoolPrefix + key;
+    const std::string bucket = kBudgetPrefix + key + kBucketSuffix;
+    const std::string prefix = kBudgetPrefix + key + ":";
+    const std::string e = std::to_string(epoch);
+    const std::string n = std::to_string(slots);
+    const char* argv[] = {"EVAL", kViewScript, "2", cool.c_str(), bucket.c_str(), prefix.c_str(), e.c_str(), n.c_str()};
+    auto* reply = static_cast<redisReply*>(redisCommandArgv(c, 8, argv, nullptr));
+    const bool ok = reply != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 8;
+    if (!ok) {
+      say(err, err_size, reply && reply->type == REDIS_REPLY_ERROR ? reply->str : why(c));
+      if (reply) freeReplyObject(reply);
+      return -1;
+    }
+    // The cooldown's value is "until_ms status pid hostname" (curlretry_redis_cool).
+    const redisReply* value = reply->element[0];
+    const std::string text = value->type == REDIS_REPLY_STRING ? std::string(value->str, value->len) : "";
+    const auto space = text.find(' ');
+    const std::string meta = space == std::string::npos ? "" : text.substr(space + 1);
+    curlretry_redis_key view{};
+    view.key = key.c_str();
+    view.until_ms = std::strtoll(text.c_str(), nullptr, 10);
+    view.meta = meta.c_str();
+    view.has_bucket = as_number(reply->element[1]) == 1;
+    view.milli = static_cast<unsigned long long>(as_number(reply->element[2]));
+    view.stamp_ms = as_number(reply->element[3]);
+    view.successes = static_cast<unsigned long long>(as_number(reply->element[4]));
+    view.refunds = static_cast<unsigned long long>(as_number(reply->element[5]));
+    view.requests = static_cast<unsigned long long>(as_number(reply->element[6]));
+    view.retries = static_cast<unsigned long long>(as_number(reply->element[7]));
+    freeReplyObject(reply);
+    each(context, &view);
+  }
+  return 0;
+}
+
+__attribute__((visibility("default"))) int curlretry_redis_clear_v1(curlretry_redis* redis, const char* key,
+                                                                   unsigned epoch, int* found, char* err,
+                                                                   unsigned long err_size) {
+  const std::string cool = kCoolPrefix + std::string(key);
+  const std::string bucket = kBudgetPrefix + std::string(key) + kBucketSuffix;
+  const std::string prefix = kBudgetPrefix + std::string(key) + ":";
+  const std::string e = std::to_string(epoch);
+  const std::string n = std::to_string(kSlotsKept);
+  const char* argv[] = {"EVAL", kClearScript, "2", cool.c_str(), bucket.c_str(), prefix.c_str(), e.c_str(), n.c_str()};
+  auto* reply = static_cast<redisReply*>(redisCommandArgv(redis->context, 8, argv, nullptr));
+  const bool ok = reply != nullptr && reply->type == REDIS_REPLY_INTEGER;
+  if (ok) {
+    *found = reply->integer > 0;
   } else {
     say(err, err_size, reply && reply->type == REDIS_REPLY_ERROR ? reply->str : why(redis->context));
   }

@@ -1,6 +1,5 @@
 #include "shim/fleet_redis.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -25,31 +24,6 @@ constexpr std::int64_t kRetryConnectMs = 2000;
 constexpr std::size_t kPending = 64;
 constexpr std::size_t kKeyMax = 256;
 
-struct Module {
-  curlretry_redis_connect_fn connect = nullptr;
-  curlretry_redis_free_fn free = nullptr;
-  curlretry_redis_cool_fn cool = nullptr;
-  curlretry_redis_sync_fn sync = nullptr;
-  std::string error;
-};
-
-Module load_module() {
-  Module m;
-  const std::string path = module_path("curlretry-fleet-redis.so");
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* why = dlerror();
-    m.error = "cannot load the Redis store " + path + ": " + (why ? why : "unknown error");
-    return m;
-  }
-  m.connect = reinterpret_cast<curlretry_redis_connect_fn>(dlsym(handle, "curlretry_redis_connect"));
-  m.free = reinterpret_cast<curlretry_redis_free_fn>(dlsym(handle, "curlretry_redis_free"));
-  m.cool = reinterpret_cast<curlretry_redis_cool_fn>(dlsym(handle, "curlretry_redis_cool"));
-  m.sync = reinterpret_cast<curlretry_redis_sync_fn>(dlsym(handle, "curlretry_redis_sync_v3"));
-  if (!m.connect || !m.free || !m.cool || !m.sync) m.error = path + " lacks the curlretry_redis_* entry points";
-  return m;
-}
-
 std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
@@ -59,7 +33,7 @@ std::int64_t now_ms() {
 // waits for another thread's round trip, and a child forked while it was held is not stuck.
 struct State {
   std::mutex mutex;
-  const Module* module = nullptr;
+  const fleet::RedisModule* module = nullptr;
   curlretry_redis* connection = nullptr;
   pid_t owner = 0;                  // the process that connected (a fork child must not share it)
   std::int64_t next_attempt_ms = 0;  // when to try connecting again after a failure
@@ -114,27 +88,7 @@ struct Link::Guard {
   bool held() const { return lock.owns_lock(); }
 };
 
-Endpoint parse(std::string_view url) {
-  Endpoint e;
-  std::string_view rest = url.substr(url.find("://") + 3);
-  const auto slash = rest.find('/');
-  std::string_view authority = rest.substr(0, slash);
-  if (slash != std::string_view::npos && slash + 1 < rest.size()) {
-    e.db = std::atoi(std::string(rest.substr(slash + 1)).c_str());
-  }
-  const auto colon = authority.rfind(':');
-  if (colon != std::string_view::npos && authority.find(']') == std::string_view::npos) {
-    e.port = std::atoi(std::string(authority.substr(colon + 1)).c_str());
-    authority = authority.substr(0, colon);
-  }
-  if (authority.size() > 2 && authority.front() == '[' && authority.back() == ']') {
-    authority = authority.substr(1, authority.size() - 2);
-  }
-  e.host = std::string(authority);
-  return e;
-}
-
-Link::Link(std::string url) : url_(std::move(url)), endpoint_(parse(url_)) {}
+Link::Link(std::string url) : url_(std::move(url)), endpoint_(fleet::parse_redis_url(url_)) {}
 
 void Link::drop(const char* what, const char* why, bool quiet) {
   State& s = state();
@@ -152,7 +106,8 @@ bool Link::usable(std::int64_t now, bool quiet) {
   State& s = state();
   if (s.module == nullptr) {
     // Leaked, not a static object: the flush at exit may run after static destructors.
-    static const Module* const module = new Module(load_module());
+    static const fleet::RedisModule* const module =
+        new fleet::RedisModule(fleet::load_redis_module(module_path("curlretry-fleet-redis.so")));
     s.module = module;
     if (!module->error.empty() && !quiet) {
       log::write(LogLevel::warn, module->error + "; using the machine store instead");

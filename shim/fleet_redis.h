@@ -10,16 +10,9 @@
 #include <string_view>
 
 #include "fleet/redis_abi.h"
+#include "fleet/redis_module_loader.h"
 
 namespace curlretry::shim::fleet_redis {
-
-struct Endpoint {
-  std::string host;
-  int port = 6379;
-  int db = 0;
-};
-// "redis://host[:port][/db]" (validated by config).
-Endpoint parse(std::string_view url);
 
 class Link {
  public:
@@ -49,7 +42,7 @@ class Link {
   void take_slot(std::size_t slot, curlretry_redis_sync& request);
 
   std::string url_;
-  Endpoint endpoint_;
+  fleet::RedisEndpoint endpoint_;
 };
 
 // The process's link, or nullptr when the store is not a Redis URL.

@@ -612,6 +612,60 @@ class Redis(FleetTestCase):
         k = self.key()
         self.assertRun(self.on(2, k, "503,200"), 0, ok_body(k, 2))
 
+    def fleet_on(self, machine, *args) -> harness.Result:
+        d = self.dir if machine == 1 else self.other_dir
+        env = self.env(CURLRETRY_FLEET=self.redis.url, CURLRETRY_FLEET_DIR=d)
+        return harness.run([harness.CURLRETRY_BIN, "fleet", *args], preload=False, env=env)
+
+    def test_fleet_command_shows_what_another_machine_set(self):
+        # Machine 1 is told Retry-After: 30; machine 2 has never run anything, so its own table
+        # does not exist: what `curlretry fleet` shows there comes from Redis.
+        k = self.key("setter")
+        self.assertRun(self.on(1, k, "529+ra=30", CURLRETRY_MAX_ATTEMPTS="1"), 0)
+        r = self.fleet_on(2, "--json")
+        self.assertRun(r, 0)
+        view = json.loads(r.stdout)
+        self.assertEqual((view["store"], view["path"], view.get("redis_error")), (self.redis.url, self.redis.url, None))
+        entry = {e["key"]: e for e in view["keys"]}[self.host_key()]
+        self.assertGreater(entry["cooling_ms"], 20000)
+        self.assertLessEqual(entry["cooling_ms"], 30000)
+        self.assertEqual((entry["status"], entry["host"], entry["requests"]), (529, socket.gethostname(), 1))
+        self.assertGreater(entry["pid"], 0)
+        r = self.fleet_on(2)
+        self.assertRun(r, 0)
+        self.assertIn(f"store:  {self.redis.url} (fleet-wide)\n".encode(), r.stdout)
+        self.assertIn(f"HTTP 529 pid {entry['pid']} on {socket.gethostname()}".encode(), r.stdout)
+
+    def test_fleet_clear_ends_the_cooldown_in_redis_too(self):
+        # Clearing only this machine's table would not do: the next sync brings Redis's back.
+        k = self.key("setter")
+        self.assertRun(self.on(1, k, "503+ra=30", CURLRETRY_MAX_ATTEMPTS="1"), 0)
+        r = self.fleet_on(1, "--clear", self.host_key())
+        self.assertRun(r, 0, f"cleared {self.host_key()}\n".encode())
+        for machine in (1, 2):
+            k = self.key(f"after{machine}")
+            r = self.on(machine, k, "503,200")
+            self.assertRun(r, 0, ok_body(k, 2))
+            self.assertLess(r.elapsed, FAST_S, str(r))
+        self.assertNotIn(self.host_key(), {e["key"]: e for e in json.loads(self.fleet_on(2, "--json").stdout)["keys"]
+                                           if e["cooling_ms"] > 0})
+        r = self.fleet_on(2, "--clear", "nowhere:1")
+        self.assertRun(r, 1)
+        self.assertIn(f'no key "nowhere:1" in {self.redis.url}'.encode(), r.stderr)
+
+    def test_fleet_command_with_redis_down_says_so(self):
+        k = self.key()
+        self.assertRun(self.on(1, k, "503,200"), 0, ok_body(k, 2))
+        self.redis.stop()
+        r = self.fleet_on(1, "--json")
+        self.assertRun(r, 0)
+        view = json.loads(r.stdout)
+        self.assertIn("does not answer", view["redis_error"])
+        self.assertIn(self.host_key(), {e["key"] for e in view["keys"]})  # this machine's table
+        r = self.fleet_on(1, "--clear", self.host_key())
+        self.assertRun(r, 1)
+        self.assertIn(b"is not cleared there (cleared in this machine's table only)", r.stderr)
+
     def test_redis_killed_the_fleet_falls_back_to_the_machine_store(self):
         self.redis.stop()
         k = self.key()

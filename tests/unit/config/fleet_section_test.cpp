@@ -47,6 +47,15 @@ TEST(FleetSection, RedisUrl) {
   EXPECT_EQ(r.config->settings.fleet.redis_url, "redis://127.0.0.1:6379/2");
 }
 
+TEST(FleetSection, RedisUrlWithAnIpv6Host) {
+  LoadResult r = load_yaml("version: 1\nfleet: {store: \"redis://[::1]:6380/1\"}\n");
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config->settings.fleet.redis_url, "redis://[::1]:6380/1");
+  // The port after the brackets is checked like any other.
+  EXPECT_EQ(load_yaml("version: 1\nfleet:\n  store: \"redis://[::1]:x/0\"\n").error,
+            "test.yaml:3:10: fleet.store: \"redis://[::1]:x/0\": the port of a redis:// URL must be 1..65535");
+}
+
 TEST(FleetSection, ErrorsNameFileLineColumn) {
   EXPECT_EQ(load_yaml("version: 1\nfleet:\n  stor: off\n").error,
             "test.yaml:3:3: fleet.stor: unknown key; did you mean \"store\"?");
