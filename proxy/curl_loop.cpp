@@ -235,24 +235,17 @@ void CurlLoop::arm(const std::shared_ptr<Watch>& watch) {
   if (watch->gone) return;
   const bool in = (watch->what & CURL_POLL_IN) != 0 && !watch->reading;
   const bool out = (watch->what & CURL_POLL_OUT) != 0 && !watch->writing;
-  if (in) {
-    watch->reading = true;
-    watch->descriptor.async_wait(asio::posix::stream_descriptor::wait_read,
-                                 [this, watch](const boost::system::error_code& ec) {
-                                   watch->reading = false;
-                                   if (watch->gone || ec == asio::error::operation_aborted) return;
-                                   ready(watch, CURL_CSELECT_IN | (ec ? CURL_CSELECT_ERR : 0));
-                                 });
-  }
-  if (out) {
-    watch->writing = true;
-    watch->descriptor.async_wait(asio::posix::stream_descriptor::wait_write,
-                                 [this, watch](const boost::system::error_code& ec) {
-                                   watch->writing = false;
-                                   if (watch->gone || ec == asio::error::operation_aborted) return;
-                                   ready(watch, CURL_CSELECT_OUT | (ec ? CURL_CSELECT_ERR : 0));
-                                 });
-  }
+  // One wait per direction; `busy` says one is under way, so libcurl's next wish adds no second.
+  const auto wait = [this, &watch](asio::posix::stream_descriptor::wait_type type, bool Watch::*busy, int select) {
+    watch.get()->*busy = true;
+    watch->descriptor.async_wait(type, [this, watch, busy, select](const boost::system::error_code& ec) {
+      watch.get()->*busy = false;
+      if (watch->gone || ec == asio::error::operation_aborted) return;
+      ready(watch, select | (ec ? CURL_CSELECT_ERR : 0));
+    });
+  };
+  if (in) wait(asio::posix::stream_descriptor::wait_read, &Watch::reading, CURL_CSELECT_IN);
+  if (out) wait(asio::posix::stream_descriptor::wait_write, &Watch::writing, CURL_CSELECT_OUT);
 }
 
 void CurlLoop::ready(const std::shared_ptr<Watch>& watch, int mask) {
