@@ -73,10 +73,12 @@ class Proxy:
     def url(self, path: str) -> str:
         return f"http://127.0.0.1:{self.port}{path}"
 
-    def terminate(self, timeout: float = 20) -> int:
+    def terminate(self, timeout: float = 20, signal_it: bool = True) -> int:
+        """Its exit status after SIGTERM. signal_it=False: one was sent already; only wait (a
+        second SIGTERM that lands after the first one's handler is gone would kill it)."""
         if self.proc is None:
             return 0
-        if self.proc.poll() is None:
+        if signal_it and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
         try:
             code = self.proc.wait(timeout=timeout)
