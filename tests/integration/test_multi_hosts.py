@@ -444,8 +444,12 @@ class MultiTestCase(UpstreamTestCase):
         figure(f"failing-once / twin: CPU x{f.cpu_s / max(t.cpu_s, 1e-3):.2f}, "
                f"wall x{f.wall_s / max(t.wall_s, 1e-3):.2f} (the failing run makes twice the requests)")
         # Each transfer makes two requests and waits ~20 ms in between, so about twice the
-        # twin's work; a loop spinning while transfers are parked would blow far past 3x.
-        self.assertLess(f.cpu_s, 3 * t.cpu_s + 0.05, f"CPU failing-once {f.cpu_s} s vs twin {t.cpu_s} s")
+        # twin's work; a loop spinning while transfers are parked would blow far past 3x. Under the
+        # sanitizer presets the retry path's share is instrumented code (the shim, the decision)
+        # while most of the twin's is libcurl's, which is not: TSan measured 3.3x once (0.60 s vs
+        # 0.18 s), so there the bound is 5x; the plain build keeps the 3x guard.
+        factor = 5 if harness.PRELOAD_PREFIX else 3
+        self.assertLess(f.cpu_s, factor * t.cpu_s + 0.05, f"CPU failing-once {f.cpu_s} s vs twin {t.cpu_s} s")
 
     # --- real programs ---------------------------------------------------------------------------
 
