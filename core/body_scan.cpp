@@ -39,6 +39,20 @@ class JsonPath {
     }
   }
 
+  // Every string value of a member named `key`, at any depth, in document order, at most
+  // `limit` of them. A body cut short keeps what was found before the cut.
+  std::vector<std::string> strings_named(std::string_view key, std::size_t limit) {
+    std::vector<std::string> found;
+    collect_key_ = key;
+    collected_ = &found;
+    collect_limit_ = limit;
+    skip_bom();
+    skip_space();
+    skip_value(0);
+    collected_ = nullptr;
+    return found;
+  }
+
  private:
   // Just inside an object: consume members until `key` (the first one of that name, if the body
   // repeats it), leaving the cursor after its ':'.
@@ -79,12 +93,22 @@ class JsonPath {
     if (eat(close)) return true;
     while (true) {
       skip_space();
+      bool taken = false;
       if (object) {
-        if (!string(nullptr)) return false;
+        if (!string(collected_ ? &key_ : nullptr)) return false;
         skip_space();
         if (!eat(':')) return false;
+        if (collected_ && key_ == collect_key_) {
+          skip_space();
+          if (!at_end() && peek() == '"') {
+            std::string value;
+            if (!string(&value)) return false;
+            if (collected_->size() < collect_limit_) collected_->push_back(std::move(value));
+            taken = true;
+          }
+        }
       }
-      if (!skip_value(depth + 1)) return false;
+      if (!taken && !skip_value(depth + 1)) return false;
       skip_space();
       if (eat(close)) return true;
       if (!eat(',')) return false;
@@ -175,10 +199,14 @@ class JsonPath {
     for (int i = 0; i < 4; ++i) {
       const char c = text_[pos_++];
       std::uint32_t digit = 0;
-      if (c >= '0' && c <= '9') digit = static_cast<std::uint32_t>(c - '0');
-      else if (c >= 'a' && c <= 'f') digit = static_cast<std::uint32_t>(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') digit = static_cast<std::uint32_t>(c - 'A' + 10);
-      else return std::nullopt;
+      if (c >= '0' && c <= '9')
+        digit = static_cast<std::uint32_t>(c - '0');
+      else if (c >= 'a' && c <= 'f')
+        digit = static_cast<std::uint32_t>(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F')
+        digit = static_cast<std::uint32_t>(c - 'A' + 10);
+      else
+        return std::nullopt;
       value = value * 16 + digit;
     }
     return value;
@@ -233,6 +261,10 @@ class JsonPath {
   std::string_view text_;
   std::size_t pos_ = 0;
   std::string key_;  // reused across keys: one allocation per scan at most
+  // strings_named()'s search, while it runs.
+  std::string_view collect_key_;
+  std::vector<std::string>* collected_ = nullptr;
+  std::size_t collect_limit_ = 0;
 };
 
 }  // namespace
@@ -256,6 +288,11 @@ std::optional<std::string_view> find_marker(std::string_view body, const std::ve
 std::optional<std::string> json_scalar_at(std::string_view body, std::string_view path) {
   if (path.empty()) return std::nullopt;
   return JsonPath(body).scalar_at(path);
+}
+
+std::vector<std::string> json_strings_named(std::string_view body, std::string_view key, std::size_t limit) {
+  if (key.empty() || limit == 0) return {};
+  return JsonPath(body).strings_named(key, limit);
 }
 
 }  // namespace curlretry::core

@@ -18,4 +18,9 @@ std::optional<std::string_view> find_marker(std::string_view body, const std::ve
 // malformed before reaching it. Depth is bounded.
 std::optional<std::string> json_scalar_at(std::string_view body, std::string_view path);
 
+// The string values of every member named `key`, at any depth (inside arrays too), in document
+// order and at most `limit` of them: for envelopes that put a fact in a list, such as Google's
+// error.details[].retryDelay. Depth is bounded as above.
+std::vector<std::string> json_strings_named(std::string_view body, std::string_view key, std::size_t limit);
+
 }  // namespace curlretry::core

@@ -6,6 +6,7 @@
 #include "core/ascii.h"
 #include "core/backoff.h"
 #include "core/body_scan.h"
+#include "core/provider_errors.h"
 #include "core/retry_after.h"
 #include "core/stream_events.h"
 
@@ -101,6 +102,11 @@ Finding classify(const Policy& policy, const Outcome& o) {
       }
       if (listed(table.retry, *value)) return retry(Reason::code, *value, " code " + *value);
     }
+    if (auto known = google_status(body)) {
+      std::string said = " status " + known->detail + known->qualifier;
+      return Finding{known->retry ? Action::retry : Action::give_up, known->reason, std::move(known->detail),
+                     what + said};
+    }
     if (const auto marker = find_marker(body, policy.permanent_markers)) {
       return give_up(Reason::permanent, std::string(*marker), " " + std::string(*marker) + " (permanent)");
     }
@@ -136,6 +142,11 @@ std::optional<std::pair<Millis, const char*>> server_wait(const Policy& policy, 
   if (o.retry_after) {
     if (auto ms = parse_retry_after(*o.retry_after, now)) return std::make_pair(*ms, "Retry-After");
   }
+  // Google says it in the body (google.rpc.RetryInfo), of an error response or an in-band error.
+  const std::string_view body = o.stream_error    ? std::string_view(*o.stream_error)
+                                : o.status >= 400 ? std::string_view(o.body_prefix).substr(0, policy.body_window)
+                                                  : std::string_view{};
+  if (auto ms = google_retry_delay(body)) return std::make_pair(*ms, "RetryInfo");
   return std::nullopt;
 }
 
@@ -166,8 +177,8 @@ Verdict decide(const Policy& policy, const Outcome& outcome, Random& random,
   if (policy.max_attempts != -1 && outcome.attempt >= policy.max_attempts) return give_up(Reason::exhausted);
   if (outcome.elapsed >= policy.max_elapsed) return give_up(Reason::max_elapsed);
   if (finding.action == Action::give_up) {
-    return Verdict{Action::give_up,          Millis{0}, finding.reason, std::move(finding.detail),
-                   std::move(finding.what), Millis{0}, {}};
+    return Verdict{Action::give_up, Millis{0}, finding.reason, std::move(finding.detail), std::move(finding.what),
+                   Millis{0},       {}};
   }
   if (!policy.retry_unanswered_post && outcome.unsafe_method && request_may_have_arrived(outcome)) {
     return give_up(Reason::unanswered_post);
@@ -195,8 +206,8 @@ Verdict decide(const Policy& policy, const Outcome& outcome, Random& random,
   if (past_limit(outcome.elapsed, delay, policy.max_elapsed)) return give_up(Reason::max_elapsed);
   // Sleeping into the host's own timeout only turns a clear error into a timeout.
   if (outcome.remaining && delay >= *outcome.remaining) return give_up(Reason::deadline);
-  return Verdict{Action::retry, delay, finding.reason, std::move(finding.detail), std::move(finding.what), asked,
-                 std::move(asked_by)};
+  return Verdict{Action::retry,           delay, finding.reason,     std::move(finding.detail),
+                 std::move(finding.what), asked, std::move(asked_by)};
 }
 
 bool may_retry_response(const Policy& policy, int status, const std::optional<std::string>& should_retry) {

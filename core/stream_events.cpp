@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/body_scan.h"
+#include "core/provider_errors.h"
 
 namespace curlretry::core {
 namespace {
@@ -13,8 +14,12 @@ bool listed(const std::vector<std::string>& list, std::string_view value) {
   return std::find(list.begin(), list.end(), value) != list.end();
 }
 
-constexpr std::array<std::string_view, 5> kTransientErrors = {
-    "overloaded_error", "rate_limit_error", "api_error", "server_is_overloaded", "rate_limit_exceeded"};
+constexpr std::array<std::string_view, 5> kTransientErrors = {"overloaded_error", "rate_limit_error", "api_error",
+                                                              "server_is_overloaded", "rate_limit_exceeded"};
+// OpenAI's "server_error" (a Responses stream's response.failed or error event; also the generic
+// error.type beside a telling code) is what its own SDKs retry as a 500 when it comes as a
+// status. Transient, but any more specific name beside it is the one that decides and is shown.
+constexpr std::string_view kGenericTransient = "server_error";
 constexpr std::array<std::string_view, 4> kPermanentErrors = {"invalid_request_error", "authentication_error",
                                                               "permission_error", "insufficient_quota"};
 // Spelled many ways ("billing_hard_limit_reached", "context_length_exceeded"): matched as parts.
@@ -24,6 +29,17 @@ bool transient_name(std::string_view name) {
   return std::find(kTransientErrors.begin(), kTransientErrors.end(), name) != kTransientErrors.end();
 }
 
+// The first of `names` that is transient, a specific name before the generic one.
+const std::string* transient_of(const std::vector<std::string>& names) {
+  for (const auto& name : names) {
+    if (transient_name(name)) return &name;
+  }
+  for (const auto& name : names) {
+    if (name == kGenericTransient) return &name;
+  }
+  return nullptr;
+}
+
 bool permanent_name(std::string_view name) {
   if (std::find(kPermanentErrors.begin(), kPermanentErrors.end(), name) != kPermanentErrors.end()) return true;
   return std::any_of(kPermanentParts.begin(), kPermanentParts.end(),
@@ -31,9 +47,9 @@ bool permanent_name(std::string_view name) {
 }
 
 // Where providers put the error's name: Anthropic error.type, OpenAI chat error.code/error.type,
-// OpenAI responses response.error.code, OpenAI's bare error event code.
-constexpr std::array<std::string_view, 6> kNamePaths = {"error.type", "error.code", "response.error.code",
-                                                        "response.error.type", "code", "type"};
+// Google error.status, OpenAI responses response.error.code, OpenAI's bare error event code.
+constexpr std::array<std::string_view, 7> kNamePaths = {
+    "error.type", "error.code", "error.status", "response.error.code", "response.error.type", "code", "type"};
 
 // Every name the data gives, in kNamePaths order, without the uninformative "error" of
 // {"type":"error"}.
@@ -80,9 +96,12 @@ bool role_only_chunk(std::string_view data) {
   for (std::size_t p = i + 1; p < data.size(); ++p) {
     const char c = data[p];
     if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (c == '"') {
@@ -153,8 +172,9 @@ std::string stream_error_name(std::string_view event_type, std::string_view data
   // The name the built-in table knows is the telling one ("server_is_overloaded" rather than
   // OpenAI's generic "server_error" type beside it).
   for (const auto& name : names) {
-    if (transient_name(name) || permanent_name(name)) return name;
+    if (transient_name(name) || permanent_name(name) || google_status_name(name)) return name;
   }
+  if (const std::string* generic = transient_of(names)) return *generic;
   if (!names.empty()) return names.front();
   return std::string(event_type);
 }
@@ -212,6 +232,13 @@ StreamErrorFinding classify_stream_error(const Policy& policy, std::string_view 
       return f;
     }
   }
+  if (auto known = google_status(window)) {
+    f.retry = known->retry;
+    f.reason = known->retry ? Reason::stream_error : known->reason;
+    f.reason_detail = std::move(known->detail);
+    f.detail = std::move(known->qualifier);
+    return f;
+  }
   if (const auto marker = find_marker(window, policy.permanent_markers)) {
     f.reason = Reason::permanent;
     f.reason_detail = std::string(*marker);
@@ -227,13 +254,11 @@ StreamErrorFinding classify_stream_error(const Policy& policy, std::string_view 
       return f;
     }
   }
-  for (const auto& name : names) {
-    if (transient_name(name)) {
-      f.retry = true;
-      f.reason = Reason::stream_error;
-      f.reason_detail = name;
-      return f;
-    }
+  if (const std::string* name = transient_of(names)) {
+    f.retry = true;
+    f.reason = Reason::stream_error;
+    f.reason_detail = *name;
+    return f;
   }
   if (const auto marker = find_marker(window, policy.retry_markers)) {
     f.retry = true;

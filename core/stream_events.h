@@ -44,8 +44,9 @@ struct StreamErrorFinding {
   std::string name;
 };
 
-// The policy's `codes`, then `never_retry.body_markers`, then the built-in table of error types
-// (overloaded_error, rate_limit_error, api_error, server_is_overloaded, rate_limit_exceeded are
+// The policy's `codes`, then Google's error.status (core/provider_errors.h), then
+// `never_retry.body_markers`, then the built-in table of error types (overloaded_error,
+// rate_limit_error, api_error, server_is_overloaded, rate_limit_exceeded and server_error are
 // transient; invalid_request_error, authentication_error, permission_error, insufficient_quota,
 // billing and context-length errors are not), then `retry_on.body_markers`; else not retryable.
 StreamErrorFinding classify_stream_error(const Policy& policy, std::string_view event_type, std::string_view data);

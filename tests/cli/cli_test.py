@@ -143,6 +143,55 @@ def explain_sse_text_output_names_the_deciding_event(r):
     expect("outcome:  HTTP 200 + stream error overloaded_error\n" in res.stdout, res.stdout)
 
 
+GEMINI = "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
+GEMINI_OVERLOADED = ('{"error":{"code":503,"message":"The model is overloaded. Please try again later.",'
+                     '"status":"UNAVAILABLE"}}')
+
+
+def gemini_quota(quota_id, delay):
+    return ('{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing '
+            'details.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure",'
+            '"violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests",'
+            f'"quotaId":"{quota_id}"}}]}},{{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"{delay}"}}]}}}}')
+
+
+def explain_gemini_unavailable_retries_by_status(r):
+    got = r.explain_json("POST", GEMINI, "--status", "503", "--body", GEMINI_OVERLOADED)
+    expect_equal((got["verdict"], got["delay_ms"], got["reason"], got["what"]),
+                 ("retry", 1500, "code:UNAVAILABLE", "HTTP 503 status UNAVAILABLE"))
+
+
+def explain_gemini_per_minute_quota_waits_its_retry_delay(r):
+    # The message says "billing" (a built-in permanent marker); the quotaId says per minute.
+    got = r.explain_json("POST", GEMINI, "--status", "429", "--body",
+                         gemini_quota("GenerateRequestsPerMinutePerProjectPerModel-FreeTier", "53s"))
+    expect_equal((got["verdict"], got["delay_ms"], got["reason"]), ("retry", 53000, "code:RESOURCE_EXHAUSTED"))
+
+
+def explain_gemini_per_day_quota_gives_up(r):
+    got = r.explain_json("POST", GEMINI, "--status", "429", "--body",
+                         gemini_quota("GenerateRequestsPerDayPerProjectPerModel-FreeTier", "20s"))
+    expect_equal((got["verdict"], got["reason"]), ("give_up", "permanent-code:RESOURCE_EXHAUSTED"))
+    expect_equal(got["what"], "HTTP 429 status RESOURCE_EXHAUSTED per day or longer (permanent)")
+
+
+def explain_gemini_in_band_unavailable_retries(r):
+    body = r.write("gemini.sse", "data: " + GEMINI_OVERLOADED + "\r\n\r\n")
+    got = r.explain_json("POST", GEMINI, "--status", "200", "--header", "content-type: text/event-stream",
+                         "--body", "@" + body)
+    expect_equal((got["verdict"], got["reason"], got["what"]),
+                 ("retry", "stream-error:UNAVAILABLE", "HTTP 200 + stream error UNAVAILABLE"))
+
+
+def explain_openai_responses_failed_server_error_retries(r):
+    body = r.write("resp.sse", 'event: response.created\ndata: {"type":"response.created","response":{"id":"r"}}\n\n'
+                   'event: response.failed\ndata: {"type":"response.failed","response":{"status":"failed",'
+                   '"error":{"code":"server_error","message":"An error occurred"}}}\n\n')
+    got = r.explain_json("POST", "https://api.openai.com/v1/responses", "--status", "200",
+                         "--header", "content-type: text/event-stream", "--body", "@" + body)
+    expect_equal((got["verdict"], got["reason"]), ("retry", "stream-error:server_error"))
+
+
 def explain_body_from_stdin_and_rule_name(r):
     cfg = r.write("glm.yaml", "version: 1\nrules:\n  - name: glm\n"
                               "    match: {host: open.bigmodel.cn, path: \"/api/*\", method: POST}\n"
