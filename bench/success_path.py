@@ -23,6 +23,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fleet import Upstream  # noqa: E402  (the flaky upstream as the fleet bench runs it)
+
 # Function-name patterns of the shim's code, by feature (first match wins). Every pattern is a
 # substring of callgrind's "file:function" text.
 FEATURES = [
@@ -214,26 +217,6 @@ def build_loadgen(root: str, work: str) -> str:
     loadgen = os.path.join(work, "loadgen")
     subprocess.run(["cc", "-O2", "-o", loadgen, os.path.join(root, "bench/loadgen.c"), "-lcurl"], check=True)
     return loadgen
-
-
-class Upstream:
-    def __init__(self, binary: str):
-        self.proc = subprocess.Popen([binary, "--port", "0"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL)
-        line = self.proc.stdout.readline()
-        if not line.startswith(b"port="):
-            self.stop()
-            raise RuntimeError(f"flaky-upstream said {line!r}")
-        self.port = int(line[5:])
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.stdin.close()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
 
 
 WORKLOADS = [
