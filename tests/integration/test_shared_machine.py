@@ -123,6 +123,26 @@ def answer(status: str, body: bytes) -> bytes:
 HEALTH_OK = answer("200 OK", b'{"status":"ok","pid":1,"routes":["flaky"]}\n')
 
 
+def stop_proxies_on(port: int) -> None:
+    """SIGTERM to every curlretry-proxy this test's launches started for `port` (found by their
+    exact --listen argument, a port only this test uses), then waits for them to exit."""
+    mine = []
+    for entry in os.listdir("/proc"):
+        try:
+            args = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except (FileNotFoundError, ProcessLookupError, NotADirectoryError, PermissionError):
+            continue
+        if args[:1] == [b"curlretry-proxy"] and f"127.0.0.1:{port}".encode() in args and b"--ensure" not in args:
+            mine.append(int(entry))
+    for pid in mine:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    wait_for(lambda: not any(os.path.exists(f"/proc/{pid}/cmdline") and Path(f"/proc/{pid}/cmdline").read_bytes()
+                             for pid in mine), 20, "the proxies to exit")
+
+
 def needs_root(test):
     return unittest.skipUnless(os.geteuid() == 0 and shutil.which("useradd") and shutil.which("runuser"),
                                "needs root, useradd and runuser to make a second local user")(test)
@@ -204,6 +224,7 @@ class LauncherTrustsOnlyItsOwnProxy(unittest.TestCase):
         self.runtime = self.dir / "runtime"
         self.runtime.mkdir(mode=0o700)
         self.port = free_port()
+        self.addCleanup(stop_proxies_on, self.port)
         self.config = self.dir / "config.yaml"
         self.config.write_text("version: 1\nproxy:\n  routes:\n    flaky: {upstream: \"http://127.0.0.1:9\", "
                                "env: FLAKY_BASE_URL}\n")
@@ -328,28 +349,27 @@ class PrivateStateDirectory(unittest.TestCase):
         for path in (home, bashrc, config):
             os.chown(path, victim.pw_uid, victim.pw_gid)
         port = free_port()
+        # Both fallbacks a victim's launcher may use (/tmp is main's before the fix, /dev/shm now).
         planted = Path(f"/dev/shm/curlretry-{victim.pw_uid}")
-        self.addCleanup(shutil.rmtree, planted, True)
-        shutil.rmtree(planted, True)
-        plant = subprocess.run(["runuser", "-u", attacker.pw_name, "--", "sh", "-c",
-                                f"mkdir -m 777 {planted} && ln -s {bashrc} {planted}/proxy-127.0.0.1-{port}.log"],
-                               capture_output=True)
-        self.assertEqual(plant.returncode, 0, plant.stderr)
+        for where in (planted, Path(f"/tmp/curlretry-{victim.pw_uid}")):
+            self.addCleanup(shutil.rmtree, where, True)
+            shutil.rmtree(where, True)
+            plant = subprocess.run(["runuser", "-u", attacker.pw_name, "--", "sh", "-c",
+                                    f"mkdir -m 777 {where} && ln -s {bashrc} {where}/proxy-127.0.0.1-{port}.log"],
+                                   capture_output=True)
+            self.assertEqual(plant.returncode, 0, plant.stderr)
+        self.addCleanup(stop_proxies_on, port)
 
         env = {k: v for k, v in launcher_env(None).items() if v is not None}
         cmd = ["runuser", "-u", victim.pw_name, "--", "env", "-u", "XDG_RUNTIME_DIR",
                *[f"{k}={v}" for k, v in env.items()], harness.CURLRETRY_BIN, "--proxy", "--listen",
                f"127.0.0.1:{port}", "--config", str(config), "--", "sh", "-c", "echo URL=$FLAKY_BASE_URL"]
         result = harness.run(cmd, preload=False, env={"XDG_RUNTIME_DIR": None})
-        if listening(port):  # the proxy started anyway (the code before the fix): stopped by its pid
-            answer = raw_exchange(port, b"GET /_curlretry/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            if answer.startswith(b"HTTP/1.1 200 "):
-                os.kill(json.loads(answer.split(b"\r\n\r\n", 1)[1])["pid"], signal.SIGKILL)
+        self.assertEqual(bashrc.read_text(), "# the victim's shell startup file\n", str(result))
         self.assertEqual((result.code, result.stdout), (1, b""), str(result))
         self.assertEqual(result.stderr.decode(),
                          f"curlretry: proxy --ensure: {planted} belongs to uid {attacker.pw_uid}, not to you "
                          f"(uid {victim.pw_uid}); refusing it: have user {attacker.pw_name} (or root) remove it\n")
-        self.assertEqual(bashrc.read_text(), "# the victim's shell startup file\n")
         self.assertEqual(sorted(os.listdir(planted)), [f"proxy-127.0.0.1-{port}.log"])
         self.assertFalse(listening(port))
 
