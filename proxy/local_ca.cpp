@@ -20,6 +20,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "state/private_dir.h"
 #include "x509/build.h"
 #include "x509/owned.h"
 
@@ -62,27 +63,6 @@ CertPtr make_ca_certificate(EVP_PKEY* key) {
                   add_extension(cert.get(), cert.get(), NID_authority_key_identifier, "keyid:always") &&
                   X509_sign(cert.get(), key, EVP_sha256()) > 0;
   return ok ? std::move(cert) : nullptr;
-}
-
-// The directory or file must be ours and closed to others: a key anyone else can read or
-// replace would let them mint certificates every program here trusts.
-std::string check_private(const std::string& path, bool directory) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return path + ": " + std::strerror(errno);
-  if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
-    return path + " is not a " + std::string(directory ? "directory" : "regular file") + " (a symlink?); refusing it";
-  }
-  if (st.st_uid != ::getuid()) {
-    return path + " belongs to uid " + std::to_string(st.st_uid) + ", not to you (uid " + std::to_string(::getuid()) +
-           "); refusing it";
-  }
-  if ((st.st_mode & 077) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    return path + " is open to others (mode " + mode + ", must be " + (directory ? "0700" : "0600") +
-           "); refusing it: fix with chmod " + (directory ? "700 " : "600 ") + path;
-  }
-  return {};
 }
 
 bool exists(const std::string& path) {
@@ -130,16 +110,6 @@ std::string system_store() {
     if (c != nullptr && ::access(c, R_OK) == 0) return c;
   }
   return {};
-}
-
-std::string make_dirs(const std::string& dir) {
-  for (std::size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
-    const std::string part = dir.substr(0, slash);
-    if (::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST) {
-      return "cannot create " + part + ": " + std::strerror(errno);
-    }
-    if (slash == std::string::npos) return {};
-  }
 }
 
 std::string create_ca(const CaPaths& paths) {
@@ -193,13 +163,17 @@ CaPaths ca_paths(std::string* error) {
 
 std::string ensure_ca(const CaPaths& paths, bool* created) {
   *created = false;
-  if (std::string e = make_dirs(paths.dir); !e.empty()) return e;
-  if (std::string e = check_private(paths.dir, true); !e.empty()) return e;
+  // The directory must be ours and closed to others: a key anyone else can read or replace
+  // would let them mint certificates every program here trusts (state/private_dir.h).
+  const state::Dir dir = state::open_private_dir(paths.dir, "", true);
+  if (!dir) return dir.error();
   // Two sessions creating the CA at once must not end with one's key beside the other's cert.
-  const int lock = ::open((paths.dir + "/.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (lock < 0 || ::flock(lock, LOCK_EX) != 0) {
+  std::string error;
+  const int lock = dir.open_file(".lock", O_RDWR | O_CREAT, error);
+  if (lock < 0) return error;
+  if (::flock(lock, LOCK_EX) != 0) {
     const std::string why = std::strerror(errno);
-    if (lock >= 0) ::close(lock);
+    ::close(lock);
     return "cannot lock " + paths.dir + "/.lock: " + why;
   }
   struct Unlock {
@@ -216,8 +190,6 @@ std::string ensure_ca(const CaPaths& paths, bool* created) {
     if (std::string e = create_ca(paths); !e.empty()) return e;
     *created = true;
   }
-  if (std::string e = check_private(paths.key, false); !e.empty()) return e;
-  std::string error;
   if (!LocalCa::load(paths, &error)) return error;
   // Rewritten every time: the system store changes with package updates.
   std::string bundle;
@@ -243,14 +215,16 @@ std::unique_ptr<LocalCa> LocalCa::load(const CaPaths& paths, std::string* error)
              "; create it with `curlretry proxy ca` (proxy.intercept needs it)";
     return nullptr;
   }
-  for (const auto& [path, directory] : {std::pair{paths.dir, true}, std::pair{paths.key, false}}) {
-    if (std::string e = check_private(path, directory); !e.empty()) {
-      *error = e;
-      return nullptr;
-    }
+  const state::Dir dir = state::open_private_dir(paths.dir, "");
+  if (!dir) {
+    *error = dir.error();
+    return nullptr;
   }
+  const int key_fd = dir.open_file("ca-key.pem", O_RDONLY, *error);
+  if (key_fd < 0) return nullptr;
   std::unique_ptr<LocalCa> ca(new LocalCa());
-  FILE* f = std::fopen(paths.key.c_str(), "re");
+  FILE* f = ::fdopen(key_fd, "r");
+  if (f == nullptr) ::close(key_fd);
   if (f != nullptr) {
     ca->ca_key_ = PEM_read_PrivateKey(f, nullptr, nullptr, nullptr);
     std::fclose(f);

@@ -20,10 +20,12 @@
 #include "config/config.h"
 #include "proxy/ca_command.h"
 #include "proxy/ensure.h"
+#include "proxy/identity.h"
 #include "proxy/listen_address.h"
 #include "proxy/local_ca.h"
 #include "proxy/preload.h"
 #include "proxy/server.h"
+#include "state/private_dir.h"
 
 #ifndef CURLRETRY_VERSION
 #define CURLRETRY_VERSION "unknown"
@@ -194,7 +196,7 @@ int main(int argc, char** argv) {
       }
       if (created) std::cerr << "curlretry: proxy: created the local CA in " << paths.dir << '\n';
     }
-    const int status = proxy::ensure_running(*listen.endpoint, args);
+    const int status = proxy::ensure_running(*listen.endpoint, args, cfg.proxy.token);
     if (status != 0 || command.empty()) return status;
     return run_with_routes(command, cfg, *listen.endpoint);
   }
@@ -221,6 +223,19 @@ int main(int argc, char** argv) {
     }
   }
 
+  // The secret health proves to --ensure (proxy/identity.h). Without it this proxy still serves,
+  // but `--ensure` (and `curlretry --proxy`) will not take it for this user's.
+  std::string identity_secret;
+  {
+    std::string error;
+    const state::Dir dir = state::open_private_dir(state::default_dir(std::getenv), "");
+    if (dir) identity_secret = proxy::load_or_create_secret(dir, error);
+    if (identity_secret.empty()) {
+      std::cerr << "curlretry: proxy: warning: " << (dir ? error : dir.error())
+                << "; --ensure will not recognise this proxy as yours\n";
+    }
+  }
+
   raise_descriptor_limit();
   std::signal(SIGPIPE, SIG_IGN);
   curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -231,6 +246,7 @@ int main(int argc, char** argv) {
     options.listen = *listen.endpoint;
     options.settings = cfg.proxy;
     options.ca = ca;
+    options.identity_secret = identity_secret;
     options.header_timeout = std::chrono::milliseconds(header_timeout_ms);
     options.shutdown_grace = std::chrono::milliseconds(shutdown_grace_ms);
     proxy::Server server(io, options);

@@ -34,6 +34,7 @@ struct ServerOptions {
   std::size_t max_connections = 4096;
   std::size_t header_limit = 64 * 1024;
   std::shared_ptr<LocalCa> ca;  // loaded when settings.intercept is not empty
+  std::string identity_secret;   // proxy/identity.h: what health proves to --ensure; empty = no proof
 };
 
 class Server {

@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "proxy/headers.h"
+#include "proxy/identity.h"
 #include "proxy/server.h"
 #include "proxy/tunnel.h"
 
@@ -311,7 +312,11 @@ void Session<Stream>::dispatch(Request& request) {
     }
     std::string body = "{\"status\":\"ok\",\"pid\":" + std::to_string(::getpid()) +
                        ",\"connections\":" + std::to_string(server_.connections()) +
-                       ",\"active\":" + std::to_string(server_.active_exchanges()) + ",\"routes\":[";
+                       ",\"active\":" + std::to_string(server_.active_exchanges()) +
+                       health_proof_field(o.identity_secret, o.listen.address().to_string() + ":" +
+                                                                 std::to_string(server_.port()),
+                                          request[kNonceHeader]) +
+                       ",\"routes\":[";
     for (std::size_t i = 0; i < o.settings.routes.size(); ++i) {
       body += (i ? "," : "") + json_string(o.settings.routes[i].name);
     }

@@ -15,6 +15,7 @@
 #include <spdlog/details/null_mutex.h>
 #include <spdlog/sinks/base_sink.h>
 
+#include "core/log_text.h"
 #include "shim/fork_guard.h"
 
 namespace curlretry::shim::log {
@@ -121,7 +122,7 @@ spdlog::logger* make_logger(const std::string& file) {
   logger->set_level(spdlog::level::trace);
   // Once (the logger is made once): the lines the user looks for in the file are here instead.
   if (fell_back) {
-    logger->log(spdlog::level::warn, "cannot open the log file {} ({}); logging to stderr instead", file,
+    logger->log(spdlog::level::warn, "cannot open the log file {} ({}); logging to stderr instead", core::log_text::escape(file),
                 std::strerror(open_errno));
   }
   return logger;
@@ -171,7 +172,9 @@ void write(config::LogLevel level, std::string_view message) {
   std::lock_guard lock(log_mutex());
   try {
     if (g_logger == nullptr) g_logger = make_logger(log_file());
-    g_logger->log(to_spdlog(level), "{}", message);
+    // Escaped here, at the one sink: a line carries methods, hosts, paths and error texts that
+    // the network or the program chose, and none may start a line or a terminal escape.
+    g_logger->log(to_spdlog(level), "{}", core::log_text::escape(message));
   } catch (...) {
     // Logging must never take the host down.
   }

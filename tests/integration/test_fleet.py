@@ -468,7 +468,8 @@ class Store(FleetTestCase):
         k = self.key()
         r = self.get(k, "503,200")
         self.assertRun(r, 0, ok_body(k, 2))
-        self.assertIn(b"must be closed to others (0700); this process retries on its own", r.stderr)
+        self.assertIn(b"is open to others (mode 0755, must be 0700); refusing it: fix with chmod 700 "
+                      + self.dir.encode() + b"; this process retries on its own", r.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.dir, "table-v1")))
 
     def test_fleet_shows_a_store_nobody_used_yet(self):

@@ -58,20 +58,23 @@ TEST(PrivateDir, OpenToOthersIsRefused) {
   ASSERT_EQ(::mkdir(tmp.store().c_str(), 0755), 0);
   ASSERT_EQ(::chmod(tmp.store().c_str(), 0755), 0);
   EXPECT_EQ(ensure_private_dir(tmp.store()),
-            "the fleet directory " + tmp.store() + " has mode 0755; it must be closed to others (0700)");
+            "the fleet directory " + tmp.store() +
+                " is open to others (mode 0755, must be 0700); refusing it: fix with chmod 700 " + tmp.store());
 }
 
 TEST(PrivateDir, AFileIsRefused) {
   TempDir tmp;
   std::ofstream(tmp.store()) << "x";
-  EXPECT_EQ(ensure_private_dir(tmp.store()), "the fleet directory " + tmp.store() + " is not a directory");
+  EXPECT_EQ(ensure_private_dir(tmp.store()),
+            "the fleet directory " + tmp.store() + " is not a directory (a file); refusing it: remove it");
 }
 
 TEST(PrivateDir, ASymlinkIsRefused) {
   TempDir tmp;
   ASSERT_EQ(::mkdir((tmp.path() + "/real").c_str(), 0700), 0);
   ASSERT_EQ(::symlink((tmp.path() + "/real").c_str(), tmp.store().c_str()), 0);
-  EXPECT_EQ(ensure_private_dir(tmp.store()), "the fleet directory " + tmp.store() + " is not a directory");
+  EXPECT_EQ(ensure_private_dir(tmp.store()),
+            "the fleet directory " + tmp.store() + " is not a directory (a symlink); refusing it: remove it");
 }
 
 TEST(PrivateDir, ARelativePathIsRefused) {
@@ -84,7 +87,8 @@ TEST(PrivateDir, ForeignOwnerIsRefused) {
   ASSERT_EQ(::mkdir(tmp.store().c_str(), 0700), 0);
   ASSERT_EQ(::chown(tmp.store().c_str(), 65534, 65534), 0);
   EXPECT_EQ(ensure_private_dir(tmp.store()),
-            "the fleet directory " + tmp.store() + " belongs to uid 65534, not to this user");
+            "the fleet directory " + tmp.store() +
+                " belongs to uid 65534, not to you (uid 0); refusing it: have user nobody (or root) remove it");
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ TEST(Store, RefusesADirectoryOpenToOthers) {
   std::string error;
   std::vector<std::string> notes;
   EXPECT_EQ(Store::open(tmp.store(), error, notes), nullptr);
-  EXPECT_NE(error.find("must be closed to others"), std::string::npos) << error;
+  EXPECT_NE(error.find("is open to others (mode 0777, must be 0700)"), std::string::npos) << error;
 }
 
 TEST(Store, CountsRequestsAndRetriesPerKey) {

@@ -1,0 +1,103 @@
+#include "proxy/socket_owner.h"
+
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+namespace curlretry::proxy {
+namespace {
+
+constexpr int kNewSynRecv = 12;  // the kernel's TCP_NEW_SYN_RECV (a request socket), not in uapi
+
+void copy_address(const sockaddr_storage& from, __be16* port, __be32 address[4]) {
+  if (from.ss_family == AF_INET) {
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&from);
+    *port = v4->sin_port;
+    std::memcpy(address, &v4->sin_addr, sizeof v4->sin_addr);
+  } else {
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&from);
+    *port = v6->sin6_port;
+    std::memcpy(address, &v6->sin6_addr, sizeof v6->sin6_addr);
+  }
+}
+
+// One exact lookup (no dump): the socket whose local end is our peer and remote end is us.
+// Returns the reply's state and uid, or false when the kernel had none.
+bool look_up(int netlink, const sockaddr_storage& local, const sockaddr_storage& peer, int* state, uid_t* uid) {
+  struct {
+    nlmsghdr header;
+    inet_diag_req_v2 request;
+  } message{};
+  message.header.nlmsg_len = sizeof message;
+  message.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+  message.header.nlmsg_flags = NLM_F_REQUEST;
+  message.request.sdiag_family = static_cast<__u8>(peer.ss_family);
+  message.request.sdiag_protocol = IPPROTO_TCP;
+  message.request.idiag_states = ~0U;
+  copy_address(peer, &message.request.id.idiag_sport, message.request.id.idiag_src);
+  copy_address(local, &message.request.id.idiag_dport, message.request.id.idiag_dst);
+  message.request.id.idiag_cookie[0] = INET_DIAG_NOCOOKIE;
+  message.request.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  if (::sendto(netlink, &message, sizeof message, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
+    return false;
+  }
+  alignas(nlmsghdr) char buffer[8192];
+  const ssize_t n = ::recv(netlink, buffer, sizeof buffer, 0);
+  if (n <= 0) return false;
+  const auto* reply = reinterpret_cast<const nlmsghdr*>(buffer);
+  for (int left = static_cast<int>(n); NLMSG_OK(reply, left); reply = NLMSG_NEXT(reply, left)) {
+    if (reply->nlmsg_type != SOCK_DIAG_BY_FAMILY) return false;  // NLMSG_ERROR: no such socket
+    if (reply->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg))) return false;
+    const auto* diag = static_cast<const inet_diag_msg*>(NLMSG_DATA(reply));
+    *state = diag->idiag_state;
+    *uid = diag->idiag_uid;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<uid_t> peer_socket_owner(int connected) {
+  sockaddr_storage local{};
+  sockaddr_storage peer{};
+  socklen_t local_size = sizeof local;
+  socklen_t peer_size = sizeof peer;
+  if (::getsockname(connected, reinterpret_cast<sockaddr*>(&local), &local_size) != 0 ||
+      ::getpeername(connected, reinterpret_cast<sockaddr*>(&peer), &peer_size) != 0 ||
+      (peer.ss_family != AF_INET && peer.ss_family != AF_INET6)) {
+    return std::nullopt;
+  }
+  const int netlink = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+  if (netlink < 0) return std::nullopt;
+  timeval timeout{1, 0};
+  ::setsockopt(netlink, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  std::optional<uid_t> owner;
+  // The accepting side may still be a request socket (no owner yet) for a moment after our
+  // connect() returns: asked again, briefly.
+  for (int tries = 0; tries < 20 && !owner; ++tries) {
+    int state = 0;
+    uid_t uid = 0;
+    if (!look_up(netlink, local, peer, &state, &uid)) break;
+    if (state != TCP_SYN_RECV && state != kNewSynRecv) {
+      owner = uid;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  ::close(netlink);
+  return owner;
+}
+
+}  // namespace curlretry::proxy

@@ -1,0 +1,418 @@
+"""Safe on a shared machine (issue 24, findings 1, 2 and the --ensure part of 8): the launcher
+trusts only its own proxy, private state lives in one owner-checked directory opened without
+following links, and log lines escape what the network or the program chose.
+
+Real processes and real users: the attacker is a second local user made with `useradd` (removed
+afterwards, also when a test fails) running a fake health server or planting a directory; the
+victim is the launcher `curlretry --proxy -- COMMAND`, as root or as a third local user.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import textwrap
+import threading
+import unittest
+from pathlib import Path
+
+import harness
+from proxy_support import Proxy, raw_exchange, wait_for
+
+SECRET_KEY = "sk-ant-curlretry-test-0123456789"
+
+# A fake proxy: answers every request with the health body any listener could send, and writes
+# every byte it received to OUT (so the test sees exactly what reached it).
+FAKE_HEALTH = textwrap.dedent("""
+    import socket, sys, time
+    port, out = int(sys.argv[1]), sys.argv[2]
+    server = socket.socket()
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", port))
+    server.listen(16)
+    open(out + ".ready", "w").close()
+    server.settimeout(1)
+    end = time.monotonic() + 60
+    while time.monotonic() < end:
+        try:
+            conn, _ = server.accept()
+        except socket.timeout:
+            continue
+        conn.settimeout(2)
+        data = b""
+        try:
+            while b"\\r\\n\\r\\n" not in data and len(data) < 65536:
+                chunk = conn.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+            with open(out, "ab") as f:
+                f.write(data)
+            body = b'{"status":"ok","pid":1,"routes":["flaky"]}\\n'
+            conn.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nContent-Length: "
+                         + str(len(body)).encode() + b"\\r\\nConnection: close\\r\\n\\r\\n" + body)
+        except OSError:
+            pass
+        conn.close()
+""")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+class Scripted:
+    """A loopback server answering the i-th request with answers[i] (the last one after that) and
+    keeping every request head it read; any method and path are taken, as a hostile peer's are."""
+
+    def __init__(self, test: unittest.TestCase, answers: list[bytes], port: int = 0):
+        self.answers = answers
+        self.received: list[bytes] = []
+        self.server = socket.socket()
+        self.server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.server.bind(("127.0.0.1", port))
+        self.server.listen(16)
+        self.server.settimeout(0.2)
+        self.port = self.server.getsockname()[1]
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+        test.addCleanup(lambda: (self.stop.set(), self.thread.join(5), self.server.close()))
+
+    def serve(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(2)
+                data = b""
+                try:
+                    while b"\r\n\r\n" not in data:
+                        chunk = conn.recv(4096)
+                        if not chunk:
+                            break
+                        data += chunk
+                    self.received.append(data)
+                    conn.sendall(self.answers[min(len(self.received), len(self.answers)) - 1])
+                except OSError:
+                    pass
+
+
+def answer(status: str, body: bytes) -> bytes:
+    return b"HTTP/1.1 %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s" % (status.encode(), len(body), body)
+
+
+HEALTH_OK = answer("200 OK", b'{"status":"ok","pid":1,"routes":["flaky"]}\n')
+
+
+def stop_proxies_on(port: int) -> None:
+    """SIGTERM to every curlretry-proxy this test's launches started for `port` (found by their
+    exact --listen argument, a port only this test uses), then waits for them to exit."""
+    mine = []
+    for entry in os.listdir("/proc"):
+        try:
+            args = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except (FileNotFoundError, ProcessLookupError, NotADirectoryError, PermissionError):
+            continue
+        if args[:1] == [b"curlretry-proxy"] and f"127.0.0.1:{port}".encode() in args and b"--ensure" not in args:
+            mine.append(int(entry))
+    for pid in mine:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    wait_for(lambda: not any(os.path.exists(f"/proc/{pid}/cmdline") and Path(f"/proc/{pid}/cmdline").read_bytes()
+                             for pid in mine), 20, "the proxies to exit")
+
+
+def needs_root(test):
+    return unittest.skipUnless(os.geteuid() == 0 and shutil.which("useradd") and shutil.which("runuser"),
+                               "needs root, useradd and runuser to make a second local user")(test)
+
+
+class LocalUsers:
+    """Local users made for one test with useradd, removed with userdel in the test's cleanup."""
+
+    def __init__(self, test: unittest.TestCase):
+        self.test = test
+        self.groups: list[int] = []
+
+    def make(self, role: str) -> pwd.struct_passwd:
+        name = f"curlretry-{role}-{os.getpid() % 100000}"
+        subprocess.run(["userdel", name], capture_output=True)  # a leftover of a killed run
+        subprocess.run(["useradd", "-M", "-s", "/usr/sbin/nologin", name], check=True, capture_output=True)
+        user = pwd.getpwnam(name)
+        self.test.addCleanup(self.remove, user)
+        return user
+
+    @staticmethod
+    def processes(uid: int) -> list[int]:
+        pids = []
+        for entry in os.listdir("/proc"):
+            try:
+                if entry.isdigit() and os.stat(f"/proc/{entry}").st_uid == uid:
+                    pids.append(int(entry))
+            except FileNotFoundError:
+                pass
+        return pids
+
+    def remove(self, user: pwd.struct_passwd) -> None:
+        """Kills what still runs as USER (only processes this test started can), then userdel."""
+        for pid in self.processes(user.pw_uid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        wait_for(lambda: not self.processes(user.pw_uid), 10, f"{user.pw_name}'s processes to end")
+        done = subprocess.run(["userdel", user.pw_name], capture_output=True)
+        if done.returncode != 0:
+            raise AssertionError(f"userdel {user.pw_name}: {done.stderr!r}")
+
+    def start(self, user: pwd.struct_passwd, *cmd: str) -> subprocess.Popen:
+        """CMD as USER in its own process group, killed (the group) at cleanup, before userdel."""
+        proc = subprocess.Popen(["runuser", "-u", user.pw_name, "--", *cmd], start_new_session=True,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+        def stop():
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait(timeout=20)
+        self.test.addCleanup(stop)
+        return proc
+
+
+def launcher_env(runtime: str | None) -> dict[str, str | None]:
+    prefix = {"LD_PRELOAD": harness.PRELOAD_PREFIX} if harness.PRELOAD_PREFIX else {}
+    return {**prefix, "CURLRETRY_LIBRARY": harness.LIB, "XDG_RUNTIME_DIR": runtime,
+            "CURLRETRY_BASE_MS": harness.FAST_BASE_MS}
+
+
+# The command the victim runs: would send the API key to the route's URL, and says what it got.
+def victim_command() -> list[str]:
+    return ["sh", "-c", f'echo "URL=$FLAKY_BASE_URL"; {harness.CURL} -q -sS -m 5 -H "x-api-key: {SECRET_KEY}" '
+                        '"$FLAKY_BASE_URL/v1/messages"']
+
+
+class LauncherTrustsOnlyItsOwnProxy(unittest.TestCase):
+    def setUp(self) -> None:
+        problem = harness.library_problem()
+        if problem:
+            raise AssertionError(problem)
+        d = tempfile.TemporaryDirectory(prefix="curlretry-shared-")
+        self.addCleanup(d.cleanup)
+        self.dir = Path(d.name)
+        self.runtime = self.dir / "runtime"
+        self.runtime.mkdir(mode=0o700)
+        self.port = free_port()
+        self.addCleanup(stop_proxies_on, self.port)
+        self.config = self.dir / "config.yaml"
+        self.config.write_text("version: 1\nproxy:\n  routes:\n    flaky: {upstream: \"http://127.0.0.1:9\", "
+                               "env: FLAKY_BASE_URL}\n")
+
+    def launch(self, *command: str, config: Path | None = None) -> harness.Result:
+        return harness.run([harness.CURLRETRY_BIN, "--proxy", "--listen", f"127.0.0.1:{self.port}", "--config",
+                            str(config or self.config), "--", *command], preload=False,
+                           env=launcher_env(str(self.runtime)))
+
+    @needs_root
+    def test_another_users_listener_is_refused_and_gets_nothing(self):
+        users = LocalUsers(self)
+        attacker = users.make("attacker")
+        drop = self.dir / "drop"
+        drop.mkdir()
+        os.chown(drop, attacker.pw_uid, attacker.pw_gid)
+        os.chmod(self.dir, 0o755)
+        script = self.dir / "fake.py"
+        script.write_text(FAKE_HEALTH)
+        seen = drop / "seen"
+        fake = users.start(attacker, harness.PYTHON, str(script), str(self.port), str(seen))
+        wait_for(lambda: fake.poll() is not None or os.path.exists(f"{seen}.ready"), 20, "the fake server")
+        if fake.poll() is not None:
+            self.fail(f"the fake server exited {fake.returncode}: {fake.stderr.read()!r}")
+        result = self.launch(*victim_command())
+        self.assertEqual((result.code, result.stdout), (1, b""), str(result))
+        self.assertEqual(result.stderr.decode(),
+                         f"curlretry: proxy --ensure: 127.0.0.1:{self.port} is held by uid {attacker.pw_uid} "
+                         f"({attacker.pw_name}), not by you (uid 0): it is not your curlretry proxy, and the command "
+                         "is not given its URL; stop it or choose another port with --listen\n")
+        # The kernel named the owner before a byte was sent: not even the health request arrived.
+        self.assertEqual(seen.read_bytes() if seen.exists() else b"", b"")
+
+    def test_a_listener_of_the_same_user_that_is_not_ours_is_refused(self):
+        # Root's own plain server answering {"status":"ok"}: the kernel says it is ours, but it
+        # cannot prove the secret, so it gets one health request (with a nonce) and no key.
+        impostor = Scripted(self, [HEALTH_OK], self.port)
+        received = impostor.received
+        result = self.launch(*victim_command())
+        self.assertEqual((result.code, result.stdout), (1, b""), str(result))
+        self.assertEqual(result.stderr.decode(),
+                         f"curlretry: proxy --ensure: 127.0.0.1:{self.port} answers but is not your curlretry proxy "
+                         "(its health answer does not prove the secret; your proxies prove the secret in "
+                         f"{self.runtime}/curlretry/proxy.secret); the command is not given its URL; stop what "
+                         "listens there or choose another port with --listen\n")
+        self.assertEqual(len(received), 1, received)
+        self.assertRegex(received[0], rb"^GET /_curlretry/health HTTP/1\.1\r\n")
+        self.assertRegex(received[0], rb"\r\nX-Curlretry-Nonce: [0-9a-f]{64}\r\n")
+        self.assertNotIn(SECRET_KEY.encode(), b"".join(received))
+
+    def test_a_proxy_with_a_token_is_found_healthy(self):
+        # Finding 8: --ensure sends proxy.token with its health request (before: 407, 20 s, failure).
+        config = self.dir / "token.yaml"
+        config.write_text("version: 1\nproxy:\n  token: tok-0123456789abcdef\n  routes:\n"
+                          "    flaky: {upstream: \"http://127.0.0.1:9\", env: FLAKY_BASE_URL}\n")
+        first = self.launch("sh", "-c", "echo $FLAKY_BASE_URL", config=config)
+        pid = self.proxy_pid(b"tok-0123456789abcdef")
+        self.assertEqual((first.code, first.stdout), (0, f"http://127.0.0.1:{self.port}/flaky\n".encode()),
+                         str(first))
+        self.assertRegex(first.stderr.decode(), rf"^curlretry: proxy started on http://127\.0\.0\.1:{self.port} ")
+        self.assertLess(first.elapsed, 15, str(first))
+        second = self.launch("sh", "-c", "echo $FLAKY_BASE_URL", config=config)
+        self.assertEqual((second.code, second.stderr),
+                         (0, f"curlretry: proxy already running on http://127.0.0.1:{self.port}\n".encode()),
+                         str(second))
+        self.assertEqual(self.proxy_pid(b"tok-0123456789abcdef"), pid)
+
+    def test_private_files_are_0600_in_a_0700_directory(self):
+        result = self.launch("true")
+        pid = self.proxy_pid()
+        self.assertEqual(result.code, 0, str(result))
+        state = self.runtime / "curlretry"
+        self.assertEqual(os.stat(state).st_mode & 0o7777, 0o700)
+        names = sorted(os.listdir(state))
+        self.assertEqual(names, sorted(["proxy.secret", f"proxy-127.0.0.1-{self.port}.lock",
+                                        f"proxy-127.0.0.1-{self.port}.log"]) + names[3:], names)
+        for name in ("proxy.secret", f"proxy-127.0.0.1-{self.port}.lock", f"proxy-127.0.0.1-{self.port}.log"):
+            self.assertEqual(os.stat(state / name).st_mode & 0o7777, 0o600, name)
+        self.assertRegex((state / "proxy.secret").read_text(), r"^[0-9a-f]{64}\n$")
+        self.assertTrue(pid)
+
+    def proxy_pid(self, token: bytes | None = None) -> int:
+        """The pid of the proxy on self.port (stopped at cleanup), from its health answer."""
+        auth = b"Proxy-Authorization: Bearer " + token + b"\r\n" if token else b""
+        answer = raw_exchange(self.port, b"GET /_curlretry/health HTTP/1.1\r\nHost: x\r\n" + auth +
+                              b"Connection: close\r\n\r\n")
+        if not answer.startswith(b"HTTP/1.1 200 "):
+            return 0
+        pid = json.loads(answer.split(b"\r\n\r\n", 1)[1])["pid"]
+
+        def stop():
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                return
+            wait_for(lambda: not os.path.exists(f"/proc/{pid}"), 20, "the shared proxy to exit")
+        self.addCleanup(stop)
+        return pid
+
+
+class PrivateStateDirectory(unittest.TestCase):
+    """Finding 2: with no XDG_RUNTIME_DIR the fallback /dev/shm/curlretry-$UID is a name anyone
+    can take first. The victim is a third user, so the test never touches root's own directory."""
+
+    @needs_root
+    def test_a_planted_directory_is_refused_and_the_link_not_followed(self):
+        problem = harness.library_problem()
+        if problem:
+            raise AssertionError(problem)
+        users = LocalUsers(self)
+        attacker = users.make("attacker")
+        victim = users.make("victim")
+        d = tempfile.TemporaryDirectory(prefix="curlretry-victim-")
+        self.addCleanup(d.cleanup)
+        home = Path(d.name)
+        os.chmod(home, 0o755)
+        bashrc = home / "bashrc"
+        bashrc.write_text("# the victim's shell startup file\n")
+        config = home / "config.yaml"
+        config.write_text("version: 1\nproxy:\n  routes:\n    flaky: {upstream: \"http://127.0.0.1:9\", "
+                          "env: FLAKY_BASE_URL}\n")
+        for path in (home, bashrc, config):
+            os.chown(path, victim.pw_uid, victim.pw_gid)
+        port = free_port()
+        # Both fallbacks a victim's launcher may use (/tmp is main's before the fix, /dev/shm now).
+        planted = Path(f"/dev/shm/curlretry-{victim.pw_uid}")
+        for where in (planted, Path(f"/tmp/curlretry-{victim.pw_uid}")):
+            self.addCleanup(shutil.rmtree, where, True)
+            shutil.rmtree(where, True)
+            plant = subprocess.run(["runuser", "-u", attacker.pw_name, "--", "sh", "-c",
+                                    f"mkdir -m 777 {where} && ln -s {bashrc} {where}/proxy-127.0.0.1-{port}.log"],
+                                   capture_output=True)
+            self.assertEqual(plant.returncode, 0, plant.stderr)
+        self.addCleanup(stop_proxies_on, port)
+
+        env = {k: v for k, v in launcher_env(None).items() if v is not None}
+        cmd = ["runuser", "-u", victim.pw_name, "--", "env", "-u", "XDG_RUNTIME_DIR",
+               *[f"{k}={v}" for k, v in env.items()], harness.CURLRETRY_BIN, "--proxy", "--listen",
+               f"127.0.0.1:{port}", "--config", str(config), "--", "sh", "-c", "echo URL=$FLAKY_BASE_URL"]
+        result = harness.run(cmd, preload=False, env={"XDG_RUNTIME_DIR": None})
+        self.assertEqual(bashrc.read_text(), "# the victim's shell startup file\n", str(result))
+        self.assertEqual((result.code, result.stdout), (1, b""), str(result))
+        self.assertEqual(result.stderr.decode(),
+                         f"curlretry: proxy --ensure: {planted} belongs to uid {attacker.pw_uid}, not to you "
+                         f"(uid {victim.pw_uid}); refusing it: have user {attacker.pw_name} (or root) remove it\n")
+        self.assertEqual(sorted(os.listdir(planted)), [f"proxy-127.0.0.1-{port}.log"])
+        self.assertFalse(listening(port))
+
+
+class LogLinesEscapeWhatTheyDidNotWrite(harness.UpstreamTestCase):
+    """Finding 2's payload and the log-escaping rule: a method or path chosen by the client
+    lands in the retry line escaped, on one line, with no byte a terminal would act on."""
+
+    def test_a_method_with_a_newline_through_preloaded_curl(self):
+        # `curl -X $'A\nB\x1b[2J'`: the upstream refuses such a request (400, given up at once);
+        # at debug level every line about the transfer carries the method.
+        key = self.key()
+        result = harness.curl(["-sS", "-o", "/dev/null", "-X", "A\nB\x1b[2J", self.plain.script_url(key, "503,200")],
+                              preload=True, env={"CURLRETRY_LOG": "debug"})
+        self.assertEqual(result.code, 0, str(result))
+        shown = f"A\\nB\\x1b[2J 127.0.0.1:{self.plain.port}/s/{key}/503,200"
+        self.assertEqual(result.stderr.decode().splitlines(), [
+            "curlretry: phase of a transfer: idle -> attempting (attempt 1)",
+            f"curlretry: {shown} -> HTTP 400: giving up after 1 attempt (not-retryable)",
+            f"curlretry: phase of {shown}: attempting -> replaying (attempt 1)",
+            f"curlretry: phase of {shown}: replaying -> done (attempt 1)",
+            f"curlretry: phase of {shown}: done -> idle (attempt 1)"], str(result))
+
+    def test_a_hostile_method_and_path_through_the_proxy(self):
+        # The issue's method (legal token characters) and a path with a C1 CSI and a byte that
+        # is not UTF-8, to an upstream that takes any request: 503, then 200.
+        upstream = Scripted(self, [answer("503 Service Unavailable", b"busy"), answer("200 OK", b"fine")])
+        proxy = Proxy(f"version: 1\nproxy:\n  routes:\n    api: {{upstream: \"http://127.0.0.1:{upstream.port}\"}}\n").start()
+        self.addCleanup(proxy.stop)
+        method = b"A&echo$IFS'x'|sh&#"
+        reply = raw_exchange(proxy.port, method + b" /api/v1/\xc2\x9b2J\xff/x HTTP/1.1\r\nHost: x\r\n"
+                             b"Connection: close\r\n\r\n")
+        self.assertTrue(reply.startswith(b"HTTP/1.1 200 "), reply)
+        self.assertEqual(len(upstream.received), 2, upstream.received)
+        ours = lambda: [line for line in Path(proxy.log_path).read_bytes().splitlines()
+                        if line.startswith(b"curlretry: A&")]
+        wait_for(lambda: len(ours()) >= 2, 10, "the proxy's two lines about the request")
+        log = Path(proxy.log_path).read_bytes()
+        shown = b"A&echo$IFS'x'|sh&# 127.0.0.1:%d/v1/\\u009b2J\\xff/x" % upstream.port
+        self.assertEqual(ours(), [b"curlretry: " + shown + b" -> HTTP 503: retrying in 50 ms (attempt 1/3)",
+                                  b"curlretry: " + shown + b" -> HTTP 200 after 2 attempts"], log)
+        self.assertNotIn(b"\xc2\x9b", log)
+
+
+if __name__ == "__main__":
+    unittest.main()
