@@ -13,10 +13,12 @@ bool fits_left(Millis wait, const Limits& limits) { return !limits.time_left || 
 
 Gate plan(Millis planned, Millis cooling, const Limits& limits) {
   if (cooling <= planned) return Gate{Kind::go, planned, std::nullopt};
-  if (cooling > limits.max_server_wait || !fits_left(cooling, limits)) {
-    return Gate{Kind::give_up_cooldown, cooling, std::nullopt};
-  }
-  return Gate{Kind::wait_cooldown, cooling, std::nullopt};
+  // Another request's answer delays this retry by at most what this request's own policy lets a
+  // server-announced wait last (retry_after.max_ms); then it goes, and its success ends the
+  // cooldown for everyone. Only a wait that cannot fit the time left gives up.
+  const Millis wait = std::max(planned, std::min(cooling, limits.max_server_wait));
+  if (!fits_left(wait, limits)) return Gate{Kind::give_up_cooldown, wait, std::nullopt};
+  return Gate{Kind::wait_cooldown, wait, std::nullopt};
 }
 
 Gate at_send(Millis cooling, Bucket token, Waited waited, const Limits& limits) {
@@ -27,6 +29,7 @@ Gate at_send(Millis cooling, Bucket token, Waited waited, const Limits& limits) 
   // wait may last: the retry goes on to its token.
   if (token.taken) return Gate{Kind::go, Millis{0}, std::nullopt};
   const std::optional<Millis> eta = token.eta;
+  if (eta == Millis::max()) return Gate{Kind::give_up_budget, Millis{0}, std::nullopt};  // a budget of zero
   if (!limits.persistent && waited.token >= limits.max_token_wait) return Gate{Kind::give_up_budget, Millis{0}, eta};
   // The request's own deadline comes first, in every mode: a token it could only get after its
   // timeout would only turn the retry into a timeout.

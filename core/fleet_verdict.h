@@ -43,7 +43,7 @@ struct Gate {
 };
 
 // At the verdict: the policy's `planned` delay stretched to the key's cooldown (`cooling` left),
-// or give_up_cooldown when that does not fit retry_after.max_ms or the time left.
+// at most to retry_after.max_ms; give_up_cooldown only when that wait does not fit the time left.
 Gate plan(Millis planned, Millis cooling, const Limits& limits);
 
 // What a retry has waited for the fleet since its planned delay ended.
@@ -54,7 +54,8 @@ struct Waited {
 
 // At the end of a wait. `cooling`: the key's cooldown left now (another process may have raised
 // it meanwhile). `token`: nullopt when the retry's token was taken; else the bucket's eta
-// (core::budget::eta: 0 = one is there but another took it first; nullopt inside = none trickles).
+// (core::budget::eta: 0 = one is there but another took it first; nullopt inside = none trickles;
+// Millis::max() = none can ever come, a budget of zero: give up at once).
 // A cooldown raised again and again is waited for at most retry_after.max_ms in all, then the
 // retry goes on to the token (as one server wait may last no longer).
 struct Bucket {

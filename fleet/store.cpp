@@ -187,7 +187,10 @@ std::optional<bool> Store::take_retry(std::uint64_t hash, std::string_view key, 
     allowed = budget::take(next, kept);
   } while (!e->bucket.compare_exchange_weak(word, budget::pack(next), kRelaxed));
   if (allowed) count(hash, key, true, now_ms);
-  if (!allowed && eta != nullptr) *eta = budget::eta(next, b, kept);
+  if (!allowed && eta != nullptr) {
+    // A bucket whose cap is below what a retry needs never gives one (a budget of zero).
+    *eta = budget::cap(b, requests) < budget::kToken + kept ? core::Millis::max() : budget::eta(next, b, kept);
+  }
   return allowed;
 }
 

@@ -63,7 +63,8 @@ class Store {
   // Decides one retry against the key's bucket (credit, trickle, cap; core/retry_tokens.h), takes
   // its token when allowed and then counts it as a retry. nullopt: the table is full.
   // `again`: the retry follows a retry that failed (core::budget::kept_back). Refused, `eta` (when
-  // given) gets how long the trickle needs to bring the token (core::budget::eta).
+  // given) gets how long the trickle needs to bring the token (core::budget::eta), Millis::max()
+  // when the bucket can never hold one (its cap is below a token: a budget of zero).
   std::optional<bool> take_retry(std::uint64_t hash, std::string_view key, const core::budget::Budget& budget,
                                  std::int64_t now_ms, bool again = false, std::optional<core::Millis>* eta = nullptr);
   // Gives back the token of a retry that succeeded: one CAS; nothing when the key is unknown.

@@ -601,7 +601,12 @@ void Transfer::settle_with_fleet(core::Verdict& verdict) {
   fleet_hook::Attempt attempt{
       api_, easy_,        &host,      run_.policy, response.status, &response.retry_after, &response.retry_after_ms,
       left, run_.attempt, &fleet_key_};
+  const core::Millis planned = verdict.delay;
   fleet_hook::settle(*runtime_, attempt, verdict);
+  if (verdict.action != core::Action::retry) return;
+  // A cooldown's wait counts towards retry_after.max_ms in all; the token wait is per retry.
+  if (verdict.delay > planned) run_.fleet_waited.cooldown += verdict.delay - planned;
+  run_.fleet_waited.token = core::Millis{0};
 }
 
 Transfer::Step Transfer::resume_replay() {

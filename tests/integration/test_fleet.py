@@ -204,11 +204,22 @@ class Cooldown(FleetTestCase):
         self.assertNotIn("key-A", json.dumps(keys))
         self.assertEqual(keys[tagged[0]]["status"], 429)
 
-    def test_a_cooldown_longer_than_retry_after_max_gives_up(self):
+    def test_a_cooldown_longer_than_retry_after_max_delays_the_retry_that_long(self):
+        # Another request's answer delays this retry by at most this request's own cap on a
+        # server's wait, never denies it (issue 23; before, it gave up at once: "cooldown").
         self.write_config("defaults: {retry_after: {max_ms: 1000}}\n")
         self.cool_the_host("503+ra=30")
         k = self.key()
         r = self.get(k, "500,200")
+        self.assertRun(r, 0, ok_body(k, 2))
+        self.assertCount(self.plain, k, 2, r)
+        self.assertGreaterEqual(r.elapsed, 1.0, str(r))
+        self.assertLess(r.elapsed, 1.0 + FAST_S, str(r))
+
+    def test_a_cooldown_beyond_the_programs_timeout_gives_up(self):
+        self.cool_the_host("503+ra=30")
+        k = self.key()
+        r = self.get(k, "500,200", "--max-time", "3")
         self.assertRun(r, 0, error_body("internal server error", k, 1))
         self.assertCount(self.plain, k, 1, r)
         self.assertIn(b"giving up after 1 attempt (cooldown)", r.stderr)

@@ -24,8 +24,13 @@ TEST(FleetVerdict, PlanStretchesTheDelayToTheCooldownWhenItFits) {
   EXPECT_EQ(g.wait, milliseconds(4000));
 }
 
-TEST(FleetVerdict, PlanGivesUpOnACooldownBeyondTheRequestsLimits) {
-  EXPECT_EQ(plan(milliseconds(10), milliseconds(120001), kLimits).kind, Kind::give_up_cooldown);
+TEST(FleetVerdict, PlanWaitsForALongCooldownAtMostRetryAfterMax) {
+  const Gate g = plan(milliseconds(10), milliseconds(200000), kLimits);
+  EXPECT_EQ(g.kind, Kind::wait_cooldown);
+  EXPECT_EQ(g.wait, milliseconds(120000));
+}
+
+TEST(FleetVerdict, PlanGivesUpOnACooldownBeyondTheTimeLeft) {
   Limits short_left = kLimits;
   short_left.time_left = milliseconds(3000);
   EXPECT_EQ(plan(milliseconds(10), milliseconds(3000), short_left).kind, Kind::give_up_cooldown);
@@ -62,6 +67,12 @@ TEST(FleetVerdict, PersistentModeNeverGivesUpForTheBudget) {
       at_send(milliseconds(0), Bucket{false, milliseconds(800)}, {milliseconds(0), milliseconds(3600000)}, persistent);
   EXPECT_EQ(g.kind, Kind::wait_token);
   EXPECT_EQ(at_send(milliseconds(0), Bucket{false, std::nullopt}, {}, persistent).wait, kTokenPoll);
+}
+
+TEST(FleetVerdict, ABudgetOfZeroGivesUpAtOnceEvenInPersistentMode) {
+  Limits persistent = kLimits;
+  persistent.persistent = true;
+  EXPECT_EQ(at_send(milliseconds(0), Bucket{false, Millis::max()}, {}, persistent).kind, Kind::give_up_budget);
 }
 
 TEST(FleetVerdict, ATokenThatCannotComeBeforeTheDeadlineGivesUp) {
