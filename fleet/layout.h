@@ -18,7 +18,9 @@ inline constexpr std::uint32_t kVersion = 3;
 inline constexpr std::uint32_t kEntries = 512;
 inline constexpr std::uint32_t kMaxProbe = 32;        // linear probing stops here: the table is "full"
 inline constexpr std::size_t kNameWords = 8;          // 64 bytes of key text, for `curlretry fleet`
-inline constexpr const char* kFileName = "table-v1";  // kept: a table of an older version is rebuilt in place
+// A new name with each layout: processes of an older curlretry still running on the machine keep
+// their own table instead of rebuilding this one (and it theirs) back and forth.
+inline constexpr const char* kFileName = "table-v3";
 
 struct alignas(64) Header {
   std::atomic<std::uint64_t> magic;  // stored last, with release, when the file is complete

@@ -607,7 +607,7 @@ class Store(FleetTestCase):
     def test_a_corrupt_table_is_rebuilt_with_one_warning(self):
         k = self.key("first")
         self.assertRun(self.get(k, "200"), 0, ok_body(k, 1))
-        table = os.path.join(self.dir, "table-v1")
+        table = os.path.join(self.dir, "table-v3")
         size = os.path.getsize(table)
         with open(table, "r+b") as f:
             f.write(os.urandom(size))
@@ -625,7 +625,7 @@ class Store(FleetTestCase):
         k = self.key()
         self.assertRun(self.get(k, "200"), 0, ok_body(k, 1))
         self.assertEqual(os.stat(self.dir).st_mode & 0o7777, 0o700)
-        self.assertEqual(os.stat(os.path.join(self.dir, "table-v1")).st_mode & 0o7777, 0o600)
+        self.assertEqual(os.stat(os.path.join(self.dir, "table-v3")).st_mode & 0o7777, 0o600)
 
     def test_a_directory_open_to_others_is_refused_and_retries_go_on(self):
         os.mkdir(self.dir, 0o755)
@@ -634,7 +634,7 @@ class Store(FleetTestCase):
         r = self.get(k, "503,200")
         self.assertRun(r, 0, ok_body(k, 2))
         self.assertIn(b"must be closed to others (0700); this process retries on its own", r.stderr)
-        self.assertFalse(os.path.exists(os.path.join(self.dir, "table-v1")))
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "table-v3")))
 
     def test_fleet_shows_a_store_nobody_used_yet(self):
         r = self.fleet("--json")

@@ -273,7 +273,7 @@ TEST(Store, OpenExistingNeverCreates) {
   TempDir tmp;
   std::string error;
   EXPECT_EQ(Store::open_existing(tmp.store(), error), nullptr);
-  EXPECT_EQ(error, "no fleet table at " + tmp.store() + "/table-v1");
+  EXPECT_EQ(error, "no fleet table at " + tmp.store() + "/table-v3");
 }
 
 TEST(Store, AFullTableSaysSo) {
