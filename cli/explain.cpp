@@ -238,7 +238,8 @@ std::string fleet_now(const config::Config& config, const core::Policy& policy, 
   const core::budget::Bucket bucket{static_cast<std::uint32_t>(tokens), 1};
   const fv::Gate at = fv::at_send(
       core::Millis{0}, fv::Bucket{tokens >= core::budget::kToken, core::budget::eta(bucket, f.budget, 0)}, {}, limits);
-  return fv::describe(at) + " (" + (tokens >= core::budget::kToken ? "a token is there" : "no token now") + ")";
+  return fv::describe(at) + (tokens >= core::budget::kToken ? " (a token is there" : " (no token now") +
+         " in this machine's store)";
 }
 
 }  // namespace
@@ -281,7 +282,7 @@ int run_explain(const ExplainOptions& options) {
     std::cout << "verdict:  retry in " << e->verdict.delay.count() << " ms (" << core::reason_text(e->verdict) << ")\n";
     const core::Policy& policy = e->matched ? e->matched->policy : loaded->defaults;
     if (const std::string word = fleet_now(*loaded, policy, options.url, e->verdict.delay); !word.empty()) {
-      std::cout << "fleet now: " << word << " (this machine's store, as it is)\n";
+      std::cout << "fleet now: " << word << '\n';
     }
     if (!e->fallback.empty()) {
       std::cout << "fallback: the next attempt sends " << e->fallback << " (after " << e->outcome.attempt

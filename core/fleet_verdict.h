@@ -23,7 +23,7 @@ inline constexpr Millis kTokenPoll{100};
 // The request's own limits, as its policy and its host set them.
 struct Limits {
   Millis max_server_wait{0};        // retry_after.max_ms: the most a cooldown may hold it
-  Millis max_token_wait{0};         // backoff.max_ms: the most it waits for a token
+  Millis max_token_wait{0};         // the most it waits for a token (the shim: its own backoff, 1 s..backoff.max_ms)
   bool persistent = false;          // unattended mode: never give up for the budget
   std::optional<Millis> time_left;  // before the host's CURLOPT_TIMEOUT or max_elapsed_ms
 };

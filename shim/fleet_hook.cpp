@@ -310,7 +310,11 @@ core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& f) {
   const std::string_view key = authority(*f.host, buffer);
   if (key.empty()) return fv::Gate{};
   const std::int64_t now = now_ms();
-  const fv::Limits limits = limits_of(runtime, *f.policy, f.time_left);
+  fv::Limits limits = limits_of(runtime, *f.policy, f.time_left);
+  // A token is waited for at most one more wait of the retry's own backoff (at least a second,
+  // at most backoff.max_ms): a queue of retries waiting out an outage would otherwise take every
+  // token the recovery earns from the fresh failures that need them.
+  limits.max_token_wait = std::min(limits.max_token_wait, std::max(f.own_wait, core::Millis{1000}));
   core::Millis cooling = key_cooling_left(*s, key, *f.host, now);
   // A held first attempt waits for the cooldown only: it takes no token.
   if (f.number < 2) {

@@ -16,7 +16,8 @@ fv::Gate Transfer::fleet_gate() {
   const auto now = Clock::now();
   core::Millis left = run_.policy->max_elapsed - std::chrono::duration_cast<core::Millis>(now - run_.started);
   if (run_.deadline) left = std::min(left, std::chrono::duration_cast<core::Millis>(*run_.deadline - now));
-  const fleet_hook::GateFacts facts{&host, run_.policy, left, run_.attempt + 1, run_.fleet_waited, &fleet_key_};
+  const fleet_hook::GateFacts facts{
+      &host, run_.policy, left, run_.attempt + 1, run_.fleet_waited, run_.previous_delay, &fleet_key_};
   const fv::Gate gate = fleet_hook::gate(*runtime_, facts);
   if (gate.kind == fv::Kind::wait_cooldown) run_.fleet_waited.cooldown += gate.wait;
   if (gate.kind == fv::Kind::wait_token) {

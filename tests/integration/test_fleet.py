@@ -504,15 +504,24 @@ class Pacing(FleetTestCase):
         self.assertIn(b"giving up after 1 attempt (budget)", r.stderr)
         self.assertGreaterEqual(r.elapsed, 0.4, str(r))
 
+    def test_explain_shows_the_wait_for_a_fleet_token(self):
+        self.write_config("fleet: {budget: {percent: 0, reserve: 1, window_ms: 64000}}\n")
+        spend = self.key("spend")
+        self.assertRun(self.get(spend, "503", CURLRETRY_MAX_ATTEMPTS="2"), 0, overloaded_body(spend, 2))
+        r = harness.run([harness.CURLRETRY_BIN, "explain", "--status", "503", "GET", self.plain.script_url(self.key(), "503")],
+                        preload=False, env=self.env())
+        self.assertEqual(r.code, 0, str(r))  # 0: it would retry
+        self.assertRegex(r.stdout, rb"\nfleet now: would wait \d+(\.\d+)? s for a fleet token \(no token now in this")
+
     def test_a_token_given_back_goes_to_a_waiting_retry(self):
         # One token, no trickle: a retry that waits for it gets it when another retry succeeds.
         self.write_config("fleet: {budget: {percent: 0, reserve: 1, window_ms: 64000}}\n")
         slow = self.key("slow")
         env = harness.environment(True, self.env(CURLRETRY_MAX_DELAY_MS="20000"))
-        holder = subprocess.Popen([harness.CURL, "-q", "-sS", self.plain.script_url(slow, "503,hang1500")],
+        holder = subprocess.Popen([harness.CURL, "-q", "-sS", self.plain.script_url(slow, "503,hang700")],
                                   env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
-            self.wait_for_count(slow, 2)  # its retry holds the only token, on the wire for 1.5 s
+            self.wait_for_count(slow, 2)  # its retry holds the only token, on the wire for 0.7 s
             k = self.key()
             r = self.get(k, "503,200", CURLRETRY_MAX_DELAY_MS="20000")
             out, err = holder.communicate(timeout=30)
@@ -547,7 +556,7 @@ class Pacing(FleetTestCase):
         # waits parked (the loop goes on and the first finishes) and gets the token it gives back.
         self.write_config("fleet: {budget: {percent: 0, reserve: 1, window_ms: 64000}}\n")
         a, b = self.key("a"), self.key("b")
-        r = curl(["-sS", "--parallel", "--parallel-immediate", self.plain.script_url(a, "503,hang800"),
+        r = curl(["-sS", "--parallel", "--parallel-immediate", self.plain.script_url(a, "503,hang700"),
                   self.plain.script_url(b, "503,200")], preload=True,
                  env=self.env(CURLRETRY_MAX_DELAY_MS="20000", CURLRETRY_LOG="info"))
         self.assertEqual(r.code, 0, str(r))
