@@ -188,6 +188,43 @@ def instruction_cost(lib, upstream, work, root):
     return counts
 
 
+def fleet_env(mode, lib, redis_url, fleet_dir, work):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CURLRETRY_", "BILI_REPLAY_"))}
+    env.update({"LD_PRELOAD": lib, "CURLRETRY_LOG": "off", "CURLRETRY_FLEET_DIR": fleet_dir,
+                "CURLRETRY_FLEET": redis_url if mode == "redis" else mode,
+                "XDG_CONFIG_HOME": os.path.join(work, "empty"), "HOME": os.path.join(work, "empty")})
+    return env
+
+
+def pacing_rows(mode, args, lib, upstream, redis_url, work):
+    """Issue 23: a lone process with 16 threads, each request failing once (the default backoff),
+    and processes one after another, each 503 then 200: every request must succeed."""
+    host = os.environ.get("EASY_HOST", os.path.join(args.root, "build/tests/integration/hosts/easy_host"))
+    tag = f"{mode}-{random.randrange(1 << 30)}"
+    rows = {}
+    fleet_dir = os.path.join(work, f"pacing-{mode}")
+    if os.path.exists(host):
+        per_thread = 5 if args.quick else 40
+        start = time.monotonic()
+        out = subprocess.run([host, "threads", f"http://127.0.0.1:{upstream.port}/s/lone-{tag}-", "16",
+                              str(per_thread)], env=fleet_env(mode, lib, redis_url, fleet_dir, work),
+                             capture_output=True, timeout=600)
+        m = re.search(rb"ok=(\d+)", out.stdout)
+        rows["lone"] = (int(m.group(1)) if m else 0, 16 * per_thread, time.monotonic() - start)
+    n = 50 if args.quick else 200
+    env = fleet_env(mode, lib, redis_url, fleet_dir, work)
+    env["CURLRETRY_BASE_MS"] = "10"
+    ok = 0
+    start = time.monotonic()
+    for i in range(n):
+        key = f"seq-{tag}-{i}"
+        r = subprocess.run(["curl", "-q", "-sS", f"http://127.0.0.1:{upstream.port}/s/{key}/503,200"], env=env,
+                           capture_output=True, timeout=60)
+        ok += r.returncode == 0 and r.stdout == f"ok key={key} attempt=2\n".encode()
+    rows["sequential"] = (ok, n, time.monotonic() - start)
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", required=True)
@@ -225,9 +262,11 @@ def main():
             else:
                 print("redis-server not installed: no Redis row", file=sys.stderr)
                 modes.remove("redis")
+        pacing = {}
         for mode in modes:
             print(f"bench/fleet.sh: {mode} ...", file=sys.stderr)
             rows.append(run_mode(mode, args, lib, upstream, redis_url, work))
+            pacing[mode] = pacing_rows(mode, args, lib, upstream, redis_url, work)
         cost = instruction_cost(lib, upstream, work, args.root)
     finally:
         upstream.stop()
@@ -249,6 +288,13 @@ def main():
     for r in rows:
         for miss in r["misses"][:5]:
             print(f"  {r['mode']}: 10 % window miss: {miss}")
+    print("pacing (issue 23): requests that succeed / logical, wall time")
+    for mode, p in pacing.items():
+        for name, label in (("lone", "lone process, 16 threads x N, each 503 once, default backoff"),
+                            ("sequential", "processes one after another, each 503 then 200 (base 10 ms)")):
+            if name in p:
+                ok, total, secs = p[name]
+                print(f"  {mode:8} {label}: {ok}/{total} in {secs:.1f} s")
     if cost:
         ratio = cost["machine"] / cost["off"]
         print(f"success path (callgrind, 2000 GETs): off {cost['off']} Ir, machine {cost['machine']} Ir "

@@ -103,7 +103,8 @@ std::string describe_fleet(const config::FleetSettings& f) {
   if (f.store == config::FleetStore::off) return "off (every process retries on its own)";
   std::string store = f.store == config::FleetStore::machine ? "machine store" : "Redis " + f.redis_url;
   // The token bucket of core/retry_tokens.h in one line.
-  return store + "; a retry takes a token, given back if it succeeds; each success earns " +
+  return store + "; a retry takes a token when it is sent (waiting up to backoff.max_ms for one; in persistent mode as "
+                 "long as it takes), given back if it succeeds; a success ends a cooldown; each success earns " +
          std::to_string(f.budget.percent) + "% of one, plus " + std::to_string(f.budget.reserve) + " per " +
          std::to_string(f.budget.window.count()) + " ms; at most " + std::to_string(f.budget.percent) +
          "% of the requests per window (at least " + std::to_string(f.budget.reserve) + ")" +

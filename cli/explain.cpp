@@ -13,9 +13,15 @@
 #include "cli/json.h"
 #include "config/text.h"
 #include "core/ascii.h"
+#include "core/cooldown.h"
+#include "core/fleet_key.h"
+#include "core/fleet_verdict.h"
 #include "core/random.h"
-#include "core/url.h"
+#include "core/retry_tokens.h"
 #include "core/stream_events.h"
+#include "core/url.h"
+#include "fleet/location.h"
+#include "fleet/store.h"
 
 namespace curlretry::cli {
 namespace {
@@ -65,12 +71,10 @@ void explain_stream(const core::Policy& policy, Explanation& e) {
     return;
   }
   const core::StreamScan scan = core::scan_stream(rules, o.body_prefix);
-  const std::string at = "event " + std::to_string(scan.event) + " (" + scan.type + ") ending at byte " +
-                         std::to_string(scan.end);
+  const std::string at =
+      "event " + std::to_string(scan.event) + " (" + scan.type + ") ending at byte " + std::to_string(scan.end);
   switch (scan.kind) {
-    case core::StreamScan::Kind::content:
-      e.stream = at + " is the first content event: it commits the stream";
-      break;
+    case core::StreamScan::Kind::content: e.stream = at + " is the first content event: it commits the stream"; break;
     case core::StreamScan::Kind::error:
       e.stream = at + " is an error before any content";
       o.stream_error = scan.data;
@@ -176,12 +180,10 @@ std::optional<Explanation> explain(const config::Config& config, const ExplainOp
   if (config.settings.disabled) {
     e.verdict.action = core::Action::give_up;
     e.verdict.reason = core::Reason::disabled;
-    e.verdict.what = "curlretry is disabled (" +
-                     [&] {
-                       const auto s = config.settings_sources.find("disable");
-                       return s == config.settings_sources.end() ? std::string("settings.disable") : s->second;
-                     }() +
-                     ")";
+    e.verdict.what = "curlretry is disabled (" + [&] {
+      const auto s = config.settings_sources.find("disable");
+      return s == config.settings_sources.end() ? std::string("settings.disable") : s->second;
+    }() + ")";
     return e;
   }
   const auto now = std::chrono::system_clock::now();
@@ -204,6 +206,43 @@ std::optional<Explanation> explain(const config::Config& config, const ExplainOp
   }
   return e;
 }
+
+namespace {
+
+// What the fleet would do with this retry now, from this machine's store as it is (read only;
+// nothing is taken): core::fleet_verdict over the key's cooldown and bucket. Empty when the
+// store is off or nobody used it yet.
+std::string fleet_now(const config::Config& config, const core::Policy& policy, const std::string& url,
+                      core::Millis delay) {
+  namespace fv = core::fleet_verdict;
+  const config::FleetSettings& f = config.settings.fleet;
+  if (f.store == config::FleetStore::off) return {};
+  std::string error;
+  auto store =
+      fleet::Store::open_existing(fleet::store_dir(f.dir, [](const char* name) { return std::getenv(name); }), error);
+  if (!store) return {};
+  char buffer[256];
+  const std::string key(buffer, core::fleet_key::authority_of(url, buffer, sizeof buffer));
+  if (key.empty()) return {};
+  const auto now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  const fv::Limits limits{policy.max_retry_after, policy.backoff.max, config.settings.persistent, policy.max_elapsed};
+  const core::Millis cooling = core::cooldown::remaining(store->cooling(key, now).until_ms, now);
+  const fv::Gate planned = fv::plan(delay, cooling, limits);
+  if (planned.kind != fv::Kind::go) return fv::describe(planned);
+  std::uint64_t tokens = core::budget::cap(f.budget, 0);  // a key nobody used starts full
+  for (const auto& k : store->list(now, f.budget)) {
+    if (k.key == key) tokens = k.tokens;
+  }
+  const core::budget::Bucket bucket{static_cast<std::uint32_t>(tokens), 1};
+  const fv::Gate at = fv::at_send(
+      core::Millis{0}, fv::Bucket{tokens >= core::budget::kToken, core::budget::eta(bucket, f.budget, 0)}, {}, limits);
+  return fv::describe(at) + (tokens >= core::budget::kToken ? " (a token is there" : " (no token now") +
+         " in this machine's store)";
+}
+
+}  // namespace
 
 int run_explain(const ExplainOptions& options) {
   const std::optional<config::Config> loaded = load_config_or_say_why(options.config);
@@ -241,6 +280,10 @@ int run_explain(const ExplainOptions& options) {
   std::cout << "fleet:    " << describe_fleet(loaded->settings.fleet) << '\n';
   if (retry) {
     std::cout << "verdict:  retry in " << e->verdict.delay.count() << " ms (" << core::reason_text(e->verdict) << ")\n";
+    const core::Policy& policy = e->matched ? e->matched->policy : loaded->defaults;
+    if (const std::string word = fleet_now(*loaded, policy, options.url, e->verdict.delay); !word.empty()) {
+      std::cout << "fleet now: " << word << '\n';
+    }
     if (!e->fallback.empty()) {
       std::cout << "fallback: the next attempt sends " << e->fallback << " (after " << e->outcome.attempt
                 << " overloads in a row)\n";

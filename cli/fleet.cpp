@@ -1,8 +1,8 @@
 #include "cli/fleet.h"
 
-#include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -64,7 +64,8 @@ View read_machine_view(const config::FleetSettings& settings, std::int64_t now) 
   const std::string host = this_host();
   for (const auto& k : store->list(now, settings.budget)) {
     v.keys.push_back({k.key, k.cooling.until_ms, k.cooling.status, k.cooling.pid, k.cooling.pid != 0 ? host : "",
-                      k.counts.requests, k.counts.retries, k.tokens});
+                      k.counts.requests, k.counts.retries, k.tokens, k.cooling.ended_ms, k.cooling.ended_until_ms,
+                      k.cooling.ended_pid});
   }
   return v;
 }
@@ -111,7 +112,8 @@ void print_json(const config::FleetSettings& s, const View& v, std::int64_t now)
               << ",\"until_ms\":" << k.until_ms << ",\"status\":" << k.status << ",\"pid\":" << k.pid
               << ",\"host\":" << json_quote(k.host) << ",\"requests\":" << k.requests << ",\"retries\":" << k.retries
               << ",\"tokens\":" << tokens(k.tokens) << ",\"cap\":" << tokens(core::budget::cap(s.budget, k.requests))
-              << "}";
+              << ",\"ended_by\":" << json_quote(k.ended_ms != 0 ? "success" : "") << ",\"ended_ms\":" << k.ended_ms
+              << ",\"ended_pid\":" << k.ended_pid << "}";
     first = false;
   }
   std::cout << "]}\n";
@@ -135,6 +137,10 @@ void print_text(const config::FleetSettings& s, const View& v, std::int64_t now)
     if (left > 0) {
       by = "HTTP " + std::to_string(k.status) + " pid " + std::to_string(k.pid);
       if (redis && !k.host.empty()) by += " on " + k.host;
+    } else if (k.ended_ms != 0) {
+      // Why it is not cooling any more: a request sent after it was raised succeeded.
+      by = "ended by a success (pid " + std::to_string(k.ended_pid) + ", " +
+           seconds(std::max<std::int64_t>(0, k.ended_until_ms - k.ended_ms)) + " early)";
     }
     std::cout << pad(k.key, 40) << pad(left > 0 ? seconds(left) : "-", 10) << pad(by, by_width)
               << pad(std::to_string(k.requests), 8) << pad(std::to_string(k.retries), 7) << tokens(k.tokens) << " of "

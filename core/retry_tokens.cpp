@@ -70,6 +70,18 @@ Bucket give_back(Bucket bucket) {
   return bucket;
 }
 
+std::optional<Millis> eta(Bucket bucket, const Budget& budget, std::uint64_t kept) {
+  const std::uint64_t need = kToken + kept;
+  if (bucket.milli >= need) return Millis{0};
+  const std::uint64_t reserve = non_negative(budget.reserve);
+  if (reserve == 0) return std::nullopt;
+  const auto window = static_cast<std::uint64_t>(std::max<Millis::rep>(budget.window.count(), 1));
+  const std::uint64_t missing = need - bucket.milli;
+  // refill() earns reserve*kToken*ms/window thousandths: the smallest ms that earns `missing`.
+  const std::uint64_t ms = (missing * window + reserve * kToken - 1) / (reserve * kToken);
+  return Millis{static_cast<Millis::rep>(std::min(ms, window))};
+}
+
 std::uint64_t pack(Mark mark) {
   return (static_cast<std::uint64_t>(mark.streak & 0xffff) << 48) | (mark.credited & kMarkMask);
 }

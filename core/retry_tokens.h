@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "core/retry_budget.h"
 
@@ -45,6 +46,11 @@ std::uint64_t kept_back(const Budget& budget, std::uint64_t window_requests, std
 bool take(Bucket& bucket, std::uint64_t kept);
 // A retry that succeeded gives its token back (saturating; the next refill clamps to the cap).
 Bucket give_back(Bucket bucket);
+
+// How long until the trickle alone lets take() succeed on a bucket just refilled (and found short):
+// the missing thousandths at `reserve` tokens per window, rounded up. 0 when a token is there now;
+// nullopt when nothing trickles (reserve 0): only a success or a refund can bring one.
+std::optional<Millis> eta(Bucket bucket, const Budget& budget, std::uint64_t kept);
 
 // Which successes a key's bucket has been credited with, and how many decisions in a row found
 // none new: 48 bits of a running success count, 16 bits of streak.

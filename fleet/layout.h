@@ -13,11 +13,14 @@
 namespace curlretry::fleet::layout {
 
 inline constexpr std::uint64_t kMagic = 0x31544c4652524355ULL;  // "UCRRFLT1" little-endian
-inline constexpr std::uint32_t kVersion = 2;  // 2: the budget is a token bucket (core/retry_tokens.h)
+// 2: the budget is a token bucket (core/retry_tokens.h); 3: a cooldown ends on a success
+inline constexpr std::uint32_t kVersion = 3;
 inline constexpr std::uint32_t kEntries = 512;
-inline constexpr std::uint32_t kMaxProbe = 32;   // linear probing stops here: the table is "full"
-inline constexpr std::size_t kNameWords = 8;     // 64 bytes of key text, for `curlretry fleet`
-inline constexpr const char* kFileName = "table-v1";  // kept: a table of an older version is rebuilt in place
+inline constexpr std::uint32_t kMaxProbe = 32;        // linear probing stops here: the table is "full"
+inline constexpr std::size_t kNameWords = 8;          // 64 bytes of key text, for `curlretry fleet`
+// A new name with each layout: processes of an older curlretry still running on the machine keep
+// their own table instead of rebuilding this one (and it theirs) back and forth.
+inline constexpr const char* kFileName = "table-v3";
 
 struct alignas(64) Header {
   std::atomic<std::uint64_t> magic;  // stored last, with release, when the file is complete
@@ -33,15 +36,19 @@ struct alignas(64) Header {
 struct alignas(64) Entry {
   std::atomic<std::uint64_t> hash;                // 0 = free; claimed by CAS
   std::atomic<std::uint64_t> name[kNameWords];    // key text, NUL padded (display only)
-  std::atomic<std::int64_t> cool_until_ms;        // Unix ms; only ever grows (CAS max)
+  std::atomic<std::int64_t> cool_until_ms;        // Unix ms; the server's latest word; 0 once ended
   std::atomic<std::int64_t> cool_set_ms;          // when it was last raised
   std::atomic<std::uint32_t> cool_status;         // the status that raised it
   std::atomic<std::uint32_t> cool_pid;            // the process that raised it
   std::atomic<std::uint32_t> last_epoch;          // newest budget slot interval written
-  std::atomic<std::uint32_t> spare;
-  std::atomic<std::uint64_t> bucket;              // core::budget::Bucket, packed
-  std::atomic<std::uint64_t> mark;                // core::budget::Mark, packed: successes credited
-  std::atomic<std::uint64_t> earned;              // successful transfers, a running count
+  std::atomic<std::uint32_t> cred_cooling;        // a credential key of this host was cooled
+  std::atomic<std::int64_t> cool_ended_ms;        // when a success ended the last cooldown (display)
+  std::atomic<std::int64_t> cool_ended_until_ms;  // the deadline it had then (display)
+  std::atomic<std::uint32_t> cool_end_pid;        // the process whose success ended it (display)
+  std::atomic<std::uint32_t> cool_end_spare;
+  std::atomic<std::uint64_t> bucket;  // core::budget::Bucket, packed
+  std::atomic<std::uint64_t> mark;    // core::budget::Mark, packed: successes credited
+  std::atomic<std::uint64_t> earned;  // successful transfers, a running count
   std::atomic<std::uint64_t> ring[core::budget::kSlots];
 };
 

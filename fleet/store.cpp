@@ -1,9 +1,10 @@
 #include "fleet/store.h"
 
-#include <array>
-#include <cstring>
-
 #include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstring>
 
 #include "core/cooldown.h"
 #include "core/fleet_key.h"
@@ -41,6 +42,10 @@ void reset_entry(Entry& e) {
   e.cool_set_ms.store(0, kRelaxed);
   e.cool_status.store(0, kRelaxed);
   e.cool_pid.store(0, kRelaxed);
+  e.cred_cooling.store(0, kRelaxed);
+  e.cool_ended_ms.store(0, kRelaxed);
+  e.cool_ended_until_ms.store(0, kRelaxed);
+  e.cool_end_pid.store(0, kRelaxed);
   for (auto& slot : e.ring) slot.store(0, kRelaxed);
   e.bucket.store(0, kRelaxed);
   e.mark.store(0, kRelaxed);
@@ -124,12 +129,42 @@ bool Store::count(std::uint64_t hash, std::string_view key, bool retry, std::int
   return true;
 }
 
-void Store::earn(std::uint64_t hash) {
-  if (Entry* e = find(hash)) e->earned.fetch_add(1, kRelaxed);
+bool Store::earn(std::uint64_t hash, std::int64_t sent_ms) {
+  Entry* e = find(hash);
+  if (e == nullptr) return false;
+  e->earned.fetch_add(1, kRelaxed);
+  if (e->cool_until_ms.load(kRelaxed) != 0) end_cooling(*e, sent_ms);
+  return e->cred_cooling.load(kRelaxed) != 0;
+}
+
+void Store::end_cooling(std::uint64_t hash, std::int64_t sent_ms) {
+  if (Entry* e = find(hash); e != nullptr && e->cool_until_ms.load(kRelaxed) != 0) end_cooling(*e, sent_ms);
+}
+
+void Store::end_cooling(Entry& e, std::int64_t sent_ms) {
+  // Only a request sent after the cooldown was raised is evidence: one already on the wire when
+  // the server said "come back later" says nothing about later.
+  std::int64_t until = e.cool_until_ms.load(std::memory_order_acquire);
+  if (until == 0 || e.cool_set_ms.load(std::memory_order_acquire) > sent_ms) return;
+  const auto now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  // An expired one is only tidied away (later successes skip it); one still running is ended.
+  if (e.cool_until_ms.compare_exchange_strong(until, 0, kRelaxed) && until > now) {
+    e.cool_ended_ms.store(now, kRelaxed);
+    e.cool_ended_until_ms.store(until, kRelaxed);
+    e.cool_end_pid.store(static_cast<std::uint32_t>(::getpid()), kRelaxed);
+  }
+}
+
+void Store::note_cred_cooling(std::string_view host_key, std::int64_t now_ms) {
+  if (Entry* e = find_or_claim(core::fleet_key::hash(host_key), host_key, now_ms)) {
+    if (e->cred_cooling.load(kRelaxed) == 0) e->cred_cooling.store(1, kRelaxed);
+  }
 }
 
 std::optional<bool> Store::take_retry(std::uint64_t hash, std::string_view key, const budget::Budget& b,
-                                      std::int64_t now_ms, bool again) {
+                                      std::int64_t now_ms, bool again, std::optional<core::Millis>* eta) {
   Entry* e = find_or_claim(hash, key, now_ms);
   if (e == nullptr) return std::nullopt;
   const std::uint64_t requests = window_of(*e, now_ms, b.window).requests;
@@ -152,6 +187,10 @@ std::optional<bool> Store::take_retry(std::uint64_t hash, std::string_view key, 
     allowed = budget::take(next, kept);
   } while (!e->bucket.compare_exchange_weak(word, budget::pack(next), kRelaxed));
   if (allowed) count(hash, key, true, now_ms);
+  if (!allowed && eta != nullptr) {
+    // A bucket whose cap is below what a retry needs never gives one (a budget of zero).
+    *eta = budget::cap(b, requests) < budget::kToken + kept ? core::Millis::max() : budget::eta(next, b, kept);
+  }
   return allowed;
 }
 
@@ -159,8 +198,8 @@ void Store::refund(std::uint64_t hash) {
   Entry* e = find(hash);
   if (e == nullptr) return;
   std::uint64_t word = e->bucket.load(kRelaxed);
-  while (!e->bucket.compare_exchange_weak(word, budget::pack(budget::give_back(budget::unpack_bucket(word))),
-                                          kRelaxed)) {
+  while (
+      !e->bucket.compare_exchange_weak(word, budget::pack(budget::give_back(budget::unpack_bucket(word))), kRelaxed)) {
   }
 }
 
@@ -180,10 +219,13 @@ bool Store::cool(std::string_view key, std::int64_t until_ms, int status, std::i
   Entry* e = find_or_claim(core::fleet_key::hash(key), key, now_ms);
   if (e == nullptr) return false;
   std::int64_t current = e->cool_until_ms.load(kRelaxed);
+  if (current >= until_ms) return true;
+  // First when: a success sent before now must not end the cooldown raised here (end_cooling
+  // reads the deadline, then this).
+  e->cool_set_ms.store(now_ms, std::memory_order_release);
   while (current < until_ms) {
     if (e->cool_until_ms.compare_exchange_weak(current, until_ms, std::memory_order_release, kRelaxed)) {
       // Display only: who raised it last. A racing raise may pair its deadline with our pid.
-      e->cool_set_ms.store(now_ms, kRelaxed);
       e->cool_status.store(static_cast<std::uint32_t>(status), kRelaxed);
       e->cool_pid.store(static_cast<std::uint32_t>(::getpid()), kRelaxed);
       break;
@@ -202,6 +244,9 @@ Cooling Store::cooling(std::string_view key, std::int64_t now_ms) const {
   c.set_ms = e->cool_set_ms.load(kRelaxed);
   c.status = static_cast<int>(e->cool_status.load(kRelaxed));
   c.pid = static_cast<int>(e->cool_pid.load(kRelaxed));
+  c.ended_ms = e->cool_ended_ms.load(kRelaxed);
+  c.ended_until_ms = e->cool_ended_until_ms.load(kRelaxed);
+  c.ended_pid = static_cast<int>(e->cool_end_pid.load(kRelaxed));
   return c;
 }
 

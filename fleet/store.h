@@ -23,6 +23,10 @@ struct Cooling {
   std::int64_t set_ms = 0;
   int status = 0;
   int pid = 0;
+  // The last cooldown a success ended (display only): when, the deadline it had, by which process.
+  std::int64_t ended_ms = 0;
+  std::int64_t ended_until_ms = 0;
+  int ended_pid = 0;
 };
 
 struct KeyView {
@@ -50,20 +54,29 @@ class Store {
   // The same with the key's hash (core::fleet_key::hash) already known.
   bool count(std::uint64_t hash, std::string_view key, bool retry, std::int64_t now_ms);
   // A transfer to the key succeeded: it earns the key's bucket percent/100 of a token at the next
-  // decision. One atomic add; nothing when the key is unknown.
-  void earn(std::uint64_t hash);
+  // decision, and when it was sent (`sent_ms`, Unix ms) after the key's cooldown was set, the
+  // cooldown ends: the server coped again. One atomic add and one load while nothing cools.
+  // True when a credential key of this host was ever cooled (the caller then ends that one too).
+  bool earn(std::uint64_t hash, std::int64_t sent_ms);
+  // Ends the key's cooldown when it was set before `sent_ms` (a success on a credential key).
+  void end_cooling(std::uint64_t hash, std::int64_t sent_ms);
   // Decides one retry against the key's bucket (credit, trickle, cap; core/retry_tokens.h), takes
   // its token when allowed and then counts it as a retry. nullopt: the table is full.
-  // `again`: the retry follows a retry that failed (core::budget::kept_back).
+  // `again`: the retry follows a retry that failed (core::budget::kept_back). Refused, `eta` (when
+  // given) gets how long the trickle needs to bring the token (core::budget::eta), Millis::max()
+  // when the bucket can never hold one (its cap is below a token: a budget of zero).
   std::optional<bool> take_retry(std::uint64_t hash, std::string_view key, const core::budget::Budget& budget,
-                                 std::int64_t now_ms, bool again = false);
+                                 std::int64_t now_ms, bool again = false, std::optional<core::Millis>* eta = nullptr);
   // Gives back the token of a retry that succeeded: one CAS; nothing when the key is unknown.
   void refund(std::uint64_t hash);
   // The key's counts over `window` ending now; nullopt when the key is unknown.
   std::optional<core::budget::Counts> counts(std::string_view key, std::int64_t now_ms, core::Millis window) const;
 
-  // Raises the key's cooldown to `until_ms` unless it is already later. False: table full.
+  // Raises the key's cooldown to `until_ms` unless it is already later (a deadline some server
+  // response stated; a success sent after it was raised ends it, earn()). False: table full.
   bool cool(std::string_view key, std::int64_t until_ms, int status, std::int64_t now_ms);
+  // A credential key under the host `host_key` was cooled: its host's successes look it up.
+  void note_cred_cooling(std::string_view host_key, std::int64_t now_ms);
   // The key's cooldown; until_ms 0 when none (or when it is implausibly far off: a corrupt file).
   Cooling cooling(std::string_view key, std::int64_t now_ms) const;
 
@@ -77,6 +90,7 @@ class Store {
   layout::Entry* find(std::uint64_t hash) const;
   layout::Entry* find_or_claim(std::uint64_t hash, std::string_view key, std::int64_t now_ms);
   static std::string name_of(const layout::Entry& entry);
+  void end_cooling(layout::Entry& entry, std::int64_t sent_ms);
   static core::budget::Counts window_of(const layout::Entry& entry, std::int64_t now_ms, core::Millis window);
   layout::Entry* entries() const;
 

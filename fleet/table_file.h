@@ -17,7 +17,7 @@ struct Mapping {
   std::vector<std::string> notes;   // e.g. "rebuilt a torn table file"
 };
 
-// Opens (creating or rebuilding) `dir`/table-v1. `dir` must already be ours (ensure_private_dir).
+// Opens (creating or rebuilding) `dir`/table-v3. `dir` must already be ours (ensure_private_dir).
 Mapping map_table(const std::string& dir);
 
 // Opens an existing table read-write without ever creating or rebuilding it (for the CLI).

@@ -17,12 +17,17 @@ bool wait_backoff(Transfer& transfer, core::Millis delay) {
   }
 }
 
-bool wait_before_retry(Transfer& transfer, core::Millis delay) {
-  if (!wait_backoff(transfer, delay)) return false;
-  for (core::Millis more = transfer.fleet_wait_more(); more.count() > 0; more = transfer.fleet_wait_more()) {
-    if (!wait_backoff(transfer, more)) return false;
+WaitEnd wait_before_retry(Transfer& transfer, core::Millis delay) {
+  using core::fleet_verdict::Kind;
+  if (!wait_backoff(transfer, delay)) return WaitEnd::aborted;
+  // Bounded: every look that does not end it waits at least 1 ms, and the fleet's waits add up
+  // to at most retry_after.max_ms and backoff.max_ms (persistent mode: the host's deadline).
+  for (;;) {
+    const core::fleet_verdict::Gate gate = transfer.fleet_gate();
+    if (gate.kind == Kind::go || gate.kind == Kind::give_up_cooldown) return WaitEnd::go;
+    if (gate.kind == Kind::give_up_budget) return WaitEnd::budget;
+    if (!wait_backoff(transfer, gate.wait)) return WaitEnd::aborted;
   }
-  return true;
 }
 
 CURLcode wait_for_unpause(Transfer& transfer, Transfer::Step step) {

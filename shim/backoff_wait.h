@@ -10,8 +10,11 @@ namespace curlretry::shim {
 // False when the host's progress callback asked to abort.
 bool wait_backoff(Transfer& transfer, core::Millis delay);
 
-// wait_backoff, then as much longer as a fleet cooldown raised meanwhile asks for.
-bool wait_before_retry(Transfer& transfer, core::Millis delay);
+// wait_backoff, then as much longer as the fleet asks for (Transfer::fleet_gate(): a cooldown
+// raised meanwhile, the wait for a budget token). `budget`: no token came within the request's
+// limits (the caller gives up with Transfer::give_up_for_budget()).
+enum class WaitEnd : unsigned char { go, aborted, budget };
+WaitEnd wait_before_retry(Transfer& transfer, core::Millis delay);
 
 // The host paused the replay of a held response (easy interface): wait, calling its progress
 // callback as libcurl does for a paused transfer, until it unpauses, aborts, or its deadline

@@ -82,8 +82,13 @@ __attribute__((visibility("default"))) CURLcode curl_easy_perform(CURL* easy) {
         code = step.paused ? wait_for_unpause(*transfer, step) : step.code;
         break;
       }
-      if (!wait_before_retry(*transfer, step.delay)) {
-        code = transfer->aborted_during_backoff();
+      if (const WaitEnd end = wait_before_retry(*transfer, step.delay); end != WaitEnd::go) {
+        if (end == WaitEnd::aborted) {
+          code = transfer->aborted_during_backoff();
+        } else {
+          step = transfer->give_up_for_budget(code);
+          code = step.paused ? wait_for_unpause(*transfer, step) : step.code;
+        }
         break;
       }
       transfer->prepare_next_attempt();

@@ -130,6 +130,7 @@ void record_cooldown(const Runtime& runtime, fleet::Store& s, const Attempt& a, 
   if (!wait || wait->count() == 0) return;
   const std::string cool_key = fleet_key::cooldown_key(key, signal.status, credential(*a.host));
   if (!s.cool(cool_key, now + wait->count(), signal.status, now)) warn_full_once();
+  if (cool_key != key) s.note_cred_cooling(key, now);
   if (auto* link = redis(runtime)) link->cool(cool_key, now + wait->count(), signal.status);
 }
 
@@ -143,13 +144,21 @@ bool succeeded(const Attempt& a, const core::Verdict& verdict) {
   return verdict.reason == core::Reason::committed && status >= 200 && status < 400;
 }
 
+// A success: the key's credit, and the evidence that ends its cooldown (and the cooldown of the
+// credential it was sent with, when that host ever had one).
+void earn(const Runtime& runtime, fleet::Store& s, const KeyCache& cache, const HostOptions& host) {
+  if (s.earn(cache.hash, cache.sent_ms)) {
+    if (auto cred = credential(host)) {
+      s.end_cooling(fleet_key::hash(fleet_key::credential_key(cache.key, *cred)), cache.sent_ms);
+    }
+  }
+  if (auto* link = redis(runtime)) link->note_success(cache.hash);
+}
+
 void settle_success(const Runtime& runtime, fleet::Store& s, const Attempt& a, const core::Verdict& verdict) {
   const bool ok = succeeded(a, verdict);
   if (a.ledger == nullptr) return;
-  if (ok && !a.ledger->key.empty()) {
-    s.earn(a.ledger->hash);
-    if (auto* link = redis(runtime)) link->note_success(a.ledger->hash);
-  }
+  if (ok && !a.ledger->key.empty()) earn(runtime, s, *a.ledger, *a.host);
   if (!a.ledger->charge.pending) return;
   const Charge charge = a.ledger->charge;
   a.ledger->charge.pending = false;
@@ -175,15 +184,15 @@ void count_request(const Runtime& runtime, const HostOptions& host, KeyCache& ca
     cache.url = host.url;
   }
   if (cache.key.empty()) return;
-  if (!s->count(cache.hash, cache.key, false, now_ms())) warn_full_once();
+  cache.sent_ms = now_ms();
+  if (!s->count(cache.hash, cache.key, false, cache.sent_ms)) warn_full_once();
   if (auto* link = redis(runtime)) link->note_request(cache.hash, cache.key);
 }
 
-void count_success(const Runtime& runtime, const KeyCache& cache) {
+void count_success(const Runtime& runtime, const HostOptions& host, const KeyCache& cache) {
   fleet::Store* s = store(runtime);
   if (s == nullptr || cache.key.empty()) return;
-  s->earn(cache.hash);
-  if (auto* link = redis(runtime)) link->note_success(cache.hash);
+  earn(runtime, *s, cache, host);
 }
 
 core::Millis cooling_left(const Runtime& runtime, const HostOptions& host) {
@@ -213,6 +222,16 @@ core::Millis hold_new(const Runtime& runtime, const HostOptions& host,
   return wait;
 }
 
+namespace {
+
+core::fleet_verdict::Limits limits_of(const Runtime& runtime, const core::Policy& policy,
+                                      std::optional<core::Millis> time_left) {
+  return core::fleet_verdict::Limits{policy.max_retry_after, policy.backoff.max, runtime.config.settings.persistent,
+                                     time_left};
+}
+
+}  // namespace
+
 void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
   fleet::Store* s = store(runtime);
   if (s == nullptr) return;
@@ -223,64 +242,121 @@ void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
   settle_success(runtime, *s, a, verdict);
   if (cooldown::cools_fleet(status_of(a))) record_cooldown(runtime, *s, a, key, now);
   if (verdict.action != core::Action::retry) return;
-
-  core::Millis cooling = key_cooling_left(*s, key, *a.host, now);
-  const core::budget::Budget& budget = runtime.config.settings.fleet.budget;
-  // With Redis: the fleet-wide cooldowns, and the budget checked and counted there in the same
-  // round trip. Without an answer, the machine store decides alone.
-  std::optional<bool> fleet_allowed;
-  if (auto* link = redis(runtime)) {
-    const auto cred = credential(*a.host);
-    const std::string cred_key = cred ? fleet_key::credential_key(key, *cred) : std::string();
-    curlretry_redis_sync request{};
-    const std::string host_key(key);
-    request.key = host_key.c_str();
-    request.cred_key = cred ? cred_key.c_str() : nullptr;
-    request.epoch = core::budget::epoch_of(now);
-    request.slots = static_cast<unsigned>(core::budget::slots_in(budget.window));
-    request.want_retry = 1;
-    request.percent = budget.percent;
-    request.reserve = budget.reserve;
-    request.window_ms = budget.window.count();
-    request.again = a.number >= 2 ? 1 : 0;
-    request.now_ms = now;
-    if (auto answer = link->sync(request, fleet_key::hash(key))) {
-      // The local view learns the fleet's cooldowns, for the re-check when the wait ends.
-      if (answer->host_until_ms > now) s->cool(key, answer->host_until_ms, 0, now);
-      if (cred && answer->cred_until_ms > now) s->cool(cred_key, answer->cred_until_ms, 0, now);
-      cooling = std::max({cooling, cooldown::remaining(answer->host_until_ms, now),
-                          cooldown::remaining(answer->cred_until_ms, now)});
-      fleet_allowed = answer->allowed != 0;
-    }
-  }
-  if (cooling.count() > 0) {
-    const core::Millis wait = cooldown::combine(verdict.delay, cooling);
-    if (!cooldown::fits(wait, a.policy->max_retry_after, a.time_left)) {
-      verdict.action = core::Action::give_up;
-      verdict.reason = core::Reason::cooldown;
-      return;
-    }
-    if (wait > verdict.delay) verdict.what += " (fleet cooldown)";
-    verdict.delay = wait;
-  }
-  const std::uint64_t hash = fleet_key::hash(key);
-  Charge charge{true, false, fleet_allowed.has_value(), hash};
-  if (fleet_allowed) {
-    // Redis decided for the fleet; the machine store only counts the retry for `curlretry fleet`.
-    if (*fleet_allowed && !s->count(hash, key, true, now)) warn_full_once();
-  } else if (auto taken = s->take_retry(hash, key, budget, now, a.number >= 2)) {
-    fleet_allowed = *taken;
-    charge.machine = true;
-  } else {
-    warn_full_once();
-    return;  // the key does not fit the table: this process decides alone
-  }
-  if (!*fleet_allowed) {
+  namespace fv = core::fleet_verdict;
+  const fv::Gate g =
+      fv::plan(verdict.delay, key_cooling_left(*s, key, *a.host, now), limits_of(runtime, *a.policy, a.time_left));
+  if (g.kind == fv::Kind::give_up_cooldown) {
     verdict.action = core::Action::give_up;
-    verdict.reason = core::Reason::budget;
+    verdict.reason = core::Reason::cooldown;
     return;
   }
-  if (a.ledger != nullptr) a.ledger->charge = charge;
+  if (g.wait > verdict.delay) verdict.what += " (fleet cooldown)";
+  verdict.delay = g.wait;
+}
+
+namespace {
+
+// The Redis round trip at send: the fleet's cooldowns (learnt by the local view) and the
+// retry's token. nullopt: no answer, the machine store decides.
+struct RedisTake {
+  core::Millis cooling{0};
+  bool allowed = false;
+  std::optional<core::Millis> eta;
+};
+
+std::optional<RedisTake> redis_take(const Runtime& runtime, fleet::Store& s, const GateFacts& f, std::string_view key,
+                                    std::int64_t now) {
+  auto* link = redis(runtime);
+  if (link == nullptr) return std::nullopt;
+  const core::budget::Budget& budget = runtime.config.settings.fleet.budget;
+  const auto cred = credential(*f.host);
+  const std::string cred_key = cred ? fleet_key::credential_key(key, *cred) : std::string();
+  curlretry_redis_sync request{};
+  const std::string host_key(key);
+  request.key = host_key.c_str();
+  request.cred_key = cred ? cred_key.c_str() : nullptr;
+  request.epoch = core::budget::epoch_of(now);
+  request.slots = static_cast<unsigned>(core::budget::slots_in(budget.window));
+  request.want_retry = 1;
+  request.percent = budget.percent;
+  request.reserve = budget.reserve;
+  request.window_ms = budget.window.count();
+  request.again = f.number >= 3 ? 1 : 0;
+  request.now_ms = now;
+  auto answer = link->sync(request, fleet_key::hash(key));
+  if (!answer) return std::nullopt;
+  // The local view learns the fleet's cooldowns, for the next look.
+  if (answer->host_until_ms > now) s.cool(key, answer->host_until_ms, 0, now);
+  if (cred && answer->cred_until_ms > now) s.cool(cred_key, answer->cred_until_ms, 0, now);
+  RedisTake take;
+  take.cooling =
+      std::max(cooldown::remaining(answer->host_until_ms, now), cooldown::remaining(answer->cred_until_ms, now));
+  take.allowed = answer->allowed != 0;
+  if (!take.allowed) {
+    core::budget::Bucket bucket{static_cast<std::uint32_t>(std::min<unsigned long long>(answer->tokens, 0xffffffffu)),
+                                1};
+    take.eta = core::budget::eta(bucket, budget, 0);
+  }
+  return take;
+}
+
+}  // namespace
+
+core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& f) {
+  namespace fv = core::fleet_verdict;
+  fleet::Store* s = store(runtime);
+  if (s == nullptr || f.policy == nullptr) return fv::Gate{};
+  char buffer[kAuthorityMax];
+  const std::string_view key = authority(*f.host, buffer);
+  if (key.empty()) return fv::Gate{};
+  const std::int64_t now = now_ms();
+  fv::Limits limits = limits_of(runtime, *f.policy, f.time_left);
+  // A token is waited for at most one more wait of the retry's own backoff (at least a second,
+  // at most backoff.max_ms): a queue of retries waiting out an outage would otherwise take every
+  // token the recovery earns from the fresh failures that need them.
+  limits.max_token_wait = std::min(limits.max_token_wait, std::max(f.own_wait, core::Millis{1000}));
+  core::Millis cooling = key_cooling_left(*s, key, *f.host, now);
+  // A held first attempt waits for the cooldown only: it takes no token.
+  if (f.number < 2) {
+    const fv::Gate g = fv::at_send(cooling, fv::Bucket{true, {}}, f.waited, limits);
+    if (g.kind == fv::Kind::go && f.ledger != nullptr) f.ledger->sent_ms = now;
+    return g;
+  }
+  // Still cooling: no token is taken for a retry that is not going yet.
+  if (const fv::Gate g = fv::at_send(cooling, fv::Bucket{true, {}}, f.waited, limits); g.kind != fv::Kind::go) return g;
+  const std::uint64_t hash = fleet_key::hash(key);
+  Charge charge{true, false, false, hash};
+  fv::Bucket token;
+  if (auto fleet = redis_take(runtime, *s, f, key, now)) {
+    charge.redis = true;
+    token = fv::Bucket{fleet->allowed, fleet->eta};
+    // Redis decided for the fleet; the machine store only counts the retry for `curlretry fleet`.
+    if (fleet->allowed && !s->count(hash, key, true, now)) warn_full_once();
+    if (fleet->cooling > cooling) {
+      cooling = fleet->cooling;
+      if (fleet->allowed) {
+        if (auto* link = redis(runtime)) link->note_refund(hash);  // not going yet: the token goes back
+        token = fv::Bucket{false, core::Millis{0}};
+      }
+    }
+  } else {
+    std::optional<core::Millis> eta;
+    auto taken = s->take_retry(hash, key, runtime.config.settings.fleet.budget, now, f.number >= 3, &eta);
+    if (!taken) {
+      warn_full_once();
+      return fv::Gate{};  // the key does not fit the table: this process decides alone
+    }
+    charge.machine = true;
+    token = fv::Bucket{*taken, eta};
+  }
+  const fv::Gate g = fv::at_send(cooling, token, f.waited, limits);
+  if (g.kind == fv::Kind::go && f.ledger != nullptr) {
+    f.ledger->charge = charge;
+    f.ledger->sent_ms = now;
+  } else if (token.taken && charge.machine) {
+    s->refund(hash);  // a cooldown raised meanwhile holds it back: the token is not spent
+  }
+  return g;
 }
 
 }  // namespace curlretry::shim::fleet_hook

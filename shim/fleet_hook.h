@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/decide.h"
+#include "core/fleet_verdict.h"
 #include "shim/host_options.h"
 #include "shim/real_curl.h"
 
@@ -29,9 +30,9 @@ bool active(const Runtime& runtime);
 // it can be given back if the retry succeeds.
 struct Charge {
   bool pending = false;
-  bool machine = false;      // from the machine store's bucket
-  bool redis = false;        // from the Redis bucket
-  std::uint64_t hash = 0;    // the key's
+  bool machine = false;    // from the machine store's bucket
+  bool redis = false;      // from the Redis bucket
+  std::uint64_t hash = 0;  // the key's
 };
 
 // A URL's fleet key, remembered while the handle's URL stays the same: a handle reused for one
@@ -40,6 +41,7 @@ struct KeyCache {
   std::string url;
   std::string key;
   std::uint64_t hash = 0;
+  std::int64_t sent_ms = 0;  // Unix ms the attempt under way was sent: its success is evidence after that
   Charge charge;
 };
 
@@ -49,7 +51,8 @@ void count_request(const Runtime& runtime, const HostOptions& host, KeyCache& ca
 
 // A transfer's first attempt reached the host as a success (2xx/3xx) on the fast path: the key
 // earns percent/100 of a retry token. Atomics only. (Other endings go through settle().)
-void count_success(const Runtime& runtime, const KeyCache& cache);
+// It also ends the key's cooldown when the request was sent after the cooldown was raised.
+void count_success(const Runtime& runtime, const HostOptions& host, const KeyCache& cache);
 
 // How long a new request should wait before its first attempt (fleet.hold_new and a cooldown on
 // its key). Zero when it need not wait, and when the cooldown would outlast the host's
@@ -71,15 +74,31 @@ struct Attempt {
   const std::optional<std::string>* retry_after;
   const std::optional<std::string>* retry_after_ms;
   std::optional<core::Millis> time_left;  // before the host's deadline or max_elapsed
-  int number;                              // the attempt's (1: the first)
-  KeyCache* ledger;                        // the handle's: holds the retry's charge
+  int number;                             // the attempt's (1: the first)
+  KeyCache* ledger;                       // the handle's: holds the retry's charge
 };
 
-// After core decided: a transfer that succeeded earns its key percent/100 of a token, and a retry
-// that succeeded gives its token back (one that failed again keeps it); a server's cooldown
-// signal is written for the fleet; a retry waits out the shared cooldown (or gives up with reason
-// "cooldown" when that wait does not fit) and takes a budget token (or gives up with "budget").
+// After core decided: a transfer that succeeded earns its key percent/100 of a token, ends the
+// key's cooldown, and if it was a retry gives its token back (one that failed again keeps it); a
+// server's cooldown signal is written for the fleet; a retry's delay is stretched to the shared
+// cooldown (core::fleet_verdict::plan; it gives up with reason "cooldown" when that does not fit).
+// The budget is not asked here: a retry takes its token when its wait is over (gate()).
 void settle(const Runtime& runtime, const Attempt& attempt, core::Verdict& verdict);
+
+// A retry's wait is over (or a held first attempt's, `number` 0): the fleet's word on sending it
+// now (core::fleet_verdict::at_send over the store's answers). On `go` the retry's token is taken
+// and kept in the ledger; on wait_* the caller waits `wait` and asks again; on give_up_budget the
+// transfer gives up with reason "budget". Without a usable store: go.
+struct GateFacts {
+  const HostOptions* host;
+  const core::Policy* policy;
+  std::optional<core::Millis> time_left;  // before the host's deadline or max_elapsed
+  int number;                             // the attempt about to go (0: a held first attempt)
+  core::fleet_verdict::Waited waited;     // what it waited for the fleet so far
+  core::Millis own_wait;                  // the backoff its policy chose before this retry
+  KeyCache* ledger;
+};
+core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& facts);
 
 }  // namespace fleet_hook
 }  // namespace curlretry::shim

@@ -1,11 +1,11 @@
 #include "shim/multi_state.h"
 
-#include <algorithm>
-#include <functional>
-
 #include <sys/select.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <functional>
 
 #include "shim/real_curl.h"
 #include "shim/reentry_guard.h"
@@ -23,8 +23,7 @@ void MultiState::release(CURL* easy) {
   Member* m = it == members_.end() ? nullptr : &it->second;
   drop_queued(easy, m);
   if (!parked_.empty()) parked_.erase(easy);
-  if (!replaying_.empty())
-    std::erase_if(replaying_, [easy](const auto& r) { return r.first == easy; });
+  if (!replaying_.empty()) std::erase_if(replaying_, [easy](const auto& r) { return r.first == easy; });
   if (m == nullptr) return;
   if (m->transfer->multi() == multi_) m->transfer->set_multi(nullptr);
   members_.erase(it);
@@ -37,8 +36,10 @@ MultiState::Member* MultiState::member(CURL* easy) {
 
 void MultiState::enqueue(const CURLMsg& msg, Member* member) {
   queue_.push_back(Queued{msg, member});
-  if (member != nullptr) ++member->queued;
-  else ++unowned_queued_;
+  if (member != nullptr)
+    ++member->queued;
+  else
+    ++unowned_queued_;
 }
 
 void MultiState::park(CURL* easy, core::Millis delay, CURLcode code) {
@@ -143,9 +144,19 @@ void MultiState::readd_due() {
     parked_.erase(next.easy);
     if (m == nullptr) continue;
     Transfer* transfer = m->transfer;
-    // Other processes raised the fleet's cooldown while this one waited: wait on.
-    if (const core::Millis more = transfer->fleet_wait_more(); more.count() > 0) {
-      park(next.easy, more, last_code);
+    // The fleet's word at send: a cooldown raised meanwhile or no budget token yet parks it
+    // again (the loop goes on); no token within the request's limits ends it with its response.
+    const core::fleet_verdict::Gate gate = transfer->fleet_gate();
+    if (gate.kind == core::fleet_verdict::Kind::wait_cooldown || gate.kind == core::fleet_verdict::Kind::wait_token) {
+      park(next.easy, gate.wait, last_code);
+      continue;
+    }
+    if (gate.kind == core::fleet_verdict::Kind::give_up_budget) {
+      CURLMsg msg{};
+      msg.msg = CURLMSG_DONE;
+      msg.easy_handle = next.easy;
+      msg.data.result = last_code;
+      finish(*m, msg, transfer->give_up_for_budget(last_code));
       continue;
     }
     transfer->prepare_next_attempt();
@@ -232,8 +243,10 @@ CURLMsg* MultiState::next_message(int* msgs_in_queue) {
   }
   const Queued& front = queue_.front();
   delivered_ = front.msg;
-  if (front.member != nullptr) --front.member->queued;
-  else --unowned_queued_;
+  if (front.member != nullptr)
+    --front.member->queued;
+  else
+    --unowned_queued_;
   queue_.pop_front();
   if (msgs_in_queue) *msgs_in_queue = static_cast<int>(queue_.size());
   return &delivered_;
@@ -245,8 +258,10 @@ void MultiState::drop_queued(CURL* easy, Member* member) {
   auto gone =
       std::remove_if(queue_.begin(), queue_.end(), [easy](const Queued& q) { return q.msg.easy_handle == easy; });
   for (auto it = gone; it != queue_.end(); ++it) {
-    if (it->member != nullptr) --it->member->queued;
-    else --unowned_queued_;
+    if (it->member != nullptr)
+      --it->member->queued;
+    else
+      --unowned_queued_;
   }
   queue_.erase(gone, queue_.end());
 }

@@ -553,7 +553,7 @@ Transfer::Step Transfer::finish_attempt(CURLcode code) {
       core::Verdict delivered;
       settle_with_fleet(delivered);
     } else if (attempt_.response.status >= 200 && attempt_.response.status < 400) {
-      fleet_hook::count_success(*runtime_, fleet_key_);  // the fleet budget's credit
+      fleet_hook::count_success(*runtime_, host, fleet_key_);  // credit; ends a cooldown
     }
     enter(Phase::done);
     return Step{false, core::Millis{0}, code};
@@ -577,6 +577,7 @@ Transfer::Step Transfer::finish_attempt(CURLcode code) {
     arm_heartbeat(verdict);
     note_overload();
     run_.previous_delay = verdict.delay;
+    run_.retry_what = verdict.what;
     enter(Phase::waiting);
     return Step{true, verdict.delay, code};
   }
@@ -591,30 +592,21 @@ Transfer::Step Transfer::finish_attempt(CURLcode code) {
   return resume_replay();
 }
 
-core::Millis Transfer::fleet_wait_more() {
-  if (runtime_ == nullptr || run_.policy == nullptr) return core::Millis{0};
-  const core::Millis more = fleet_hook::cooling_left(*runtime_, host);
-  if (more.count() == 0) return more;
-  // A cooldown raised over and over (every new request told "come back in 1 s") is waited out
-  // for as long as one server wait may last (retry_after.max_ms), then the retry goes.
-  if (run_.fleet_extended + more > run_.policy->max_retry_after) return core::Millis{0};
-  const auto now = Clock::now();
-  core::Millis left = run_.policy->max_elapsed - std::chrono::duration_cast<core::Millis>(now - run_.started);
-  if (run_.deadline) left = std::min(left, std::chrono::duration_cast<core::Millis>(*run_.deadline - now));
-  if (more >= left) return core::Millis{0};
-  run_.fleet_extended += more;
-  return more;
-}
-
 void Transfer::settle_with_fleet(core::Verdict& verdict) {
   auto now = Clock::now();
   std::optional<core::Millis> left =
       run_.policy->max_elapsed - std::chrono::duration_cast<core::Millis>(now - run_.started);
   if (run_.deadline) left = std::min(*left, std::chrono::duration_cast<core::Millis>(*run_.deadline - now));
   const auto& response = attempt_.response;
-  fleet_hook::Attempt attempt{api_, easy_, &host, run_.policy, response.status, &response.retry_after,
-                              &response.retry_after_ms, left, run_.attempt, &fleet_key_};
+  fleet_hook::Attempt attempt{
+      api_, easy_,        &host,      run_.policy, response.status, &response.retry_after, &response.retry_after_ms,
+      left, run_.attempt, &fleet_key_};
+  const core::Millis planned = verdict.delay;
   fleet_hook::settle(*runtime_, attempt, verdict);
+  if (verdict.action != core::Action::retry) return;
+  // A cooldown's wait counts towards retry_after.max_ms in all; the token wait is per retry.
+  if (verdict.delay > planned) run_.fleet_waited.cooldown += verdict.delay - planned;
+  run_.fleet_waited.token = core::Millis{0};
 }
 
 Transfer::Step Transfer::resume_replay() {
@@ -622,16 +614,22 @@ Transfer::Step Transfer::resume_replay() {
   Step step{false, core::Millis{0}, attempt_.replay_code};
   switch (flush_held()) {
     case Flush::done: enter(Phase::done); break;
-    case Flush::paused: step.paused = true; enter(Phase::replay_paused); break;
-    case Flush::refused: step.code = CURLE_WRITE_ERROR; enter(Phase::done); break;
+    case Flush::paused:
+      step.paused = true;
+      enter(Phase::replay_paused);
+      break;
+    case Flush::refused:
+      step.code = CURLE_WRITE_ERROR;
+      enter(Phase::done);
+      break;
   }
   return step;
 }
 
 CURLcode Transfer::aborted_during_backoff() {
   if (host.error_buffer) std::snprintf(host.error_buffer, CURL_ERROR_SIZE, "Callback aborted");
-  log::write(LogLevel::info, run_.method + " " + run_.display + ": the host aborted during the retry wait after " +
-                                 attempts_label());
+  log::write(LogLevel::info,
+             run_.method + " " + run_.display + ": the host aborted during the retry wait after " + attempts_label());
   return CURLE_ABORTED_BY_CALLBACK;
 }
 

@@ -83,10 +83,13 @@ class Transfer {
   void prepare_next_attempt();
   // The first attempt is held back (fleet.hold_new): the next prepare_next_attempt() arms it.
   void hold_first_attempt();
-  // A retry's wait is over: how much longer the fleet's cooldown for this request now asks for
-  // (other processes may have raised it meanwhile). Zero when none, or when it would outrun the
-  // transfer's limits or retry_after.max_ms in all.
-  core::Millis fleet_wait_more();
+  // A retry's wait is over: the fleet's word on sending it now (shim/fleet_pacing.cpp): go (its
+  // budget token is taken), wait `wait` more (a cooldown raised meanwhile, no token yet) and ask
+  // again, or give up (give_up_for_budget()). Waits it asks for count towards its limits.
+  core::fleet_verdict::Gate fleet_gate();
+  // No token came within the request's limits: the held response of the last attempt is the
+  // answer, reason "budget".
+  Step give_up_for_budget(CURLcode code);
 
   // Multi hosts: a credential command runs while the transfer is parked (finish_attempt() then
   // asks for an immediate retry); the parked transfer asks how it is going before its next
@@ -200,7 +203,7 @@ class Transfer {
   bool read_cb_ = false;    // our on_read is on the handle
   CURLM* multi_ = nullptr;
   fleet_hook::KeyCache fleet_key_;  // kept across transfers of the handle
-  RequestOverride override_;  // applied from the next attempt on, undone by end()
+  RequestOverride override_;        // applied from the next attempt on, undone by end()
   OncePerTransfer once_per_transfer_;
 
   // Where the transfer is (docs/DESIGN.md §6); changed only by enter(). Atomic for

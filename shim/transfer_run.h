@@ -8,6 +8,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "core/fleet_verdict.h"
 #include "core/heartbeat.h"
 #include "core/policy.h"
 #include "core/random.h"
@@ -25,7 +26,8 @@ struct TransferRun {
   core::Millis previous_delay{0};
   core::SplitMix random{0};
   bool last_transport_error = false;
-  core::Millis fleet_extended{0};  // waited beyond the decided delay for fleet cooldowns
+  core::fleet_verdict::Waited fleet_waited;  // waited beyond the decided delay, for the fleet
+  std::string retry_what;                    // the verdict's "what" of the attempt being retried, for a later give-up
 
   // The request, matched against the config on first need (Transfer::resolve_request()).
   const core::Policy* policy = nullptr;

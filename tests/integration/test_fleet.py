@@ -35,6 +35,10 @@ def _easy_host() -> str:
 
 
 class FleetTestCase(harness.UpstreamTestCase):
+    # backoff.max_ms, which also bounds a retry's wait for a budget token: the budget tests keep
+    # it short so that a retry the budget refuses gives up within a fraction of a second.
+    max_delay_ms = None
+
     def setUp(self):
         super().setUp()
         self.dir = str(self.temp_dir() / "fleet")
@@ -47,6 +51,8 @@ class FleetTestCase(harness.UpstreamTestCase):
 
     def env(self, **extra) -> dict:
         env = {"CURLRETRY_FLEET": "machine", "CURLRETRY_FLEET_DIR": self.dir, "CURLRETRY_BASE_MS": "10"}
+        if self.max_delay_ms:
+            env["CURLRETRY_MAX_DELAY_MS"] = str(self.max_delay_ms)
         if self.config:
             env["CURLRETRY_CONFIG"] = self.config
         env.update(extra)
@@ -198,11 +204,22 @@ class Cooldown(FleetTestCase):
         self.assertNotIn("key-A", json.dumps(keys))
         self.assertEqual(keys[tagged[0]]["status"], 429)
 
-    def test_a_cooldown_longer_than_retry_after_max_gives_up(self):
+    def test_a_cooldown_longer_than_retry_after_max_delays_the_retry_that_long(self):
+        # Another request's answer delays this retry by at most this request's own cap on a
+        # server's wait, never denies it (issue 23; before, it gave up at once: "cooldown").
         self.write_config("defaults: {retry_after: {max_ms: 1000}}\n")
         self.cool_the_host("503+ra=30")
         k = self.key()
         r = self.get(k, "500,200")
+        self.assertRun(r, 0, ok_body(k, 2))
+        self.assertCount(self.plain, k, 2, r)
+        self.assertGreaterEqual(r.elapsed, 1.0, str(r))
+        self.assertLess(r.elapsed, 1.0 + FAST_S, str(r))
+
+    def test_a_cooldown_beyond_the_programs_timeout_gives_up(self):
+        self.cool_the_host("503+ra=30")
+        k = self.key()
+        r = self.get(k, "500,200", "--max-time", "3")
         self.assertRun(r, 0, error_body("internal server error", k, 1))
         self.assertCount(self.plain, k, 1, r)
         self.assertIn(b"giving up after 1 attempt (cooldown)", r.stderr)
@@ -258,6 +275,8 @@ class Cooldown(FleetTestCase):
 
 
 class Budget(FleetTestCase):
+    max_delay_ms = 300
+
     def test_a_lone_process_keeps_its_full_attempts(self):
         k = self.key()
         r = self.get(k, "503,503,503,503,200", CURLRETRY_MAX_ATTEMPTS="5")
@@ -281,7 +300,10 @@ class Budget(FleetTestCase):
         self.assertCount(self.plain, k, 3, r)
         self.assertIn(b"giving up after 3 attempts (budget)", r.stderr)
         lines = [json.loads(line) for line in events.read_text().splitlines()]
-        self.assertEqual([line["reason"] for line in lines], ["status:503", "status:503", "budget"])
+        # The third attempt's verdict was a retry; its wait for a token then ran out: a second line
+        # for the same attempt says why the transfer ended there.
+        self.assertEqual([(line["attempt"], line["reason"]) for line in lines],
+                         [(1, "status:503"), (2, "status:503"), (3, "status:503"), (3, "budget")])
         stats = harness.run([harness.CURLRETRY_BIN, "stats", str(events)], preload=False, env=self.env())
         self.assertRun(stats, 0)
         self.assertIn(b"gave up because: budget (1)", stats.stdout)
@@ -438,11 +460,163 @@ class Budget(FleetTestCase):
         self.assertGreaterEqual(entry["tokens"], 65535 - 100)
 
 
+class Pacing(FleetTestCase):
+    """Issue 23: the fleet may delay a retry, never deny one its own policy would have made."""
+
+    def threads(self, t, n, **env):
+        host = _easy_host()
+        if not host or not os.access(host, os.X_OK):
+            self.fail(f"easy_host not found ({host!r}): build the easy_host target")
+        base = self.key()
+        r = harness.run([host, "threads", self.plain.url(f"/s/{base}-"), str(t), str(n)], preload=True,
+                        env=self.env(CURLRETRY_LOG="warn", **env), timeout=120)
+        return r, base
+
+    def test_a_lone_process_with_sixteen_threads_saves_every_request(self):
+        # The issue's repro with the default budget: 16 threads x 40 performs, each answered 503
+        # once and then 200. Before, a retry held its token through its backoff and the 17th
+        # concurrent one gave up with reason budget (612 of 640 at a 10 ms base delay).
+        r, base = self.threads(16, 40)
+        self.assertRun(r, 0, b"ok=640\n")
+        self.assertNotIn(b"(budget)", r.stderr)
+        self.assertEqual(sum(self.plain.count(f"{base}-t{i}-{j}") for i in range(16) for j in range(40)), 1280)
+        entry = self.keys()[self.host_key()]
+        self.assertEqual((entry["requests"], entry["retries"]), (640, 640))
+
+    def test_sixteen_threads_with_the_default_backoff_save_every_request(self):
+        # The default 1500 ms backoff: before, 16 retries waiting at once held 16 tokens of 10.
+        r, base = self.threads(16, 2, CURLRETRY_BASE_MS=None)
+        self.assertRun(r, 0, b"ok=32\n")
+        self.assertEqual(sum(self.plain.count(f"{base}-t{i}-{j}") for i in range(16) for j in range(2)), 64)
+
+    def test_a_retry_without_a_token_waits_for_one_then_gives_up_within_backoff_max(self):
+        # No trickle (reserve 1 per 64 s), the one token spent: the next retry waits backoff.max_ms
+        # (400 ms) for a token, then gives up with the last response verbatim.
+        self.write_config("fleet: {budget: {percent: 0, reserve: 1, window_ms: 64000}}\n")
+        spend = self.key("spend")
+        self.assertRun(self.get(spend, "503", CURLRETRY_MAX_ATTEMPTS="2", CURLRETRY_MAX_DELAY_MS="400"), 0,
+                       overloaded_body(spend, 2))
+        k = self.key()
+        r = self.get(k, "503", CURLRETRY_MAX_ATTEMPTS="2", CURLRETRY_MAX_DELAY_MS="400", CURLRETRY_LOG="info")
+        self.assertRun(r, 0, overloaded_body(k, 1))
+        self.assertCount(self.plain, k, 1, r)
+        self.assertIn(b"for a fleet token", r.stderr)
+        self.assertIn(b"giving up after 1 attempt (budget)", r.stderr)
+        self.assertGreaterEqual(r.elapsed, 0.4, str(r))
+
+    def test_explain_shows_the_wait_for_a_fleet_token(self):
+        self.write_config("fleet: {budget: {percent: 0, reserve: 1, window_ms: 64000}}\n")
+        spend = self.key("spend")
+        self.assertRun(self.get(spend, "503", CURLRETRY_MAX_ATTEMPTS="2"), 0, overloaded_body(spend, 2))
+        r = harness.run([harness.CURLRETRY_BIN, "explain", "--status", "503", "GET", self.plain.script_url(self.key(), "503")],
+                        preload=False, env=self.env())
+        self.assertEqual(r.code, 0, str(r))  # 0: it would retry
+        self.assertRegex(r.stdout, rb"\nfleet now: would wait \d+(\.\d+)? s for a fleet token \(no token now in this")
+
+    def test_a_token_given_back_goes_to_a_waiting_retry(self):
+        # One token, no trickle: a retry that waits for it gets it when another retry succeeds.
+        self.write_config("fleet: {budget: {percent: 0, reserve: 1, window_ms: 64000}}\n")
+        slow = self.key("slow")
+        env = harness.environment(True, self.env(CURLRETRY_MAX_DELAY_MS="20000"))
+        holder = subprocess.Popen([harness.CURL, "-q", "-sS", self.plain.script_url(slow, "503,hang700")],
+                                  env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            self.wait_for_count(slow, 2)  # its retry holds the only token, on the wire for 0.7 s
+            k = self.key()
+            r = self.get(k, "503,200", CURLRETRY_MAX_DELAY_MS="20000")
+            out, err = holder.communicate(timeout=30)
+        finally:
+            if holder.poll() is None:
+                holder.kill()
+                holder.wait()
+        self.assertEqual(holder.returncode, 0, err)
+        self.assertTrue(out.startswith(b"ok key="), out)
+        self.assertRun(r, 0, ok_body(k, 2))
+        self.assertCount(self.plain, k, 2, r)
+        self.assertLess(r.elapsed, 10, str(r))
+
+    def wait_for_count(self, key, n):
+        deadline = time.monotonic() + 10
+        while self.plain.count(key) < n:
+            self.assertLess(time.monotonic(), deadline, f"{key} never reached {n} requests")
+            time.sleep(0.01)
+
+    def test_persistent_mode_never_gives_up_for_the_budget(self):
+        # The issue's repro: 529 fourteen times, then 200, in unattended mode. The bank (10) runs
+        # out at the 11th attempt; the rest wait for the trickle (1 a second) instead of giving up.
+        k = self.key()
+        r = self.get(k, ",".join(["529"] * 14 + ["200"]), CURLRETRY_PERSISTENT="1", CURLRETRY_MAX_DELAY_MS="50")
+        self.assertRun(r, 0, ok_body(k, 15))
+        self.assertCount(self.plain, k, 15, r)
+        self.assertNotIn(b"(budget)", r.stderr)
+        self.assertIn(b"for a fleet token", r.stderr)
+
+    def test_a_multi_transfer_waiting_for_a_token_is_parked(self):
+        # curl --parallel: two transfers, one token and no trickle; whichever retry comes second
+        # waits parked (the loop goes on and the first finishes) and gets the token it gives back.
+        self.write_config("fleet: {budget: {percent: 0, reserve: 1, window_ms: 64000}}\n")
+        a, b = self.key("a"), self.key("b")
+        r = curl(["-sS", "--parallel", "--parallel-immediate", self.plain.script_url(a, "503,hang700"),
+                  self.plain.script_url(b, "503,200")], preload=True,
+                 env=self.env(CURLRETRY_MAX_DELAY_MS="20000", CURLRETRY_LOG="info"))
+        self.assertEqual(r.code, 0, str(r))
+        self.assertIn(b"ok key=", r.stdout)
+        self.assertIn(ok_body(b, 2), r.stdout)
+        self.assertIn(b"for a fleet token", r.stderr)
+
+
+class Evidence(FleetTestCase):
+    """Issue 23: a cooldown ends on the first success sent after it was raised."""
+
+    def test_a_success_ends_a_cooldown_longer_than_retry_after_max(self):
+        # A 429 asking for 200 s (over retry_after.max_ms: its own process gives up) no longer
+        # makes every other retry to the host give up for minutes once a request succeeded.
+        setter = self.key("setter")
+        r = self.get(setter, "429+ra=200")
+        self.assertRun(r, 0)
+        self.assertIn(b"(retry-after-too-long)", r.stderr)
+        self.assertGreater(self.keys()[self.host_key()]["cooling_ms"], 100000)
+        plain = self.key("plain")
+        self.assertRun(self.get(plain, "200"), 0, ok_body(plain, 1))
+        entry = self.keys()[self.host_key()]
+        self.assertEqual(entry["cooling_ms"], 0)
+        self.assertEqual(entry["ended_by"], "success")
+        k = self.key()
+        r = self.get(k, "503,200")
+        self.assertRun(r, 0, ok_body(k, 2))
+        self.assertLess(r.elapsed, FAST_S, str(r))
+        text = self.fleet()
+        self.assertRun(text, 0)
+        self.assertIn(b"ended by a success", text.stdout)
+
+    def test_a_success_sent_before_the_cooldown_does_not_end_it(self):
+        # The request already on the wire when the server said "come back later" is no evidence.
+        slow = self.key("slow")
+        env = harness.environment(True, self.env())
+        early = subprocess.Popen([harness.CURL, "-q", "-sS", self.plain.script_url(slow, "hang1500")], env=env,
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + 10
+            while self.plain.count(slow) < 1:
+                self.assertLess(time.monotonic(), deadline)
+                time.sleep(0.01)
+            setter = self.key("setter")
+            self.assertRun(self.get(setter, "503+ra=30", CURLRETRY_MAX_ATTEMPTS="1"), 0)
+            out, err = early.communicate(timeout=30)
+        finally:
+            if early.poll() is None:
+                early.kill()
+                early.wait()
+        self.assertEqual(early.returncode, 0, err)
+        self.assertTrue(out.startswith(b"ok key="), out)
+        self.assertGreater(self.keys()[self.host_key()]["cooling_ms"], 20000)
+
+
 class Store(FleetTestCase):
     def test_a_corrupt_table_is_rebuilt_with_one_warning(self):
         k = self.key("first")
         self.assertRun(self.get(k, "200"), 0, ok_body(k, 1))
-        table = os.path.join(self.dir, "table-v1")
+        table = os.path.join(self.dir, "table-v3")
         size = os.path.getsize(table)
         with open(table, "r+b") as f:
             f.write(os.urandom(size))
@@ -460,7 +634,7 @@ class Store(FleetTestCase):
         k = self.key()
         self.assertRun(self.get(k, "200"), 0, ok_body(k, 1))
         self.assertEqual(os.stat(self.dir).st_mode & 0o7777, 0o700)
-        self.assertEqual(os.stat(os.path.join(self.dir, "table-v1")).st_mode & 0o7777, 0o600)
+        self.assertEqual(os.stat(os.path.join(self.dir, "table-v3")).st_mode & 0o7777, 0o600)
 
     def test_a_directory_open_to_others_is_refused_and_retries_go_on(self):
         os.mkdir(self.dir, 0o755)
@@ -470,7 +644,7 @@ class Store(FleetTestCase):
         self.assertRun(r, 0, ok_body(k, 2))
         self.assertIn(b"is open to others (mode 0755, must be 0700); refusing it: fix with chmod 700 "
                       + self.dir.encode() + b"; this process retries on its own", r.stderr)
-        self.assertFalse(os.path.exists(os.path.join(self.dir, "table-v1")))
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "table-v3")))
 
     def test_fleet_shows_a_store_nobody_used_yet(self):
         r = self.fleet("--json")
@@ -539,6 +713,8 @@ class RedisServer:
 @unittest.skipUnless(REDIS_SERVER, "redis-server not installed (scripts/install-deps.sh installs it)")
 class Redis(FleetTestCase):
     """Two simulated machines: two fleet directories (two machine stores) sharing one Redis."""
+
+    max_delay_ms = 300
 
     def setUp(self):
         super().setUp()

@@ -96,7 +96,7 @@ TEST(StoreConcurrency, EverySuccessIsCreditedExactlyOnce) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&store, &budget, hash, t] {
       for (int i = 0; i < kEach; ++i) {
-        store->earn(hash);
+        store->earn(hash, kNow);
         // Decisions racing with the earning: each credits what it finds, none twice.
         if (i % 100 == t) store->take_retry(hash, "shared:443", budget, kNow);
       }

@@ -1,5 +1,7 @@
-#include <gtest/gtest.h>
+#include "fleet/store.h"
+
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -7,7 +9,6 @@
 #include <fstream>
 
 #include "core/fleet_key.h"
-#include "fleet/store.h"
 #include "temp_dir.h"
 
 namespace curlretry::fleet {
@@ -103,9 +104,9 @@ TEST(Store, SuccessesEarnTokensAtTheNextDecision) {
   for (int i = 0; i < 10; ++i) ASSERT_TRUE(store->count(hash, "a:443", false, kNow));
   for (int i = 0; i < 5; ++i) EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow), true);  // cap 5
   EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow), false);
-  store->earn(hash);
+  store->earn(hash, kNow);
   EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow), false);  // half a token
-  store->earn(hash);
+  store->earn(hash, kNow);
   EXPECT_EQ(tokens_of(*store, "a:443", kNow, budget), 1000u);
   EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow), true);
   EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow), false);
@@ -115,7 +116,7 @@ TEST(Store, EarningOrRefundingForAnUnknownKeyChangesNothing) {
   TempDir tmp;
   auto store = open_store(tmp.store());
   const std::uint64_t hash = core::fleet_key::hash("a:443");
-  store->earn(hash);
+  store->earn(hash, kNow);
   store->refund(hash);
   EXPECT_EQ(store->counts("a:443", kNow, 10000ms), std::nullopt);
   EXPECT_TRUE(store->list(kNow, core::budget::Budget{}).empty());
@@ -272,7 +273,7 @@ TEST(Store, OpenExistingNeverCreates) {
   TempDir tmp;
   std::string error;
   EXPECT_EQ(Store::open_existing(tmp.store(), error), nullptr);
-  EXPECT_EQ(error, "no fleet table at " + tmp.store() + "/table-v1");
+  EXPECT_EQ(error, "no fleet table at " + tmp.store() + "/table-v3");
 }
 
 TEST(Store, AFullTableSaysSo) {
@@ -281,8 +282,10 @@ TEST(Store, AFullTableSaysSo) {
   int accepted = 0;
   bool refused = false;
   for (int i = 0; i < 2000 && !refused; ++i) {
-    if (store->count("host" + std::to_string(i) + ":80", false, kNow)) ++accepted;
-    else refused = true;
+    if (store->count("host" + std::to_string(i) + ":80", false, kNow))
+      ++accepted;
+    else
+      refused = true;
   }
   EXPECT_TRUE(refused);
   EXPECT_GE(accepted, static_cast<int>(layout::kEntries) / 2);

@@ -326,7 +326,7 @@ TEST_F(TransferPhases, BackoffWaitPassesOnTheClockAndTheProgramMayAbortIt) {
   EXPECT_EQ(transfer_.phase(), Phase::waiting);
   const auto before = Clock::now();
   program_.abort_at_progress_call = 0;
-  EXPECT_TRUE(wait_before_retry(transfer_, retry.delay));
+  EXPECT_EQ(wait_before_retry(transfer_, retry.delay), WaitEnd::go);
   EXPECT_GE(Clock::now() - before, std::chrono::milliseconds(1000));
   EXPECT_EQ(program_.progress_calls, 10) << "the progress callback every 100 ms of the wait";
   transfer_.prepare_next_attempt();
@@ -335,7 +335,7 @@ TEST_F(TransferPhases, BackoffWaitPassesOnTheClockAndTheProgramMayAbortIt) {
   respond(503, {}, "busy");
   ASSERT_TRUE(transfer_.finish_attempt(CURLE_OK).retry);
   program_.abort_at_progress_call = program_.progress_calls + 3;
-  EXPECT_FALSE(wait_before_retry(transfer_, core::Millis{1000}));
+  EXPECT_EQ(wait_before_retry(transfer_, core::Millis{1000}), WaitEnd::aborted);
   EXPECT_EQ(transfer_.aborted_during_backoff(), CURLE_ABORTED_BY_CALLBACK);
   EXPECT_EQ(transfer_.phase(), Phase::waiting);
   transfer_.end();

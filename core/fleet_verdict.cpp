@@ -1,0 +1,59 @@
+#include "core/fleet_verdict.h"
+
+#include <algorithm>
+
+#include "core/duration_text.h"
+
+namespace curlretry::core::fleet_verdict {
+namespace {
+
+bool fits_left(Millis wait, const Limits& limits) { return !limits.time_left || wait < *limits.time_left; }
+
+}  // namespace
+
+Gate plan(Millis planned, Millis cooling, const Limits& limits) {
+  if (cooling <= planned) return Gate{Kind::go, planned, std::nullopt};
+  // Another request's answer delays this retry by at most what this request's own policy lets a
+  // server-announced wait last (retry_after.max_ms); then it goes, and its success ends the
+  // cooldown for everyone. Only a wait that cannot fit the time left gives up.
+  const Millis wait = std::max(planned, std::min(cooling, limits.max_server_wait));
+  if (!fits_left(wait, limits)) return Gate{Kind::give_up_cooldown, wait, std::nullopt};
+  return Gate{Kind::wait_cooldown, wait, std::nullopt};
+}
+
+Gate at_send(Millis cooling, Bucket token, Waited waited, const Limits& limits) {
+  if (cooling.count() > 0 && waited.cooldown + cooling <= limits.max_server_wait && fits_left(cooling, limits)) {
+    return Gate{Kind::wait_cooldown, cooling, std::nullopt};
+  }
+  // A cooldown that no longer fits (raised over and over) was waited for as long as one server
+  // wait may last: the retry goes on to its token.
+  if (token.taken) return Gate{Kind::go, Millis{0}, std::nullopt};
+  const std::optional<Millis> eta = token.eta;
+  if (eta == Millis::max()) return Gate{Kind::give_up_budget, Millis{0}, std::nullopt};  // a budget of zero
+  if (!limits.persistent && waited.token >= limits.max_token_wait) return Gate{Kind::give_up_budget, Millis{0}, eta};
+  // The request's own deadline comes first, in every mode: a token it could only get after its
+  // timeout would only turn the retry into a timeout.
+  if (limits.time_left && (limits.time_left->count() <= 0 || (eta && *eta >= *limits.time_left))) {
+    return Gate{Kind::give_up_budget, Millis{0}, eta};
+  }
+  Millis wait = eta ? std::clamp(*eta, Millis{1}, kTokenPoll) : kTokenPoll;
+  if (!limits.persistent) wait = std::min(wait, std::max(Millis{1}, limits.max_token_wait - waited.token));
+  if (limits.time_left) wait = std::min(wait, *limits.time_left);
+  return Gate{Kind::wait_token, wait, eta};
+}
+
+std::string describe(const Gate& gate) {
+  switch (gate.kind) {
+    case Kind::go: return "go now";
+    case Kind::wait_cooldown: return "would wait " + human_duration(gate.wait) + " for the fleet's cooldown";
+    case Kind::wait_token:
+      return "would wait " + human_duration(gate.eta ? *gate.eta : gate.wait) + " for a fleet token";
+    case Kind::give_up_cooldown:
+      return "would give up (cooldown): the fleet's cooldown of " + human_duration(gate.wait) +
+             " does not fit the request's limits";
+    case Kind::give_up_budget: return "would give up (budget): no fleet token within the request's limits";
+  }
+  return {};
+}
+
+}  // namespace curlretry::core::fleet_verdict

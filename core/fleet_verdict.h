@@ -1,0 +1,71 @@
+// The fleet's part of a retry verdict, after core::decide said "retry after D": the fleet may
+// delay a retry (a shared cooldown, a wait for a budget token), never deny one its own policy
+// would have made, except when the wait cannot fit the request's own limits. Two steps, both
+// pure (the shim passes the clock's readings and the store's answers in):
+//   plan()    when the verdict is made: how long the retry waits before it looks again;
+//   at_send() when that wait is over: go now (the token is in hand), wait on, or give up.
+// The token is taken at send, not at the verdict: a retry holds it only while it is on the wire,
+// so retries that succeed (and give it back) never starve each other; an outage still drains the
+// bucket one failed retry at a time.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/outcome.h"
+
+namespace curlretry::core::fleet_verdict {
+
+// A waiting retry looks at the bucket again at least this often: a token given back by a retry
+// that succeeded is found within this time, whoever (of the waiting retries) looks first.
+inline constexpr Millis kTokenPoll{100};
+
+// The request's own limits, as its policy and its host set them.
+struct Limits {
+  Millis max_server_wait{0};        // retry_after.max_ms: the most a cooldown may hold it
+  Millis max_token_wait{0};         // the most it waits for a token (the shim: its own backoff, 1 s..backoff.max_ms)
+  bool persistent = false;          // unattended mode: never give up for the budget
+  std::optional<Millis> time_left;  // before the host's CURLOPT_TIMEOUT or max_elapsed_ms
+};
+
+enum class Kind : unsigned char {
+  go,                // send the retry now (at_send: its token is taken)
+  wait_cooldown,     // the key cools down: look again after `wait`
+  wait_token,        // no token: look again after `wait`, a token is due in about `eta`
+  give_up_cooldown,  // the cooldown outlasts the request's limits
+  give_up_budget,    // no token came within backoff.max_ms, or none can before the deadline
+};
+
+struct Gate {
+  Kind kind = Kind::go;
+  Millis wait{0};             // before the next look (plan: the whole delay)
+  std::optional<Millis> eta;  // wait_token / give_up_budget: when the trickle brings a token
+};
+
+// At the verdict: the policy's `planned` delay stretched to the key's cooldown (`cooling` left),
+// at most to retry_after.max_ms; give_up_cooldown only when that wait does not fit the time left.
+Gate plan(Millis planned, Millis cooling, const Limits& limits);
+
+// What a retry has waited for the fleet since its planned delay ended.
+struct Waited {
+  Millis cooldown{0};
+  Millis token{0};
+};
+
+// At the end of a wait. `cooling`: the key's cooldown left now (another process may have raised
+// it meanwhile). `token`: nullopt when the retry's token was taken; else the bucket's eta
+// (core::budget::eta: 0 = one is there but another took it first; nullopt inside = none trickles;
+// Millis::max() = none can ever come, a budget of zero: give up at once).
+// A cooldown raised again and again is waited for at most retry_after.max_ms in all, then the
+// retry goes on to the token (as one server wait may last no longer).
+struct Bucket {
+  bool taken = false;
+  std::optional<Millis> eta;  // when !taken
+};
+Gate at_send(Millis cooling, Bucket token, Waited waited, const Limits& limits);
+
+// "go now", "would wait 3.2 s for the fleet's cooldown", "would wait 0.8 s for a fleet token",
+// "would give up (budget): no fleet token within 30 s": for logs and `curlretry explain`.
+std::string describe(const Gate& gate);
+
+}  // namespace curlretry::core::fleet_verdict

@@ -1,0 +1,50 @@
+// The end of a retry's wait, where the fleet may hold it longer (a cooldown raised meanwhile, a
+// budget token not there yet) and, only when no token can come within the request's own limits,
+// turn it into a give-up with reason "budget" (core/fleet_verdict.h).
+#include "core/duration_text.h"
+#include "core/fleet_verdict.h"
+#include "shim/log.h"
+#include "shim/runtime.h"
+#include "shim/transfer.h"
+
+namespace curlretry::shim {
+
+namespace fv = core::fleet_verdict;
+
+fv::Gate Transfer::fleet_gate() {
+  if (runtime_ == nullptr || run_.policy == nullptr) return fv::Gate{};
+  const auto now = Clock::now();
+  core::Millis left = run_.policy->max_elapsed - std::chrono::duration_cast<core::Millis>(now - run_.started);
+  if (run_.deadline) left = std::min(left, std::chrono::duration_cast<core::Millis>(*run_.deadline - now));
+  const fleet_hook::GateFacts facts{
+      &host, run_.policy, left, run_.attempt + 1, run_.fleet_waited, run_.previous_delay, &fleet_key_};
+  const fv::Gate gate = fleet_hook::gate(*runtime_, facts);
+  if (gate.kind == fv::Kind::wait_cooldown) run_.fleet_waited.cooldown += gate.wait;
+  if (gate.kind == fv::Kind::wait_token) {
+    // Said once per retry, when it starts waiting: a wait the old budget would have refused.
+    if (run_.fleet_waited.token.count() == 0 && log::enabled(config::LogLevel::info)) {
+      const core::Millis eta = gate.eta ? *gate.eta : gate.wait;
+      log::write(config::LogLevel::info,
+                 run_.method + " " + run_.display +
+                     ": waiting for a fleet token (the fleet's retry budget; the next in about " +
+                     core::human_duration(eta) + ")");
+    }
+    run_.fleet_waited.token += gate.wait;
+  }
+  return gate;
+}
+
+Transfer::Step Transfer::give_up_for_budget(CURLcode code) {
+  core::Verdict verdict;
+  verdict.action = core::Action::give_up;
+  verdict.reason = core::Reason::budget;
+  verdict.what = run_.retry_what;
+  log_final(verdict, attempt_.response.status);
+  record_event(verdict, code);
+  // The attempt's response is still held (nothing was reset since its end): it is the answer.
+  attempt_.replay_code = code;
+  enter(Phase::replaying);
+  return resume_replay();
+}
+
+}  // namespace curlretry::shim

@@ -1,0 +1,126 @@
+#include "core/fleet_verdict.h"
+
+#include <gtest/gtest.h>
+
+#include "core/retry_tokens.h"
+
+namespace curlretry::core::fleet_verdict {
+namespace {
+
+using std::chrono::milliseconds;
+
+const Limits kLimits{milliseconds(120000), milliseconds(30000), false, std::nullopt};
+
+TEST(FleetVerdict, PlanKeepsThePolicysDelayWhenNothingCools) {
+  const Gate g = plan(milliseconds(1500), milliseconds(0), kLimits);
+  EXPECT_EQ(g.kind, Kind::go);
+  EXPECT_EQ(g.wait, milliseconds(1500));
+  EXPECT_EQ(plan(milliseconds(1500), milliseconds(900), kLimits).wait, milliseconds(1500));
+}
+
+TEST(FleetVerdict, PlanStretchesTheDelayToTheCooldownWhenItFits) {
+  const Gate g = plan(milliseconds(1500), milliseconds(4000), kLimits);
+  EXPECT_EQ(g.kind, Kind::wait_cooldown);
+  EXPECT_EQ(g.wait, milliseconds(4000));
+}
+
+TEST(FleetVerdict, PlanWaitsForALongCooldownAtMostRetryAfterMax) {
+  const Gate g = plan(milliseconds(10), milliseconds(200000), kLimits);
+  EXPECT_EQ(g.kind, Kind::wait_cooldown);
+  EXPECT_EQ(g.wait, milliseconds(120000));
+}
+
+TEST(FleetVerdict, PlanGivesUpOnACooldownBeyondTheTimeLeft) {
+  Limits short_left = kLimits;
+  short_left.time_left = milliseconds(3000);
+  EXPECT_EQ(plan(milliseconds(10), milliseconds(3000), short_left).kind, Kind::give_up_cooldown);
+  EXPECT_EQ(plan(milliseconds(10), milliseconds(2999), short_left).kind, Kind::wait_cooldown);
+}
+
+TEST(FleetVerdict, ATakenTokenGoesAtOnce) {
+  EXPECT_EQ(at_send(milliseconds(0), Bucket{true, {}}, {}, kLimits).kind, Kind::go);
+}
+
+TEST(FleetVerdict, NoTokenWaitsInsteadOfGivingUp) {
+  const Gate g = at_send(milliseconds(0), Bucket{false, milliseconds(800)}, {}, kLimits);
+  EXPECT_EQ(g.kind, Kind::wait_token);
+  EXPECT_EQ(g.wait, kTokenPoll);  // looks again soon: a refund may come before the trickle
+  EXPECT_EQ(g.eta, milliseconds(800));
+  EXPECT_EQ(at_send(milliseconds(0), Bucket{false, milliseconds(30)}, {}, kLimits).wait, milliseconds(30));
+  EXPECT_EQ(at_send(milliseconds(0), Bucket{false, milliseconds(0)}, {}, kLimits).wait, milliseconds(1));
+}
+
+TEST(FleetVerdict, TheTokenWaitLastsAtMostOneBackoffMax) {
+  const Gate near_end =
+      at_send(milliseconds(0), Bucket{false, milliseconds(800)}, {milliseconds(0), milliseconds(29950)}, kLimits);
+  EXPECT_EQ(near_end.kind, Kind::wait_token);
+  EXPECT_EQ(near_end.wait, milliseconds(50));
+  const Gate over =
+      at_send(milliseconds(0), Bucket{false, milliseconds(800)}, {milliseconds(0), milliseconds(30000)}, kLimits);
+  EXPECT_EQ(over.kind, Kind::give_up_budget);
+}
+
+TEST(FleetVerdict, PersistentModeNeverGivesUpForTheBudget) {
+  Limits persistent = kLimits;
+  persistent.persistent = true;
+  const Gate g =
+      at_send(milliseconds(0), Bucket{false, milliseconds(800)}, {milliseconds(0), milliseconds(3600000)}, persistent);
+  EXPECT_EQ(g.kind, Kind::wait_token);
+  EXPECT_EQ(at_send(milliseconds(0), Bucket{false, std::nullopt}, {}, persistent).wait, kTokenPoll);
+}
+
+TEST(FleetVerdict, ABudgetOfZeroGivesUpAtOnceEvenInPersistentMode) {
+  Limits persistent = kLimits;
+  persistent.persistent = true;
+  EXPECT_EQ(at_send(milliseconds(0), Bucket{false, Millis::max()}, {}, persistent).kind, Kind::give_up_budget);
+}
+
+TEST(FleetVerdict, ATokenThatCannotComeBeforeTheDeadlineGivesUp) {
+  Limits left = kLimits;
+  left.persistent = true;
+  left.time_left = milliseconds(500);
+  EXPECT_EQ(at_send(milliseconds(0), Bucket{false, milliseconds(800)}, {}, left).kind, Kind::give_up_budget);
+  const Gate g = at_send(milliseconds(0), Bucket{false, milliseconds(400)}, {}, left);
+  EXPECT_EQ(g.kind, Kind::wait_token);
+  EXPECT_EQ(g.wait, kTokenPoll);
+  left.time_left = milliseconds(40);
+  EXPECT_EQ(at_send(milliseconds(0), Bucket{false, milliseconds(30)}, {}, left).wait, milliseconds(30));
+}
+
+TEST(FleetVerdict, ACooldownRaisedMeanwhileIsWaitedForWithinRetryAfterMax) {
+  const Gate g = at_send(milliseconds(2000), Bucket{true, {}}, {milliseconds(1000), milliseconds(0)}, kLimits);
+  EXPECT_EQ(g.kind, Kind::wait_cooldown);
+  EXPECT_EQ(g.wait, milliseconds(2000));
+  // Raised over and over past retry_after.max_ms in all: the retry goes on to its token.
+  EXPECT_EQ(at_send(milliseconds(2000), Bucket{true, {}}, {milliseconds(119000), milliseconds(0)}, kLimits).kind,
+            Kind::go);
+  EXPECT_EQ(
+      at_send(milliseconds(2000), Bucket{false, milliseconds(300)}, {milliseconds(119000), milliseconds(0)}, kLimits)
+          .kind,
+      Kind::wait_token);
+}
+
+TEST(FleetVerdict, DescribesItselfForExplain) {
+  EXPECT_EQ(describe(Gate{Kind::wait_token, kTokenPoll, milliseconds(3200)}), "would wait 3200 ms for a fleet token");
+  EXPECT_EQ(describe(Gate{Kind::go, milliseconds(0), {}}), "go now");
+  EXPECT_NE(describe(Gate{Kind::give_up_budget, milliseconds(0), {}}).find("budget"), std::string::npos);
+}
+
+TEST(FleetTokens, EtaIsTheTrickleTimeOfTheMissingThousandths) {
+  const budget::Budget b{10, milliseconds(10000), 10};  // one token a second
+  EXPECT_EQ(budget::eta(budget::Bucket{1000, 1}, b, 0), milliseconds(0));
+  EXPECT_EQ(budget::eta(budget::Bucket{0, 1}, b, 0), milliseconds(1000));
+  EXPECT_EQ(budget::eta(budget::Bucket{999, 1}, b, 0), milliseconds(1));
+  EXPECT_EQ(budget::eta(budget::Bucket{500, 1}, b, 1000), milliseconds(1500));
+  EXPECT_EQ(budget::eta(budget::Bucket{0, 1}, budget::Budget{10, milliseconds(10000), 0}, 0), std::nullopt);
+  // What eta() promises, refill() delivers.
+  const std::int64_t now = 1'764'460'800'001;
+  budget::Bucket empty{0, static_cast<std::uint32_t>(static_cast<std::uint64_t>(now)) | 1u};
+  const auto wait = budget::eta(budget::refill(empty, b, now, 0, 1), b, 0);
+  ASSERT_TRUE(wait);
+  budget::Bucket later = budget::refill(empty, b, now + wait->count(), 0, 1);
+  EXPECT_TRUE(budget::take(later, 0));
+}
+
+}  // namespace
+}  // namespace curlretry::core::fleet_verdict
