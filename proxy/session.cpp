@@ -159,8 +159,9 @@ void Session<Stream>::on_head(beast::error_code ec) {
     return;
   }
   // A chunk-size line with its extensions, or the trailer section, must fit this: Beast keeps a
-  // line whole in the buffer until its CRLF, so an unbounded buffer is unbounded memory.
-  buffer_.max_size(std::max(buffer_.size(), kLineLimit));
+  // line whole in the buffer until its CRLF, so an unbounded buffer is unbounded memory. (A
+  // Content-Length body passes through the buffer as it comes: its reads stay at 64 KiB.)
+  if (parser_->chunked()) buffer_.max_size(std::max(buffer_.size(), kLineLimit));
   const auto length = parser_->content_length();
   const std::uint64_t max_body = server_.options().settings.max_body;
   streaming_ = length && *length > max_body;
