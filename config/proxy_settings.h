@@ -14,9 +14,18 @@ struct ProxyRoute {
   std::string env;       // the variable a program reads its base URL from, e.g. ANTHROPIC_BASE_URL
 };
 
+// Where forward proxying (absolute-form http:// targets) and CONNECT may go. Routes are not
+// limited by it: their upstreams are the config's own choice.
+struct ProxyForward {
+  std::vector<unsigned> allow_ports{80, 443};  // empty: any port
+  // Loopback targets (127.0.0.0/8, ::1, the unspecified address, "localhost") reach services
+  // that trust local connections; they are refused unless the config says otherwise.
+  bool allow_loopback = false;
+};
+
 struct ProxySettings {
   std::vector<ProxyRoute> routes;
-  std::string token;  // required of clients (Proxy-Authorization: Bearer) when not on loopback
+  std::string token;                        // required of clients (Proxy-Authorization: Bearer) when not on loopback
   std::size_t max_body = 16 * 1024 * 1024;  // largest request body kept for replay
   // CONNECT to a host matching one of these globs is TLS-terminated with a leaf from the local CA
   // (`curlretry proxy ca`) so its requests go through the retry engine; other CONNECTs are tunnels.
@@ -24,6 +33,9 @@ struct ProxySettings {
   // Extra trust anchors for the proxy's upstream TLS (a private CA, the tests' upstream), in
   // addition to the system store; verification itself is never switched off.
   std::string upstream_ca_file;
+  ProxyForward forward;
+  // A CONNECT tunnel (blind) with no byte either way for this long is closed.
+  long long tunnel_idle_ms = 300000;
 };
 
 }  // namespace curlretry::config

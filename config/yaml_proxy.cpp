@@ -8,14 +8,16 @@
 namespace curlretry::config {
 namespace {
 
-constexpr std::string_view kProxyKeys[] = {"routes", "token", "max_body_bytes", "intercept", "upstream_ca_file"};
+constexpr std::string_view kProxyKeys[] = {"routes",           "token",   "max_body_bytes", "intercept",
+                                           "upstream_ca_file", "forward", "tunnel_idle_ms"};
+constexpr std::string_view kForwardKeys[] = {"allow_ports", "allow_loopback"};
 constexpr std::string_view kRouteKeys[] = {"upstream", "env"};
 
 bool route_name_ok(const std::string& name) {
   if (name.empty() || name.size() > 64 || name[0] == '_' || name[0] == '.') return false;
   for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-                    c == '_' || c == '.';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
     if (!ok) return false;
   }
   return true;
@@ -33,9 +35,12 @@ bool env_name_ok(const std::string& name) {
 std::string upstream_or_fail(const Values& v, const YamlNode& node, const std::string& key) {
   std::string url = v.string(node, key);
   std::string_view rest;
-  if (url.rfind("https://", 0) == 0) rest = std::string_view(url).substr(8);
-  else if (url.rfind("http://", 0) == 0) rest = std::string_view(url).substr(7);
-  else v.fail(node, key, "\"" + url + "\" is not an http:// or https:// URL");
+  if (url.rfind("https://", 0) == 0)
+    rest = std::string_view(url).substr(8);
+  else if (url.rfind("http://", 0) == 0)
+    rest = std::string_view(url).substr(7);
+  else
+    v.fail(node, key, "\"" + url + "\" is not an http:// or https:// URL");
   const std::size_t host_end = rest.find('/');
   const std::string_view authority = rest.substr(0, host_end);
   if (authority.empty()) v.fail(node, key, "\"" + url + "\" has no host");
@@ -47,6 +52,31 @@ std::string upstream_or_fail(const Values& v, const YamlNode& node, const std::s
   }
   while (url.size() > 1 && url.back() == '/') url.pop_back();
   return url;
+}
+
+// proxy.forward: {allow_ports: [80, 443] | any, allow_loopback: false}.
+void read_forward(const Values& v, const YamlNode& node, const std::string& key, ProxyForward& out, Sources& sources) {
+  v.expect_map(node, key, true);
+  v.check_keys(node, key, kForwardKeys);
+  for (const auto& [name, value] : node.entries) {
+    const std::string fkey = join_key(key, name.text);
+    if (name.text == "allow_loopback") {
+      out.allow_loopback = v.boolean(value, fkey);
+    } else if (value.kind == YamlNode::Kind::scalar && value.text == "any") {
+      out.allow_ports.clear();
+    } else {
+      if (value.kind != YamlNode::Kind::sequence || value.items.empty()) {
+        v.fail(value, fkey, "a list of TCP ports, e.g. [80, 443, 8080], or `any`");
+      }
+      out.allow_ports.clear();
+      for (std::size_t i = 0; i < value.items.size(); ++i) {
+        const std::string ikey = fkey + "[" + std::to_string(i) + "]";
+        out.allow_ports.push_back(
+            static_cast<unsigned>(v.integer(value.items[i], ikey, 1, 65535, "a TCP port, 1..65535")));
+      }
+    }
+    sources[fkey] = v.where(value);
+  }
 }
 
 }  // namespace
@@ -82,6 +112,11 @@ void read_proxy(const Values& v, const YamlNode& node, ProxySettings& out, Sourc
         out.intercept.push_back(glob);
       }
       sources[key] = v.where(value);
+    } else if (name.text == "tunnel_idle_ms") {
+      out.tunnel_idle_ms = v.integer(value, key, 1, 24LL * 3600 * 1000, "milliseconds, 1..86400000");
+      sources[key] = v.where(value);
+    } else if (name.text == "forward") {
+      read_forward(v, value, key, out.forward, sources);
     } else if (name.text == "upstream_ca_file") {
       out.upstream_ca_file = v.string(value, key);
       if (out.upstream_ca_file.empty() || out.upstream_ca_file[0] != '/') {

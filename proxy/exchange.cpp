@@ -1,13 +1,15 @@
 #include "proxy/exchange.h"
 
-#include <boost/beast/http/status.hpp>
+#include <sys/socket.h>
 
 #include <algorithm>
+#include <boost/beast/http/status.hpp>
 #include <cstdio>
 #include <cstring>
 
 #include "proxy/curl_loop.h"
 #include "proxy/headers.h"
+#include "proxy/request_rules.h"
 
 namespace http = boost::beast::http;
 
@@ -71,6 +73,12 @@ bool Exchange::start() {
   curl_easy_setopt(e, CURLOPT_HEADERDATA, this);
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Exchange::on_write);
   curl_easy_setopt(e, CURLOPT_WRITEDATA, this);
+  if (request_.refuse_loopback) {
+    // Checked on the address libcurl is about to connect to, whatever name resolved to it (a
+    // literal is refused before this, by the Session).
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, &Exchange::open_socket);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, this);
+  }
 
   const std::string& m = request_.method;
   if (request_.streamed) {
@@ -117,6 +125,11 @@ bool Exchange::start() {
   if (loop_.add(e) != CURLM_OK) return false;
   added_ = true;
   return true;
+}
+
+curl_socket_t Exchange::open_socket(void*, curlsocktype purpose, curl_sockaddr* address) {
+  if (purpose != CURLSOCKTYPE_IPCXN || loopback_address(&address->addr)) return CURL_SOCKET_BAD;
+  return ::socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
 }
 
 size_t Exchange::on_header(char* data, size_t size, size_t nmemb, void* userdata) {
@@ -172,8 +185,8 @@ void Exchange::send_head() {
     if (iequals(name, "content-encoding")) encoded = true;
     if (iequals(name, "transfer-encoding")) upstream_chunked = true;
   }
-  std::string head = "HTTP/1.1 " + std::to_string(status_) + " " + (reason_.empty() ? reason_for(status_) : reason_) +
-                     "\r\n";
+  std::string head =
+      "HTTP/1.1 " + std::to_string(status_) + " " + (reason_.empty() ? reason_for(status_) : reason_) + "\r\n";
   std::string length;
   for (const auto& [name, value] : response_headers_) {
     if (hop_by_hop(name, listed)) continue;
@@ -291,6 +304,13 @@ bool Exchange::finish(CURLcode code) {
   }
   if (head_sent_) return false;  // cut mid-body: the client sees it cut, as it would directly
   const char* what = curl_easy_strerror(code);
+  if (request_.opaque_errors && code != CURLE_URL_MALFORMAT && code != CURLE_PEER_FAILED_VERIFICATION) {
+    // Not a configured route: whether the port refused, the host was unknown, filtered or
+    // loopback, the answer is the same (no port scanner). A certificate the proxy refused is
+    // named: the user needs to know that verification, never off, is why.
+    send_error(502, kUnreachable);
+    return request_.client_keep_alive;
+  }
   switch (code) {
     case CURLE_URL_MALFORMAT: send_error(400, std::string("bad request target: ") + what); break;
     case CURLE_OPERATION_TIMEDOUT: send_error(504, what); break;

@@ -36,16 +36,24 @@ struct UpstreamRequest {
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;  // end to end only
   std::string body;
-  bool has_body = false;   // the client framed a body (even an empty one)
+  bool has_body = false;  // the client framed a body (even an empty one)
   // A body above proxy.max_body_bytes: not kept here, fed through feed() as the client sends it
   // and handed to libcurl by a read callback (the shim's upload rules decide whether it can be
   // replayed).
   bool streamed = false;
   std::optional<std::uint64_t> streamed_length;  // none: the client's body was chunked
-  std::string ca_file;  // proxy.upstream_ca_file: trusted besides the system store
+  std::string ca_file;                           // proxy.upstream_ca_file: trusted besides the system store
   bool client_http11 = true;
   bool client_keep_alive = true;
+  // A forward or CONNECT target rather than a configured route: loopback addresses are refused
+  // at connect time (proxy.forward.allow_loopback), and a failure to reach it is reported as
+  // kUnreachable whatever the cause.
+  bool refuse_loopback = false;
+  bool opaque_errors = false;
 };
+
+// The one detail a client gets when a non-route target cannot be reached.
+inline constexpr const char* kUnreachable = "the upstream could not be reached";
 
 class Exchange {
  public:
@@ -71,6 +79,7 @@ class Exchange {
   void* owner() const { return owner_; }
 
  private:
+  static curl_socket_t open_socket(void* clientp, curlsocktype purpose, curl_sockaddr* address);
   static size_t on_header(char* data, size_t size, size_t nmemb, void* userdata);
   static size_t on_write(char* data, size_t size, size_t nmemb, void* userdata);
   static size_t on_read(char* buffer, size_t size, size_t nitems, void* userdata);
@@ -89,8 +98,8 @@ class Exchange {
   CURL* easy_ = nullptr;
   curl_slist* header_list_ = nullptr;
   bool added_ = false;
-  bool paused_ = false;          // receiving: the client's backlog is full
-  bool upload_paused_ = false;   // sending: the client has not sent more of the body yet
+  bool paused_ = false;         // receiving: the client's backlog is full
+  bool upload_paused_ = false;  // sending: the client has not sent more of the body yet
   std::string upload_;
   std::size_t upload_offset_ = 0;
   bool upload_done_ = false;
@@ -100,7 +109,7 @@ class Exchange {
   std::string reason_;
   std::vector<std::pair<std::string, std::string>> response_headers_;
   bool head_sent_ = false;
-  bool chunked_ = false;       // to the client
+  bool chunked_ = false;  // to the client
   bool close_delimited_ = false;
   bool body_started_ = false;
 };

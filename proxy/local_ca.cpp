@@ -1,17 +1,15 @@
 #include "proxy/local_ca.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <boost/asio/ip/address.hpp>
 #include <openssl/bn.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -20,6 +18,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "proxy/request_rules.h"
 #include "state/private_dir.h"
 #include "x509/build.h"
 #include "x509/owned.h"
@@ -28,6 +27,7 @@ namespace curlretry::proxy {
 namespace {
 
 using x509::add_extension;
+using x509::add_subject_alt_name;
 using x509::BioPtr;
 using x509::CertPtr;
 using x509::KeyPtr;
@@ -39,8 +39,8 @@ constexpr long kLeafSeconds = 2L * 24 * 3600;  // re-minted after a day (context
 constexpr std::size_t kMaxMinted = 1024;
 
 bool set_cn(X509_NAME* name, const std::string& cn) {
-  return X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, reinterpret_cast<const unsigned char*>(cn.c_str()),
-                                    -1, -1, 0) == 1;
+  return X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, reinterpret_cast<const unsigned char*>(cn.c_str()), -1,
+                                    -1, 0) == 1;
 }
 
 CertPtr make_ca_certificate(EVP_PKEY* key) {
@@ -49,19 +49,19 @@ CertPtr make_ca_certificate(EVP_PKEY* key) {
   char host[256] = "localhost";
   ::gethostname(host, sizeof host - 1);
   X509_NAME* name = X509_get_subject_name(cert.get());
-  const bool ok = random_serial(cert.get()) && X509_set_version(cert.get(), 2) == 1 &&
-                  X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600) != nullptr &&
-                  X509_gmtime_adj(X509_getm_notAfter(cert.get()), kCaDays * 24 * 3600) != nullptr &&
-                  X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC,
-                                             reinterpret_cast<const unsigned char*>("curlretry local CA"), -1, -1,
-                                             0) == 1 &&
-                  set_cn(name, std::string("curlretry proxy CA on ") + host) &&
-                  X509_set_issuer_name(cert.get(), name) == 1 && X509_set_pubkey(cert.get(), key) == 1 &&
-                  add_extension(cert.get(), cert.get(), NID_basic_constraints, "critical,CA:TRUE,pathlen:0") &&
-                  add_extension(cert.get(), cert.get(), NID_key_usage, "critical,keyCertSign,cRLSign") &&
-                  add_extension(cert.get(), cert.get(), NID_subject_key_identifier, "hash") &&
-                  add_extension(cert.get(), cert.get(), NID_authority_key_identifier, "keyid:always") &&
-                  X509_sign(cert.get(), key, EVP_sha256()) > 0;
+  const bool ok =
+      random_serial(cert.get()) && X509_set_version(cert.get(), 2) == 1 &&
+      X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600) != nullptr &&
+      X509_gmtime_adj(X509_getm_notAfter(cert.get()), kCaDays * 24 * 3600) != nullptr &&
+      X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("curlretry local CA"),
+                                 -1, -1, 0) == 1 &&
+      set_cn(name, std::string("curlretry proxy CA on ") + host) && X509_set_issuer_name(cert.get(), name) == 1 &&
+      X509_set_pubkey(cert.get(), key) == 1 &&
+      add_extension(cert.get(), cert.get(), NID_basic_constraints, "critical,CA:TRUE,pathlen:0") &&
+      add_extension(cert.get(), cert.get(), NID_key_usage, "critical,keyCertSign,cRLSign") &&
+      add_extension(cert.get(), cert.get(), NID_subject_key_identifier, "hash") &&
+      add_extension(cert.get(), cert.get(), NID_authority_key_identifier, "keyid:always") &&
+      X509_sign(cert.get(), key, EVP_sha256()) > 0;
   return ok ? std::move(cert) : nullptr;
 }
 
@@ -132,12 +132,6 @@ std::string create_ca(const CaPaths& paths) {
   // The key first: a certificate on disk always has its key.
   if (std::string e = write_file(paths.key, key_pem, 0600); !e.empty()) return e;
   return write_file(paths.cert, cert_pem, 0644);
-}
-
-bool is_ip(const std::string& host) {
-  boost::system::error_code ec;
-  boost::asio::ip::make_address(host, ec);
-  return !ec;
 }
 
 }  // namespace
@@ -264,8 +258,11 @@ std::shared_ptr<boost::asio::ssl::context> LocalCa::context_for(const std::strin
   }
   if (minted_.size() >= kMaxMinted) minted_.clear();  // a "*" glob must not grow this without bound
 
+  if (!valid_host(host)) {  // the Session checked it already: a name for a certificate is never taken on trust
+    *error = "not a DNS name or an IP literal";
+    return nullptr;
+  }
   CertPtr cert(X509_new());
-  const std::string san = (is_ip(host) ? "IP:" : "DNS:") + host;
   const bool ok = cert && random_serial(cert.get()) && X509_set_version(cert.get(), 2) == 1 &&
                   X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600) != nullptr &&
                   X509_gmtime_adj(X509_getm_notAfter(cert.get()), kLeafSeconds) != nullptr &&
@@ -277,8 +274,7 @@ std::shared_ptr<boost::asio::ssl::context> LocalCa::context_for(const std::strin
                   add_extension(cert.get(), ca_cert_, NID_ext_key_usage, "serverAuth") &&
                   add_extension(cert.get(), ca_cert_, NID_subject_key_identifier, "hash") &&
                   add_extension(cert.get(), ca_cert_, NID_authority_key_identifier, "keyid:always") &&
-                  add_extension(cert.get(), ca_cert_, NID_subject_alt_name, san) &&
-                  X509_sign(cert.get(), ca_key_, EVP_sha256()) > 0;
+                  add_subject_alt_name(cert.get(), host) && X509_sign(cert.get(), ca_key_, EVP_sha256()) > 0;
   if (!ok) {
     *error = openssl_error("minting a certificate for " + host);
     return nullptr;

@@ -1,8 +1,7 @@
 #include "proxy/server.h"
 
-#include <boost/asio/post.hpp>
-
 #include <algorithm>
+#include <boost/asio/post.hpp>
 #include <iostream>
 #include <vector>
 
@@ -10,6 +9,7 @@
 #include "proxy/exchange.h"
 #include "proxy/local_ca.h"
 #include "proxy/session.h"
+#include "proxy/tunnel.h"
 
 namespace asio = boost::asio;
 
@@ -27,6 +27,7 @@ Server::Server(asio::io_context& io, ServerOptions options)
 
 Server::~Server() {
   stopping_ = true;
+  for (const auto& tunnel : std::vector<std::shared_ptr<Tunnel>>(tunnels_.begin(), tunnels_.end())) tunnel->close();
   for (const auto& session : std::vector<std::shared_ptr<SessionBase>>(sessions_.begin(), sessions_.end())) {
     session->close();
   }
@@ -53,7 +54,7 @@ void Server::accept() {
       });
       return;
     }
-    if (sessions_.size() >= options_.max_connections) {
+    if (connections() >= options_.max_connections) {
       boost::system::error_code ignored;
       socket.close(ignored);
     } else {
@@ -73,10 +74,19 @@ std::list<std::shared_ptr<SessionBase>>::iterator Server::enrol(std::shared_ptr<
   return where;
 }
 
+std::list<std::shared_ptr<Tunnel>>::iterator Server::enrol(std::shared_ptr<Tunnel> tunnel) {
+  auto where = tunnels_.insert(tunnels_.end(), std::move(tunnel));
+  arm_sweep();
+  return where;
+}
+
+void Server::leave(std::list<std::shared_ptr<Tunnel>>::iterator where) { tunnels_.erase(where); }
+
 std::chrono::milliseconds Server::sweep_period() const {
   using std::chrono::milliseconds;
-  const milliseconds shortest = std::min({options_.header_timeout, options_.idle_timeout, options_.body_timeout,
-                                          options_.write_stall, milliseconds(2000) /* Session::linger */});
+  const milliseconds shortest =
+      std::min({options_.header_timeout, options_.idle_timeout, options_.body_timeout, options_.write_stall,
+                milliseconds(options_.settings.tunnel_idle_ms), milliseconds(2000) /* Session::linger */});
   return std::clamp(shortest / 8, milliseconds(10), milliseconds(250));
 }
 
@@ -93,7 +103,11 @@ void Server::arm_sweep() {
       auto session = *it++;
       session->sweep(now);
     }
-    if (!sessions_.empty()) arm_sweep();
+    for (auto it = tunnels_.begin(); it != tunnels_.end();) {
+      auto tunnel = *it++;
+      tunnel->sweep(now);
+    }
+    if (!sessions_.empty() || !tunnels_.empty()) arm_sweep();
   });
 }
 
@@ -148,6 +162,7 @@ void Server::stop_now() {
   sweep_.cancel();
   boost::system::error_code ignored;
   acceptor_.close(ignored);
+  for (const auto& tunnel : std::vector<std::shared_ptr<Tunnel>>(tunnels_.begin(), tunnels_.end())) tunnel->close();
   for (const auto& session : std::vector<std::shared_ptr<SessionBase>>(sessions_.begin(), sessions_.end())) {
     session->close();
   }

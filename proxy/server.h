@@ -7,7 +7,6 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
-
 #include <chrono>
 #include <cstddef>
 #include <list>
@@ -21,6 +20,7 @@ namespace curlretry::proxy {
 
 class SessionBase;
 class LocalCa;
+class Tunnel;
 
 struct ServerOptions {
   boost::asio::ip::tcp::endpoint listen;
@@ -29,7 +29,7 @@ struct ServerOptions {
   std::chrono::milliseconds header_timeout{30000};  // whole request head, from its first byte
   std::chrono::milliseconds idle_timeout{60000};    // between requests on a kept-alive connection
   std::chrono::milliseconds body_timeout{300000};
-  std::chrono::milliseconds write_stall{120000};    // a client that reads nothing for this long is gone
+  std::chrono::milliseconds write_stall{120000};  // a client that reads nothing for this long is gone
   std::chrono::milliseconds shutdown_grace{10000};
   std::size_t max_connections = 4096;
   std::size_t header_limit = 64 * 1024;
@@ -49,7 +49,8 @@ class Server {
   const ServerOptions& options() const { return options_; }
   CurlLoop& loop() { return loop_; }
   std::size_t active_exchanges() const { return active_; }
-  std::size_t connections() const { return sessions_.size(); }
+  // Client connections: sessions (plain and intercepted) and blind tunnels, all under max_connections.
+  std::size_t connections() const { return sessions_.size() + tunnels_.size(); }
   bool stopping() const { return stopping_; }
   // CONNECT to `host`: TLS-terminated (a proxy.intercept glob matches) or a blind tunnel.
   bool intercepts(const std::string& host) const;
@@ -59,6 +60,8 @@ class Server {
   // Sessions report in and out, and count their exchanges.
   std::list<std::shared_ptr<SessionBase>>::iterator enrol(std::shared_ptr<SessionBase> session);
   void leave(std::list<std::shared_ptr<SessionBase>>::iterator where);
+  std::list<std::shared_ptr<Tunnel>>::iterator enrol(std::shared_ptr<Tunnel> tunnel);
+  void leave(std::list<std::shared_ptr<Tunnel>>::iterator where);
   void exchange_started() { ++active_; }
   void exchange_ended();
 
@@ -79,6 +82,7 @@ class Server {
   boost::asio::steady_timer sweep_;  // runs while there are sessions
   bool sweeping_ = false;
   std::list<std::shared_ptr<SessionBase>> sessions_;  // owned here until they close
+  std::list<std::shared_ptr<Tunnel>> tunnels_;        // likewise
   std::size_t active_ = 0;
   unsigned short port_ = 0;
   bool stopping_ = false;

@@ -8,12 +8,11 @@
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
-
 #include <cerrno>
 #include <limits>
 
 #include "proxy/headers.h"
-#include "proxy/identity.h"
+#include "proxy/request_rules.h"
 #include "proxy/server.h"
 #include "proxy/tunnel.h"
 
@@ -22,27 +21,6 @@ namespace beast = boost::beast;
 namespace http = boost::beast::http;
 
 namespace curlretry::proxy {
-namespace {
-
-bool same_secret(std::string_view given, std::string_view expected) {
-  // Constant time in the secret's length: the comparison leaks nothing but a length mismatch.
-  unsigned char diff = given.size() == expected.size() ? 0 : 1;
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    diff |= static_cast<unsigned char>(expected[i] ^ (i < given.size() ? given[i] : 0));
-  }
-  return diff == 0;
-}
-
-std::string json_string(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) out += c;
-  }
-  return out + "\"";
-}
-
-}  // namespace
 
 template <>
 Session<PlainStream>::Session(Server& server, asio::ip::tcp::socket socket, Interception)
@@ -58,8 +36,10 @@ Session<Stream>::~Session() = default;
 template <class Stream>
 void Session<Stream>::start() {
   enrolled_ = server_.enrol(self_ptr());
-  if constexpr (kTls) handshake();
-  else read_head();
+  if constexpr (kTls)
+    handshake();
+  else
+    read_head();
 }
 
 // The CONNECT was answered by the plain session; the client's TLS handshake comes now, under the
@@ -110,8 +90,12 @@ void Session<Stream>::read_head() {
     });
     return;
   }
+  // The head may fill header_limit (its parser answers 431 then); past the head the buffer holds
+  // at most a chunk-size line or a trailer section (on_head).
+  buffer_.max_size(o.header_limit + kLineLimit);
   parser_.emplace();
   body_parser_.reset();
+  head_.reset();
   collected_.clear();
   streamed_length_.reset();
   parser_->header_limit(static_cast<std::uint32_t>(o.header_limit));
@@ -144,10 +128,10 @@ void Session<Stream>::malformed(beast::error_code ec) {
 
 template <class Stream>
 void Session<Stream>::too_large() {
-  respond(413, "application/json",
-          "{\"error\":\"request body too large\",\"limit\":" + std::to_string(server_.options().settings.max_body) +
-              "}\n",
-          true);
+  respond(
+      413, "application/json",
+      "{\"error\":\"request body too large\",\"limit\":" + std::to_string(server_.options().settings.max_body) + "}\n",
+      true);
 }
 
 template <class Stream>
@@ -170,6 +154,14 @@ void Session<Stream>::on_head(beast::error_code ec) {
     return;
   }
   auto& request = parser_->get();
+  if (auto refusal = framing_refusal(request.base())) {
+    respond(refusal->status, "application/json", "{\"error\":" + json_string(refusal->error) + "}\n", true);
+    return;
+  }
+  // A chunk-size line with its extensions, or the trailer section, must fit this: Beast keeps a
+  // line whole in the buffer until its CRLF, so an unbounded buffer is unbounded memory. (A
+  // Content-Length body passes through the buffer as it comes: its reads stay at 64 KiB.)
+  if (parser_->chunked()) buffer_.max_size(std::max(buffer_.size(), kLineLimit));
   const auto length = parser_->content_length();
   const std::uint64_t max_body = server_.options().settings.max_body;
   streaming_ = length && *length > max_body;
@@ -186,6 +178,7 @@ void Session<Stream>::on_head(beast::error_code ec) {
   if (parser_->chunked() && !parser_->is_done()) {
     // Kept (and replayable) while it fits max_body; past that it streams, length unknown.
     parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
+    head_.emplace(request.base());  // the trailer fields Beast adds to the parser's head never go upstream
     body_parser_.emplace(std::move(*parser_));
     collect_chunked();
     return;
@@ -228,7 +221,8 @@ void Session<Stream>::collect_chunked() {
       self->collect_chunked();
       return;
     }
-    Request request(self->body_parser_->get().base());
+    Request request(std::move(*self->head_));
+    self->head_.reset();
     if (over) {
       // The part read so far goes first (forward() feeds it), the rest as the upstream takes it.
       self->streaming_ = true;
@@ -249,6 +243,11 @@ void Session<Stream>::on_request(beast::error_code ec) {
   if (ec) {
     if (ec == http::error::body_limit) {
       too_large();
+    } else if (ec == http::error::buffer_overflow) {
+      respond(
+          400, "application/json",
+          "{\"error\":\"a chunk-size line or the trailer section is over " + std::to_string(kLineLimit) + " bytes\"}\n",
+          true);
     } else if (ec == beast::error::timeout || ec == http::error::partial_message || ec == asio::error::eof ||
                ec == http::error::end_of_stream || ec == asio::error::connection_reset) {
       close();
@@ -262,146 +261,7 @@ void Session<Stream>::on_request(beast::error_code ec) {
 }
 
 template <class Stream>
-void Session<Stream>::dispatch(Request& request) {
-  const ServerOptions& o = server_.options();
-  const bool keep_alive = request.keep_alive() && !winding_down_;
-  if constexpr (kTls) {
-    // Inside an intercepted CONNECT (authenticated when it was made): every request is for its host.
-    if (request.method() == http::verb::connect || request.target().empty() || request.target()[0] != '/') {
-      respond(400, "application/json",
-              "{\"error\":\"inside an intercepted CONNECT the target must be an origin-form path\"}\n", true);
-      return;
-    }
-    forward(request, interception_.origin + std::string(request.target()), keep_alive);
-    return;
-  }
-  if (!o.settings.token.empty()) {
-    const std::string expected = "Bearer " + o.settings.token;
-    if (!same_secret(request[http::field::proxy_authorization], expected)) {
-      respond(407, "application/json", "{\"error\":\"proxy authentication required\"}\n", !keep_alive,
-              "Proxy-Authenticate: Bearer realm=\"curlretry\"\r\n");
-      return;
-    }
-  }
-  const std::string_view target = request.target();
-  if (request.method() == http::verb::connect) {
-    tunnel(target);
-    return;
-  }
-  // Forward proxying of plain HTTP (`curl -x`, HTTP_PROXY): the absolute-form target is the URL.
-  // (https:// targets come as CONNECT.)
-  if (target.size() > 7 && beast::iequals(target.substr(0, 7), "http://")) {
-    if (target.size() == 7 || target[7] == '/' || target.find_first_of("@", 7) < target.find('/', 7)) {
-      respond(400, "application/json", "{\"error\":\"absolute-form target without a host, or with credentials\"}\n",
-              true);
-      return;
-    }
-    forward(request, std::string(target), keep_alive);
-    return;
-  }
-  if (target.empty() || target[0] != '/') {
-    respond(400, "application/json",
-            "{\"error\":\"the target must be /ROUTE/... or an absolute http:// URL\"}\n", true);
-    return;
-  }
-  const std::string_view path = target.substr(0, target.find('?'));
-  if (path == "/_curlretry/health") {
-    if (request.method() != http::verb::get && request.method() != http::verb::head) {
-      respond(405, "application/json", "{\"error\":\"method not allowed\"}\n", !keep_alive, "Allow: GET, HEAD\r\n");
-      return;
-    }
-    std::string body = "{\"status\":\"ok\",\"pid\":" + std::to_string(::getpid()) +
-                       ",\"connections\":" + std::to_string(server_.connections()) +
-                       ",\"active\":" + std::to_string(server_.active_exchanges()) +
-                       health_proof_field(o.identity_secret, o.listen.address().to_string() + ":" +
-                                                                 std::to_string(server_.port()),
-                                          request[kNonceHeader]) +
-                       ",\"routes\":[";
-    for (std::size_t i = 0; i < o.settings.routes.size(); ++i) {
-      body += (i ? "," : "") + json_string(o.settings.routes[i].name);
-    }
-    body += "]}\n";
-    respond(200, "application/json", request.method() == http::verb::head ? "" : body, !keep_alive);
-    return;
-  }
-  const std::size_t name_end = std::min(target.find_first_of("/?", 1), target.size());
-  const std::string_view name = target.substr(1, name_end - 1);
-  const config::ProxyRoute* route = nullptr;
-  for (const auto& r : o.settings.routes) {
-    if (r.name == name) route = &r;
-  }
-  if (route == nullptr) {
-    respond(404, "application/json", "{\"error\":\"no route\",\"route\":" + json_string(name) + "}\n", !keep_alive);
-    return;
-  }
-  std::string rest(target.substr(name_end));
-  if (rest.empty() || rest[0] == '?') rest = "/" + rest;
-  forward(request, route->upstream + rest, keep_alive);
-}
-
-// CONNECT host:port: TLS-terminated for a proxy.intercept host (its requests are retried), a
-// blind tunnel for any other (nothing in it can be read, so nothing is retried). Either way the
-// connection leaves this session.
-template <class Stream>
-void Session<Stream>::tunnel(std::string_view authority) {
-  const std::size_t colon = authority.rfind(':');
-  std::string host(authority.substr(0, colon == std::string_view::npos ? 0 : colon));
-  const std::string port(colon == std::string_view::npos ? "" : authority.substr(colon + 1));
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  const bool port_ok = !port.empty() && port.size() <= 5 && port.find_first_not_of("0123456789") == std::string::npos;
-  if (host.empty() || !port_ok) {
-    respond(400, "application/json", "{\"error\":\"CONNECT needs host:port\"}\n", true);
-    return;
-  }
-  if (server_.stopping()) {
-    respond(503, "application/json", "{\"error\":\"the proxy is shutting down\"}\n", true);
-    return;
-  }
-  if constexpr (!kTls) {
-    if (server_.intercepts(host)) {
-      intercept(std::move(host), port);
-      return;
-    }
-    std::string early = beast::buffers_to_string(buffer_.data());
-    buffer_.consume(buffer_.size());
-    expires_never();
-    auto handed = std::make_shared<Tunnel>(stream_.release_socket(), std::move(early), std::move(host), port);
-    handed->start();
-    closed_ = true;  // the socket is the tunnel's now
-    server_.leave(enrolled_);
-  }
-}
-
-template <class Stream>
-void Session<Stream>::intercept(std::string host, const std::string& port) {
-  if constexpr (!kTls) {
-    std::string error;
-    Interception interception;
-    interception.context = server_.tls_context(host, &error);
-    if (!interception.context) {
-      respond(502, "application/json", "{\"error\":\"curlretry proxy\",\"detail\":" + json_string(error) + "}\n", true);
-      return;
-    }
-    const bool v6 = host.find(':') != std::string::npos;
-    interception.origin = "https://" + (v6 ? "[" + host + "]" : host) + ":" + port;
-    interception.early = beast::buffers_to_string(buffer_.data());
-    buffer_.consume(buffer_.size());
-    expires_never();
-    // The answer goes out in the clear, before the handshake; nothing else is queued (requests on
-    // a connection are answered in order and this one is the last in the clear).
-    static const std::string kEstablished = "HTTP/1.1 200 Connection Established\r\n\r\n";
-    boost::system::error_code ec;
-    asio::write(lowest().socket(), asio::buffer(kEstablished), ec);
-    closed_ = true;  // the socket is the TLS session's now
-    if (!ec) {
-      std::make_shared<Session<TlsStream>>(server_, lowest().release_socket(), std::move(interception))->start();
-    }
-    server_.leave(enrolled_);
-  }
-}
-
-template <class Stream>
-void Session<Stream>::forward(Request& request, std::string url, bool keep_alive) {
+void Session<Stream>::forward(Request& request, std::string url, bool keep_alive, bool route) {
   if (server_.stopping()) {
     respond(503, "application/json", "{\"error\":\"the proxy is shutting down\"}\n", true);
     return;
@@ -409,22 +269,18 @@ void Session<Stream>::forward(Request& request, std::string url, bool keep_alive
   UpstreamRequest up;
   up.method = std::string(request.method_string());
   up.url = std::move(url);
-  std::vector<std::string> listed = connection_tokens(request[http::field::connection]);
-  for (const auto& field : request) {
-    const std::string_view field_name = field.name_string();
-    if (hop_by_hop(field_name, listed) || iequals(field_name, "host") || iequals(field_name, "content-length") ||
-        iequals(field_name, "expect") || iequals(field_name, "accept-encoding")) {  // libcurl negotiates
-      continue;
-    }
-    up.headers.emplace_back(std::string(field_name), std::string(field.value()));
-  }
+  up.headers = end_to_end_headers(request.base());
   up.has_body = request.has_content_length() || request.chunked();
   up.streamed = streaming_;
-  if (streaming_) up.streamed_length = streamed_length_;
-  else up.body = std::move(request.body());
+  if (streaming_)
+    up.streamed_length = streamed_length_;
+  else
+    up.body = std::move(request.body());
   up.ca_file = server_.options().settings.upstream_ca_file;
   up.client_http11 = request.version() >= 11;
   up.client_keep_alive = keep_alive;
+  up.refuse_loopback = !route && !server_.options().settings.forward.allow_loopback;
+  up.opaque_errors = !route;
 
   exchange_ = std::make_unique<Exchange>(server_.loop(), *this, std::move(up), static_cast<SessionBase*>(this));
   if (!exchange_->start()) {
@@ -476,8 +332,10 @@ void Session<Stream>::pump_body() {
     const bool done = self->body_parser_->is_done();
     if (done) self->expires_never();
     if (self->exchange_) self->exchange_->feed(self->chunk_.get(), got, done);
-    if (done) self->watch_client();
-    else self->pump_body();
+    if (done)
+      self->watch_client();
+    else
+      self->pump_body();
   });
 }
 
@@ -522,7 +380,7 @@ void Session<Stream>::exchange_done(CURLcode code) {
 
 template <class Stream>
 void Session<Stream>::respond(int status, const std::string& content_type, const std::string& body, bool close,
-                      const std::string& extra_headers) {
+                              const std::string& extra_headers) {
   if (streaming_ && !(body_parser_ && body_parser_->is_done())) close = true;  // its body is still coming
   std::string out = "HTTP/1.1 " + std::to_string(status) + " " +
                     std::string(http::obsolete_reason(http::int_to_status(static_cast<unsigned>(status)))) + "\r\n";
@@ -544,8 +402,10 @@ template <class Stream>
 void Session<Stream>::next_or_close() {
   const After after = after_;
   after_ = After::nothing;
-  if (after == After::next) read_head();
-  else if (after == After::close) linger();
+  if (after == After::next)
+    read_head();
+  else if (after == After::close)
+    linger();
 }
 
 // A close with request bytes still unread (an early 413, a 400) would make the kernel answer them
@@ -560,6 +420,8 @@ void Session<Stream>::linger() {
   }
   beast::error_code ignored;
   lowest().socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  buffer_.consume(buffer_.size());
+  buffer_.max_size(64 * 1024);
   expires_after(std::chrono::seconds(2));
   drain();
 }
@@ -572,8 +434,10 @@ void Session<Stream>::drain() {
     if (self->closed_) return;
     self->drained_ += n;
     self->buffer_.consume(self->buffer_.size());
-    if (ec || self->drained_ > 16 * 1024 * 1024) self->close();
-    else self->drain();
+    if (ec || self->drained_ > 16 * 1024 * 1024)
+      self->close();
+    else
+      self->drain();
   });
 }
 
@@ -604,8 +468,8 @@ void Session<Stream>::start_write() {
   if constexpr (!kTls) {
     // The socket nearly always takes it all at once: then the write is over within this turn,
     // with no posted completion (one scheduler round and its epoll_wait less per response).
-    const ssize_t n = ::send(lowest().socket().native_handle(), inflight_.data(), inflight_.size(),
-                             MSG_DONTWAIT | MSG_NOSIGNAL);
+    const ssize_t n =
+        ::send(lowest().socket().native_handle(), inflight_.data(), inflight_.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
     if (n == static_cast<ssize_t>(inflight_.size())) {
       written({});
       return;

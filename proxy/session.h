@@ -9,16 +9,15 @@
 // leaf from the local CA): there every request goes to https://HOST:PORT + its target.
 #pragma once
 
+#include <array>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
-
-#include <array>
 #include <chrono>
 #include <list>
 #include <memory>
@@ -27,6 +26,7 @@
 #include <type_traits>
 
 #include "proxy/exchange.h"
+#include "proxy/request_rules.h"
 
 namespace curlretry::proxy {
 
@@ -90,7 +90,9 @@ class Session final : public SessionBase {
   void on_request(boost::system::error_code ec);
   void collect_chunked();
   void dispatch(Request& request);
-  void forward(Request& request, std::string url, bool keep_alive);
+  // `route`: a configured route's upstream, not a forward or intercepted target (proxy.forward).
+  void forward(Request& request, std::string url, bool keep_alive, bool route);
+  bool forbidden(const Authority& where);
   void tunnel(std::string_view authority);
   void intercept(std::string host, const std::string& port);
   void too_large();
@@ -116,11 +118,15 @@ class Session final : public SessionBase {
   bool streaming_ = false;
   std::optional<std::uint64_t> streamed_length_;  // none: chunked, length unknown
   std::optional<boost::beast::http::request_parser<boost::beast::http::buffer_body>> body_parser_;
+  std::optional<boost::beast::http::request_header<>> head_;  // a chunked request's head, before its trailer
   std::string collected_;  // a chunked body read so far, while it may still fit max_body
   bool body_reading_ = false;
   // Only sessions that stream a body need it: 64 KiB held by every idle keep-alive connection was
   // most of the proxy's memory per idle stream (bench idle row).
   static constexpr std::size_t kChunkSize = 64 * 1024;
+  // The longest chunk-size line (extensions included) or trailer section a body may carry
+  // (nginx and HAProxy bound both by a buffer of this order).
+  static constexpr std::size_t kLineLimit = 16 * 1024;
   std::unique_ptr<char[]> chunk_;
   char* chunk() {
     if (!chunk_) chunk_.reset(new char[kChunkSize]);
@@ -138,7 +144,7 @@ class Session final : public SessionBase {
   bool write_op_ = false;  // a write on stream_ is under way
   std::chrono::steady_clock::time_point read_deadline_ = std::chrono::steady_clock::time_point::max();
   std::chrono::steady_clock::time_point write_deadline_ = std::chrono::steady_clock::time_point::max();
-  std::size_t drained_ = 0;  // bytes discarded while lingering
+  std::size_t drained_ = 0;                                           // bytes discarded while lingering
   enum class After { nothing, next, close } after_ = After::nothing;  // once the output is flushed
 };
 

@@ -2,16 +2,21 @@
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/write.hpp>
-
 #include <chrono>
+
+#include "proxy/exchange.h"
+#include "proxy/request_rules.h"
+#include "proxy/server.h"
 
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
 namespace curlretry::proxy {
 
-Tunnel::Tunnel(tcp::socket client, std::string early, std::string host, std::string port)
-    : client_(std::move(client)),
+Tunnel::Tunnel(Server& server, tcp::socket client, std::string early, std::string host, std::string port)
+    : server_(server),
+      active_at_(std::chrono::steady_clock::now()),
+      client_(std::move(client)),
       upstream_(client_.get_executor()),
       resolver_(client_.get_executor()),
       connect_timer_(client_.get_executor()),
@@ -26,6 +31,7 @@ Tunnel::Tunnel(tcp::socket client, std::string early, std::string host, std::str
 
 void Tunnel::start() {
   auto self = shared_from_this();
+  enrolled_ = server_.enrol(self);
   connect_timer_.expires_after(std::chrono::seconds(30));
   connect_timer_.async_wait([self](boost::system::error_code ec) {
     if (!ec) {
@@ -35,14 +41,29 @@ void Tunnel::start() {
     }
   });
   resolver_.async_resolve(host_, port_, [self](boost::system::error_code ec, tcp::resolver::results_type results) {
-    if (ec) {
-      self->refuse("cannot resolve " + self->host_ + ": " + ec.message());
+    if (self->closed_) return;
+    // Whichever failed (no such name, refused, filtered, a loopback address refused here), the
+    // client hears the same: a CONNECT is no port scanner.
+    std::vector<tcp::endpoint> allowed;
+    if (!ec) {
+      for (const auto& entry : results) {
+        const tcp::endpoint& endpoint = entry.endpoint();
+        if (self->server_.options().settings.forward.allow_loopback || !loopback_address(endpoint.data())) {
+          allowed.push_back(endpoint);
+        }
+      }
+    }
+    if (allowed.empty()) {
+      self->refuse(kUnreachable);
       return;
     }
-    asio::async_connect(self->upstream_, results, [self](boost::system::error_code ec2, const tcp::endpoint&) {
+    asio::async_connect(self->upstream_, allowed, [self](boost::system::error_code ec2, const tcp::endpoint&) {
       self->connect_timer_.cancel();
-      if (ec2) self->refuse("cannot connect to " + self->host_ + ":" + self->port_ + ": " + ec2.message());
-      else self->connected();
+      if (self->closed_) return;
+      if (ec2)
+        self->refuse(kUnreachable);
+      else
+        self->connected();
     });
   });
 }
@@ -54,8 +75,9 @@ void Tunnel::refuse(const std::string& detail) {
     if (static_cast<unsigned char>(c) >= 0x20) body += c;
   }
   body += "\"}\n";
-  reply_ = "HTTP/1.1 502 Bad Gateway\r\nContent-Type: application/json\r\nContent-Length: " +
-           std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+  reply_ =
+      "HTTP/1.1 502 Bad Gateway\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\nConnection: close\r\n\r\n" + body;
   asio::async_write(client_, asio::buffer(reply_),
                     [self = shared_from_this()](boost::system::error_code, std::size_t) { self->close(); });
 }
@@ -87,10 +109,13 @@ void Tunnel::pump(Direction& d) {
       self->finish_direction(d);
       return;
     }
+    self->active_at_ = std::chrono::steady_clock::now();
     asio::async_write(*d.to, asio::buffer(d.buffer.data(), n), [self, &d](boost::system::error_code ec2, std::size_t) {
       if (self->closed_) return;
-      if (ec2) self->close();
-      else self->pump(d);
+      if (ec2)
+        self->close();
+      else
+        self->pump(d);
     });
   });
 }
@@ -103,13 +128,20 @@ void Tunnel::finish_direction(Direction& d) {
   if (up_.done && down_.done) close();
 }
 
+void Tunnel::sweep(std::chrono::steady_clock::time_point now) {
+  if (now - active_at_ >= std::chrono::milliseconds(server_.options().settings.tunnel_idle_ms)) close();
+}
+
 void Tunnel::close() {
   if (closed_) return;
+  auto self = shared_from_this();  // the Server's reference goes below
   closed_ = true;
   boost::system::error_code ignored;
   connect_timer_.cancel();
+  resolver_.cancel();
   client_.close(ignored);
   upstream_.close(ignored);
+  server_.leave(enrolled_);
 }
 
 }  // namespace curlretry::proxy

@@ -45,7 +45,7 @@ fi
 dict_for() {  # the dictionary a target gets, if any
   case $1 in
     config_yaml | yaml_wire) echo "-dict=$root/tests/fuzz/dict/config_yaml.dict" ;;
-    retry_after | classify | shim_response) echo "-dict=$root/tests/fuzz/dict/http.dict" ;;
+    retry_after | classify | shim_response | proxy_request) echo "-dict=$root/tests/fuzz/dict/http.dict" ;;
   esac
 }
 

@@ -1,5 +1,6 @@
 #include "x509/build.h"
 
+#include <arpa/inet.h>
 #include <openssl/bn.h>
 #include <openssl/err.h>
 #include <openssl/rand.h>
@@ -25,6 +26,41 @@ bool add_extension(X509* cert, X509* issuer, int nid, const std::string& value) 
   X509V3_set_ctx(&ctx, issuer, cert, nullptr, nullptr, 0);
   ExtPtr ext(X509V3_EXT_conf_nid(nullptr, &ctx, nid, value.c_str()));
   return ext && X509_add_ext(cert, ext.get(), -1) == 1;
+}
+
+bool add_subject_alt_name(X509* cert, const std::string& host) {
+  GENERAL_NAMES* names = sk_GENERAL_NAME_new_null();
+  GENERAL_NAME* name = GENERAL_NAME_new();
+  bool ok = names != nullptr && name != nullptr;
+  unsigned char address[16];
+  int length = 0;
+  if (inet_pton(AF_INET, host.c_str(), address) == 1)
+    length = 4;
+  else if (inet_pton(AF_INET6, host.c_str(), address) == 1)
+    length = 16;
+  if (ok && length != 0) {
+    ASN1_OCTET_STRING* ip = ASN1_OCTET_STRING_new();
+    ok = ip != nullptr && ASN1_OCTET_STRING_set(ip, address, length) == 1;
+    if (ok)
+      GENERAL_NAME_set0_value(name, GEN_IPADD, ip);
+    else
+      ASN1_OCTET_STRING_free(ip);
+  } else if (ok) {
+    ASN1_IA5STRING* dns = ASN1_IA5STRING_new();
+    ok = dns != nullptr && ASN1_STRING_set(dns, host.data(), static_cast<int>(host.size())) == 1;
+    if (ok)
+      GENERAL_NAME_set0_value(name, GEN_DNS, dns);
+    else
+      ASN1_IA5STRING_free(dns);
+  }
+  if (ok) {
+    ok = sk_GENERAL_NAME_push(names, name) > 0;
+    if (ok) name = nullptr;  // the stack owns it
+  }
+  ok = ok && X509_add1_ext_i2d(cert, NID_subject_alt_name, names, 0, X509V3_ADD_DEFAULT) == 1;
+  GENERAL_NAME_free(name);
+  GENERAL_NAMES_free(names);
+  return ok;
 }
 
 std::string openssl_error(const std::string& what) {

@@ -15,6 +15,12 @@ bool random_serial(X509* cert);
 // self-signed).
 bool add_extension(X509* cert, X509* issuer, int nid, const std::string& value);
 
+// Adds a subjectAltName holding exactly one name, typed: an iPAddress for an IPv4 or IPv6 literal,
+// else a dNSName taken as the bytes given. Built as a GENERAL_NAME, never as OpenSSL config text,
+// so that no character of `host` (',', ':', "IP:", "email:") can add a name of its own. The caller
+// validates `host` as a DNS name first.
+bool add_subject_alt_name(X509* cert, const std::string& host);
+
 // "what: <OpenSSL's first queued error>", and the queue cleared, so that a later failure does not
 // report this one's cause.
 std::string openssl_error(const std::string& what);

@@ -193,7 +193,9 @@ class ThroughHttpsProxy(harness.UpstreamTestCase):
                            env={"XDG_DATA_HOME": cls._home.name})
         assert made.code == 0, made.stderr
         tls = cls.tls()
-        cls.proxy = Proxy(f"version: 1\nproxy:\n  intercept: [\"127.0.0.1\"]\n  upstream_ca_file: {tls.cert}\n",
+        # The upstream is on loopback, on its own port: not a default target (proxy.forward).
+        cls.proxy = Proxy(f"version: 1\nproxy:\n  intercept: [\"127.0.0.1\"]\n  upstream_ca_file: {tls.cert}\n"
+                          "  forward: {allow_ports: any, allow_loopback: true}\n",
                           env={"XDG_DATA_HOME": cls._home.name}).start()
         cls.addClassCleanup(cls.proxy.stop)
         cls.env = {"HTTPS_PROXY": cls.proxy.url(""), "NO_PROXY": "", "no_proxy": "",

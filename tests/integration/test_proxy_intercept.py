@@ -29,7 +29,10 @@ def ca_command(data_home: str, *args: str) -> harness.Result:
 
 def intercept_config(tls_cert: str, extra: str = "") -> str:
     return (f"version: 1\nproxy:\n  max_body_bytes: 65536\n  intercept: [\"127.0.0.1\", \"*.never.example\"]\n"
-            f"  upstream_ca_file: {tls_cert}\n{extra}")
+            f"  upstream_ca_file: {tls_cert}\n"
+            # The tests' upstream is on loopback, on its own port: not a default target (proxy.forward).
+            "  forward: {allow_ports: any, allow_loopback: true}\n"
+            f"{extra}")
 
 
 class LocalCa(unittest.TestCase):
@@ -251,7 +254,8 @@ class UpstreamVerification(harness.UpstreamTestCase):
         # no system store, so without proxy.upstream_ca_file the proxy answers 502, nothing sent.
         with tempfile.TemporaryDirectory() as home:
             self.assertEqual(ca_command(home).code, 0)
-            proxy = Proxy("version: 1\nproxy:\n  intercept: [\"127.0.0.1\"]\n", env={"XDG_DATA_HOME": home}).start()
+            proxy = Proxy("version: 1\nproxy:\n  intercept: [\"127.0.0.1\"]\n"
+                          "  forward: {allow_ports: any, allow_loopback: true}\n", env={"XDG_DATA_HOME": home}).start()
             self.addCleanup(proxy.stop)
             tls = self.tls()
             key = self.key()

@@ -66,6 +66,32 @@ TEST(YamlProxy, InterceptMistakes) {
             "test.yaml:3:21: proxy.upstream_ca_file: an absolute path to a PEM file of extra CA certificates");
 }
 
+TEST(YamlProxy, ForwardLimitsAndTunnelIdle) {
+  const ProxySettings defaults = load_yaml("version: 1\n").config->proxy;
+  EXPECT_EQ(defaults.forward.allow_ports, (std::vector<unsigned>{80, 443}));
+  EXPECT_FALSE(defaults.forward.allow_loopback);
+  EXPECT_EQ(defaults.tunnel_idle_ms, 300000);
+  LoadResult r = load_yaml(
+      "version: 1\nproxy:\n  tunnel_idle_ms: 1500\n  forward: {allow_ports: [443, 8443], allow_loopback: true}\n");
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.config->proxy.tunnel_idle_ms, 1500);
+  EXPECT_EQ(r.config->proxy.forward.allow_ports, (std::vector<unsigned>{443, 8443}));
+  EXPECT_TRUE(r.config->proxy.forward.allow_loopback);
+  r = load_yaml("version: 1\nproxy:\n  forward: {allow_ports: any}\n");
+  ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_TRUE(r.config->proxy.forward.allow_ports.empty());  // any port
+  EXPECT_EQ(error_of("version: 1\nproxy:\n  tunnel_idle_ms: 0\n"),
+            "test.yaml:3:19: proxy.tunnel_idle_ms: 0 is out of range (expected milliseconds, 1..86400000)");
+  EXPECT_EQ(error_of("version: 1\nproxy:\n  forward: {allow_ports: [80, 0]}\n"),
+            "test.yaml:3:31: proxy.forward.allow_ports[1]: 0 is out of range (expected a TCP port, 1..65535)");
+  EXPECT_EQ(error_of("version: 1\nproxy:\n  forward: {allow_ports: 80}\n"),
+            "test.yaml:3:26: proxy.forward.allow_ports: a list of TCP ports, e.g. [80, 443, 8080], or `any`");
+  EXPECT_EQ(error_of("version: 1\nproxy:\n  forward: {allow_loopback: maybe}\n"),
+            "test.yaml:3:29: proxy.forward.allow_loopback: expected true or false, got \"maybe\"");
+  EXPECT_EQ(error_of("version: 1\nproxy:\n  forward: {allow_port: [80]}\n"),
+            "test.yaml:3:13: proxy.forward.allow_port: unknown key; did you mean \"allow_ports\"?");
+}
+
 TEST(YamlProxy, Mistakes) {
   EXPECT_EQ(error_of("version: 1\nproxy:\n  rotues: {}\n"),
             "test.yaml:3:3: proxy.rotues: unknown key; did you mean \"routes\"?");
