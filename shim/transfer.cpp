@@ -245,13 +245,16 @@ size_t Transfer::host_write(const char* data, size_t n) {
   return std::fwrite(p, 1, n, static_cast<FILE*>(host.write_data));
 }
 
-size_t Transfer::deliver_header_line(const char* data, size_t n) {
+size_t Transfer::deliver_header_line(const char* data, size_t n, WriteRefusal::By* by) {
   // libcurl's order: the body stream first (CURLOPT_HEADER), then the header callback, which
-  // falls back to the write callback when only CURLOPT_HEADERDATA was set.
+  // falls back to the write callback when only CURLOPT_HEADERDATA was set. `by`: which of them
+  // had the line when it returned.
+  if (by) *by = WriteRefusal::By::body;
   if (host.include_header) {
     size_t r = host_write(data, n);
     if (r != n) return r;
   }
+  if (by) *by = WriteRefusal::By::header;
   HostScope scope;
   char* p = const_cast<char*>(data);
   if (host.header_fn) return host.header_fn(p, 1, n, host.header_data);
@@ -263,20 +266,39 @@ size_t Transfer::deliver_header_line(const char* data, size_t n) {
 }
 
 Transfer::Flush Transfer::flush_held() {
+  // A program that refused a line is never handed another one (nor the same one again).
+  if (attempt_.held_refusal.refused()) return Flush::refused;
+  WriteRefusal::By by = WriteRefusal::By::none;
   while (attempt_.flushed_lines < attempt_.held_line_ends.size()) {
     size_t begin = attempt_.flushed_lines == 0 ? 0 : attempt_.held_line_ends[attempt_.flushed_lines - 1];
     size_t n = attempt_.held_line_ends[attempt_.flushed_lines] - begin;
-    size_t r = deliver_header_line(attempt_.held_headers.data() + begin, n);
-    if (r != n) return r == CURL_WRITEFUNC_PAUSE ? Flush::paused : Flush::refused;
+    size_t r = deliver_header_line(attempt_.held_headers.data() + begin, n, &by);
+    if (r == CURL_WRITEFUNC_PAUSE) return Flush::paused;
+    if (r != n) return refused_held(by, n, r);
     ++attempt_.flushed_lines;
   }
   while (attempt_.flushed_body < attempt_.held_body.size()) {
     size_t n = std::min(kChunk, attempt_.held_body.size() - attempt_.flushed_body);
     size_t r = host_write(attempt_.held_body.data() + attempt_.flushed_body, n);
-    if (r != n) return r == CURL_WRITEFUNC_PAUSE ? Flush::paused : Flush::refused;
+    if (r == CURL_WRITEFUNC_PAUSE) return Flush::paused;
+    if (r != n) return refused_held(WriteRefusal::By::body, n, r);
     attempt_.flushed_body += n;
   }
   return Flush::done;
+}
+
+Transfer::Flush Transfer::refused_held(WriteRefusal::By by, size_t passed, size_t returned) {
+  attempt_.held_refusal = WriteRefusal{by, passed, returned};
+  attempt_.host_refused = true;
+  return Flush::refused;
+}
+
+Transfer::Step Transfer::end_refused() {
+  // What libcurl reports when the callback refuses the data itself (lib/sendf.c): the code, and
+  // its text in the program's error buffer, where libcurl wrote the text of our own stop, or none.
+  report_refusal(*api_, attempt_.held_refusal, host.error_buffer);
+  enter(Phase::done);
+  return Step{false, core::Millis{0}, CURLE_WRITE_ERROR};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -334,7 +356,7 @@ size_t Transfer::header(char* data, size_t n) {
   if (phase() != Phase::attempting) {
     if (!host_wants_headers()) return n;
     size_t r = deliver_header_line(data, n);
-    if (r != n) attempt_.host_refused = true;
+    if (r != n && r != CURL_WRITEFUNC_PAUSE) attempt_.host_refused = true;
     return r;
   }
   // Headers nobody will see need no holding; they are still read for status and hints.
@@ -585,6 +607,8 @@ Transfer::Step Transfer::finish_attempt(CURLcode code) {
     enter(Phase::done);
     return Step{false, core::Millis{0}, code};
   }
+  // The program refused what it was handed of this response: that was its answer to it.
+  if (attempt_.held_refusal.refused()) return end_refused();
   // Give up: the host now sees the held response byte for byte, as without the shim.
   attempt_.replay_code = code;
   enter(Phase::replaying);
@@ -623,7 +647,7 @@ Transfer::Step Transfer::resume_replay() {
   switch (flush_held()) {
     case Flush::done: enter(Phase::done); break;
     case Flush::paused: step.paused = true; enter(Phase::replay_paused); break;
-    case Flush::refused: step.code = CURLE_WRITE_ERROR; enter(Phase::done); break;
+    case Flush::refused: return end_refused();
   }
   return step;
 }

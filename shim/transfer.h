@@ -161,10 +161,14 @@ class Transfer {
   // Delivery to the host, emulating libcurl's defaults. Return what the host returned.
   size_t host_write(const char* data, size_t n);
   bool host_wants_headers() const { return host.include_header || host.header_fn || host.header_data; }
-  size_t deliver_header_line(const char* data, size_t n);
+  size_t deliver_header_line(const char* data, size_t n, WriteRefusal::By* by = nullptr);
   // Hands held headers then held body to the host, resuming where a pause left off.
   enum class Flush { done, paused, refused };
   Flush flush_held();
+  // The host refused a held line or chunk: recorded, and the transfer then ends as libcurl ends
+  // it when its callback refuses (code and error text), the rest never handed over.
+  Flush refused_held(WriteRefusal::By by, size_t passed, size_t returned);
+  Step end_refused();
 
   bool rewind_upload();
   bool upload_replayable() const;
