@@ -15,6 +15,8 @@ bool HostOptions::is_trampolined(CURLoption option) {
     case CURLOPT_SEEKFUNCTION:
     case CURLOPT_SEEKDATA:
     case CURLOPT_HEADER:
+    case CURLOPT_OPENSOCKETFUNCTION:
+    case CURLOPT_OPENSOCKETDATA:
       return true;
     default:
       return false;
@@ -97,6 +99,10 @@ bool record_option(HostOptions& o, CURLoption option, OptionValue v) {
     case CURLOPT_URL: o.url = v.pointer ? static_cast<const char*>(v.pointer) : ""; return true;
     case CURLOPT_IOCTLFUNCTION: o.ioctl_fn = reinterpret_cast<curl_ioctl_callback>(v.function); return true;
     case CURLOPT_IOCTLDATA: o.ioctl_data = v.pointer; return true;
+    case CURLOPT_OPENSOCKETFUNCTION:
+      o.opensocket_fn = reinterpret_cast<curl_opensocket_callback>(v.function);
+      return true;
+    case CURLOPT_OPENSOCKETDATA: o.opensocket_data = v.pointer; return true;
     case CURLOPT_COOKIEFILE:
     case CURLOPT_COOKIEJAR:
     case CURLOPT_COOKIELIST:

@@ -22,6 +22,9 @@ struct HostOptions {
   // Not replaced: libcurl asks it to rewind only when there is no seek callback (ours is).
   curl_ioctl_callback ioctl_fn = nullptr;
   void* ioctl_data = nullptr;
+  // Watched (shim/transfer_sockets.cpp): a CURL_SOCKET_BAD from it is the program's own refusal.
+  curl_opensocket_callback opensocket_fn = nullptr;
+  void* opensocket_data = nullptr;
   // CURLOPT_HTTPPOST, and whether it is the request's body (a later POST, PUT, GET... is not).
   const curl_httppost* form = nullptr;
   bool form_is_body = false;

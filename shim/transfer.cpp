@@ -92,6 +92,7 @@ bool Transfer::begin(const Runtime& runtime) {
   if (!installed_) install();
   sync_header_callback();
   sync_read_callback();
+  sync_socket_callback();
   reset_attempt();
   run_.attempt = 1;
   enter(Phase::attempting);
@@ -125,6 +126,7 @@ void Transfer::forget_install() {
   installed_ = false;
   header_cb_ = false;
   read_cb_ = false;
+  socket_cb_ = false;
   enter(Phase::idle);
 }
 
@@ -168,6 +170,8 @@ void apply_host_callbacks(const real::Api& api, CURL* easy, const HostOptions& h
   set_real(api, easy, CURLOPT_SEEKFUNCTION, host.seek_fn);
   set_real(api, easy, CURLOPT_SEEKDATA, host.seek_data);
   set_real(api, easy, CURLOPT_HEADER, static_cast<long>(host.include_header));
+  set_real(api, easy, CURLOPT_OPENSOCKETFUNCTION, host.opensocket_fn);
+  set_real(api, easy, CURLOPT_OPENSOCKETDATA, host.opensocket_data);
   // Taken off for a retry (OncePerTransfer): a handle duplicated meanwhile gets it back too.
   if (host.hsts_read_fn) set_real(api, easy, CURLOPT_HSTSREADFUNCTION, host.hsts_read_fn);
 }
@@ -177,6 +181,7 @@ void Transfer::uninstall() {
   installed_ = false;
   header_cb_ = false;
   read_cb_ = false;
+  socket_cb_ = false;
 }
 
 void Transfer::sync_read_callback() {
@@ -523,6 +528,10 @@ core::Outcome Transfer::outcome(CURLcode code) const {
   }
   o.transport = transport_of(code, os_errno);
   if (code == CURLE_WRITE_ERROR && !attempt_.host_refused) o.transport = core::Transport::ok;  // our own stop
+  // The program's own callback refused the connection: its "no", not the network's.
+  if (attempt_.socket_refused && code != CURLE_OK && code != CURLE_HTTP_RETURNED_ERROR) {
+    o.transport = core::Transport::host_abort;
+  }
   o.status = attempt_.response.status != 0 ? attempt_.response.status : static_cast<int>(response_code);
   if (code == CURLE_RECV_ERROR && connect_code != 0 && connect_code / 100 != 2) {
     // libcurl reports a proxy's refusal of CONNECT (407, 403, 503...) as a receive error: it is

@@ -116,6 +116,7 @@ class Transfer {
   static size_t on_header(char* data, size_t size, size_t nmemb, void* userdata);
   static size_t on_read(char* buffer, size_t size, size_t nitems, void* userdata);
   static int on_seek(void* userdata, curl_off_t offset, int origin);
+  static curl_socket_t on_opensocket(void* userdata, curlsocktype purpose, struct curl_sockaddr* address);
 
  private:
   // The one place the phase changes (logged at debug).
@@ -142,6 +143,8 @@ class Transfer {
   void sync_header_callback();
   // Our read callback is on the handle unless a form streams through the program's own.
   void sync_read_callback();
+  // Our open-socket callback watches the program's, when it has one (shim/transfer_sockets.cpp).
+  void sync_socket_callback();
   void reset_attempt();
   // Reads a header line into the attempt's ResponseHead; at the blank line, classifies it.
   void note_header_line(const char* data, size_t n);
@@ -202,6 +205,7 @@ class Transfer {
   bool installed_ = false;
   bool header_cb_ = false;  // our on_header is on the handle
   bool read_cb_ = false;    // our on_read is on the handle
+  bool socket_cb_ = false;  // our on_opensocket is on the handle
   CURLM* multi_ = nullptr;
   fleet_hook::KeyCache fleet_key_;  // kept across transfers of the handle
   RequestOverride override_;  // applied from the next attempt on, undone by end()

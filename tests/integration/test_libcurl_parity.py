@@ -355,7 +355,7 @@ class LibcurlParity(harness.UpstreamTestCase):
     WRITE_REFUSALS = ("header-0", "header-short", "header-error", "header-later", "write-0", "write-short",
                       "write-error")
 
-    def assertRefusalSame(self, scenario, script, *, envs=(None, RETRIES_OFF), requests=1):
+    def assertRefusalSame(self, scenario, script, *, envs=(None, RETRIES_OFF), requests=1, plain_requests=1):
         for mode in ("easy", "multi"):
             for env in envs:
                 with self.subTest(scenario=scenario, mode=mode, env=env):
@@ -365,8 +365,8 @@ class LibcurlParity(harness.UpstreamTestCase):
                     preloaded = refusal_host(scenario, mode, self.plain.script_url(key, script), preload=True,
                                              env=env)
                     self.assertSame(plain, preloaded)
-                    self.assertCount(self.plain, plain_key, 1, plain)
-                    self.assertCount(self.plain, key, requests if env is None else 1, preloaded)
+                    self.assertCount(self.plain, plain_key, plain_requests, plain)
+                    self.assertCount(self.plain, key, requests if env is None else plain_requests, preloaded)
 
     def test_a_refused_header_or_body_ends_the_transfer_as_without_curlretry(self):
         for scenario in self.WRITE_REFUSALS:
@@ -390,6 +390,22 @@ class LibcurlParity(harness.UpstreamTestCase):
         # The 503s before were never the program's; the one it refuses is the delivered one.
         for scenario in ("header-0", "header-later", "write-0"):
             self.assertRefusalSame(scenario, "503", requests=3)
+
+    def test_an_open_socket_callback_returning_bad_is_not_retried(self):
+        # libcurl reports it as a refused connection (7): the program's own refusal, called once
+        # as without curlretry (before the fix: 3 calls and the backoff waits between them).
+        self.assertRefusalSame("opensocket-bad", "200", requests=0, plain_requests=0)
+        plain = refusal_host("opensocket-bad", "easy", self.plain.script_url(self.key(), "200"), preload=False)
+        self.assertEqual(plain.stdout.count(b"opensocket("), 1, plain)
+        self.assertIn(b"result=7 ", plain.stdout)
+        # A socket the program opens, refused by the network, is retried as before.
+        url = f"http://127.0.0.1:{closed_port()}/"
+        plain = refusal_host("opensocket-ok", "easy", url, preload=False)
+        self.assertEqual(plain.stdout.count(b"opensocket("), 1, plain)
+        for mode in ("easy", "multi"):
+            r = refusal_host("opensocket-ok", mode, url, preload=True)
+            self.assertEqual(r.stdout.count(b"opensocket("), 3, r)
+            self.assertIn(b"result=7 ", r.stdout)
 
     def run_script(self, interpreter, name, text, url, mode, preload, env=None):
         path = self.temp_dir() / name

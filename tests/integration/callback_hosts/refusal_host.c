@@ -107,8 +107,9 @@ static int on_progress(void* userp, double dt, double dn, double ut, double un) 
 
 static curl_socket_t on_opensocket(void* userp, curlsocktype purpose, struct curl_sockaddr* addr) {
   (void)userp;
-  (void)addr;
   printf("opensocket(purpose=%d)\n", (int)purpose);
+  /* opensocket-ok: a socket like libcurl's own (the network may still refuse the connection) */
+  if (is("opensocket-ok")) return socket(addr->family, addr->socktype, addr->protocol);
   return CURL_SOCKET_BAD;
 }
 
@@ -185,7 +186,7 @@ static void configure(CURL* easy) {
     curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(easy, CURLOPT_PROGRESSFUNCTION, on_progress);
   }
-  if (is("opensocket-bad")) curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, on_opensocket);
+  if (strncmp(scenario, "opensocket-", 11) == 0) curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, on_opensocket);
   if (is("sockopt-error")) curl_easy_setopt(easy, CURLOPT_SOCKOPTFUNCTION, on_sockopt);
   if (is("prereq-abort")) curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, on_prereq);
   if (is("resolver-start")) curl_easy_setopt(easy, CURLOPT_RESOLVER_START_FUNCTION, on_resolver_start);
