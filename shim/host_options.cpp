@@ -17,6 +17,8 @@ bool HostOptions::is_trampolined(CURLoption option) {
     case CURLOPT_HEADER:
     case CURLOPT_OPENSOCKETFUNCTION:
     case CURLOPT_OPENSOCKETDATA:
+    case CURLOPT_SSL_CTX_FUNCTION:
+    case CURLOPT_SSL_CTX_DATA:
       return true;
     default:
       return false;
@@ -103,6 +105,8 @@ bool record_option(HostOptions& o, CURLoption option, OptionValue v) {
       o.opensocket_fn = reinterpret_cast<curl_opensocket_callback>(v.function);
       return true;
     case CURLOPT_OPENSOCKETDATA: o.opensocket_data = v.pointer; return true;
+    case CURLOPT_SSL_CTX_FUNCTION: o.ssl_ctx_fn = reinterpret_cast<curl_ssl_ctx_callback>(v.function); return true;
+    case CURLOPT_SSL_CTX_DATA: o.ssl_ctx_data = v.pointer; return true;
     case CURLOPT_COOKIEFILE:
     case CURLOPT_COOKIEJAR:
     case CURLOPT_COOKIELIST:

@@ -25,6 +25,9 @@ struct HostOptions {
   // Watched (shim/transfer_sockets.cpp): a CURL_SOCKET_BAD from it is the program's own refusal.
   curl_opensocket_callback opensocket_fn = nullptr;
   void* opensocket_data = nullptr;
+  // Watched too: any code it returns is the program's own refusal of the TLS connection.
+  curl_ssl_ctx_callback ssl_ctx_fn = nullptr;
+  void* ssl_ctx_data = nullptr;
   // CURLOPT_HTTPPOST, and whether it is the request's body (a later POST, PUT, GET... is not).
   const curl_httppost* form = nullptr;
   bool form_is_body = false;

@@ -126,7 +126,7 @@ void Transfer::forget_install() {
   installed_ = false;
   header_cb_ = false;
   read_cb_ = false;
-  socket_cb_ = false;
+  socket_cb_ = ssl_ctx_cb_ = false;
   enter(Phase::idle);
 }
 
@@ -172,6 +172,8 @@ void apply_host_callbacks(const real::Api& api, CURL* easy, const HostOptions& h
   set_real(api, easy, CURLOPT_HEADER, static_cast<long>(host.include_header));
   set_real(api, easy, CURLOPT_OPENSOCKETFUNCTION, host.opensocket_fn);
   set_real(api, easy, CURLOPT_OPENSOCKETDATA, host.opensocket_data);
+  set_real(api, easy, CURLOPT_SSL_CTX_FUNCTION, host.ssl_ctx_fn);
+  set_real(api, easy, CURLOPT_SSL_CTX_DATA, host.ssl_ctx_data);
   // Taken off for a retry (OncePerTransfer): a handle duplicated meanwhile gets it back too.
   if (host.hsts_read_fn) set_real(api, easy, CURLOPT_HSTSREADFUNCTION, host.hsts_read_fn);
 }
@@ -181,7 +183,7 @@ void Transfer::uninstall() {
   installed_ = false;
   header_cb_ = false;
   read_cb_ = false;
-  socket_cb_ = false;
+  socket_cb_ = ssl_ctx_cb_ = false;
 }
 
 void Transfer::sync_read_callback() {

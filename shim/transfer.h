@@ -117,6 +117,7 @@ class Transfer {
   static size_t on_read(char* buffer, size_t size, size_t nitems, void* userdata);
   static int on_seek(void* userdata, curl_off_t offset, int origin);
   static curl_socket_t on_opensocket(void* userdata, curlsocktype purpose, struct curl_sockaddr* address);
+  static CURLcode on_ssl_ctx(CURL* easy, void* ssl_ctx, void* userdata);
 
  private:
   // The one place the phase changes (logged at debug).
@@ -206,6 +207,7 @@ class Transfer {
   bool header_cb_ = false;  // our on_header is on the handle
   bool read_cb_ = false;    // our on_read is on the handle
   bool socket_cb_ = false;  // our on_opensocket is on the handle
+  bool ssl_ctx_cb_ = false;  // our on_ssl_ctx is on the handle
   CURLM* multi_ = nullptr;
   fleet_hook::KeyCache fleet_key_;  // kept across transfers of the handle
   RequestOverride override_;  // applied from the next attempt on, undone by end()

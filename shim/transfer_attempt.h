@@ -30,7 +30,7 @@ struct Attempt {
   // The program refused a held header line or body chunk (shim/write_refusal.h): nothing more
   // of this response reaches it, and the transfer ends with libcurl's own code and text for it.
   WriteRefusal held_refusal;
-  bool socket_refused = false;         // the program's open-socket callback said CURL_SOCKET_BAD
+  bool socket_refused = false;  // the program's open-socket (or SSL_CTX) callback refused the connection
   bool upload_paused = false;          // the program's read callback paused the upload
   // Decided before the attempt ended: the held body overflowed, or a stream sent an error event.
   std::optional<core::Verdict> early_verdict;

@@ -1,8 +1,7 @@
-// The program's CURLOPT_OPENSOCKETFUNCTION, watched: libcurl reports its CURL_SOCKET_BAD as
-// CURLE_COULDNT_CONNECT, the code of a refused connection, which a retry would retry. Returned by
-// the program's own callback it is the program's refusal: the attempt is marked, and the decision
-// gives up as for any other abort of the host's (docs/CALLBACKS.md). Only a handle on which the
-// program set the callback pays for the watch.
+// The program's CURLOPT_OPENSOCKETFUNCTION and CURLOPT_SSL_CTX_FUNCTION, watched: libcurl reports its CURL_SOCKET_BAD
+// as CURLE_COULDNT_CONNECT, the code of a refused connection, which a retry would retry. Returned by the program's own
+// callback it is the program's refusal: the attempt is marked, and the decision gives up as for any other abort of the
+// host's (docs/CALLBACKS.md). Only a handle on which the program set the callback pays for the watch.
 #include <sys/socket.h>
 
 #include "shim/reentry_guard.h"
@@ -22,17 +21,31 @@ void set_real(const real::Api& api, CURL* easy, CURLoption option, V value) {
 }  // namespace
 
 void Transfer::sync_socket_callback() {
-  const bool want = host.opensocket_fn != nullptr;
   // Nothing to do for the common handle: no callback of the program's, and none of ours on it.
-  if (!want && !socket_cb_ && host.opensocket_data == nullptr) return;
-  if (want) {
-    set_real(*api_, easy_, CURLOPT_OPENSOCKETFUNCTION, &Transfer::on_opensocket);
-    set_real(*api_, easy_, CURLOPT_OPENSOCKETDATA, static_cast<void*>(this));
-  } else {
-    set_real(*api_, easy_, CURLOPT_OPENSOCKETFUNCTION, host.opensocket_fn);
-    set_real(*api_, easy_, CURLOPT_OPENSOCKETDATA, host.opensocket_data);
+  const bool want = host.opensocket_fn != nullptr;
+  if (want || socket_cb_ || host.opensocket_data != nullptr) {
+    set_real(*api_, easy_, CURLOPT_OPENSOCKETFUNCTION, want ? &Transfer::on_opensocket : host.opensocket_fn);
+    set_real(*api_, easy_, CURLOPT_OPENSOCKETDATA, want ? static_cast<void*>(this) : host.opensocket_data);
+    socket_cb_ = want;
   }
-  socket_cb_ = want;
+  const bool want_ssl = host.ssl_ctx_fn != nullptr;
+  if (want_ssl || ssl_ctx_cb_ || host.ssl_ctx_data != nullptr) {
+    set_real(*api_, easy_, CURLOPT_SSL_CTX_FUNCTION, want_ssl ? &Transfer::on_ssl_ctx : host.ssl_ctx_fn);
+    set_real(*api_, easy_, CURLOPT_SSL_CTX_DATA, want_ssl ? static_cast<void*>(this) : host.ssl_ctx_data);
+    ssl_ctx_cb_ = want_ssl;
+  }
+}
+
+CURLcode Transfer::on_ssl_ctx(CURL* easy, void* ssl_ctx, void* userdata) {
+  auto* transfer = static_cast<Transfer*>(userdata);
+  if (transfer->host.ssl_ctx_fn == nullptr) return CURLE_OK;  // taken off since the transfer began
+  CURLcode code;
+  {
+    HostScope scope;
+    code = transfer->host.ssl_ctx_fn(easy, ssl_ctx, transfer->host.ssl_ctx_data);
+  }
+  if (code != CURLE_OK && transfer->phase() == Phase::attempting) transfer->attempt_.socket_refused = true;
+  return code;
 }
 
 curl_socket_t Transfer::on_opensocket(void* userdata, curlsocktype purpose, struct curl_sockaddr* address) {

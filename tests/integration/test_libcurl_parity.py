@@ -407,6 +407,53 @@ class LibcurlParity(harness.UpstreamTestCase):
             self.assertEqual(r.stdout.count(b"opensocket("), 3, r)
             self.assertIn(b"result=7 ", r.stdout)
 
+    # The rest of the sweep: each callback's stop value, with and without curlretry.
+    def test_every_other_callback_refusal_is_the_programs_own(self):
+        for scenario in ("xferinfo-abort", "progress-abort", "sockopt-error", "prereq-abort", "debug"):
+            self.assertRefusalSame(scenario, "200", plain_requests=0 if scenario != "debug" else 1,
+                                   requests=0 if scenario != "debug" else 1)
+
+    def test_a_resolver_start_refusal_is_not_retried(self):
+        # A name is resolved (127.0.0.1 is not): the callback refuses, libcurl says error 6.
+        port = self.plain.origin.rsplit(":", 1)[1].strip("/")
+        for mode in ("easy", "multi"):
+            url = f"http://localhost:{port}/s/{self.key()}/200"
+            plain = refusal_host("resolver-start", mode, url, preload=False)
+            self.assertIn(b"result=6 ", plain.stdout, plain)
+            for env in (None, RETRIES_OFF):
+                self.assertSame(plain, refusal_host("resolver-start", mode, url, preload=True, env=env))
+
+    def test_an_ssl_ctx_refusal_is_not_retried(self):
+        # Whatever code the program's SSL_CTX callback returns, a handshake error's included.
+        for scenario in ("ssl-ctx", "ssl-ctx-35"):
+            for mode in ("easy", "multi"):
+                with self.subTest(scenario=scenario, mode=mode):
+                    plain_key, key = self.twin_keys()
+                    plain = refusal_host(scenario, mode, self.tls().script_url(plain_key, "200"), preload=False)
+                    self.assertEqual(plain.stdout.count(b"ssl-ctx\n"), 1, plain)
+                    preloaded = refusal_host(scenario, mode, self.tls().script_url(key, "200"), preload=True)
+                    self.assertSame(plain, preloaded)
+
+    def test_upload_callback_refusals_end_the_transfer_as_without_curlretry(self):
+        # The same calls, the same result and error text, nothing retried. (Their order against
+        # the header callback differs: a 100 Continue and a followed redirect's headers are held
+        # until the response's first body byte, docs/CALLBACKS.md.)
+        cases = (("read-abort", "200"), ("trailer-abort", "200"),
+                 ("seek-fail", "307+loc=%2Fs%2Fseek-target%2F200"), ("seek-cantseek", "307+loc=%2Fs%2Fseek-target%2F200"))
+        for scenario, script in cases:
+            for mode in ("easy", "multi"):
+                for env in (None, RETRIES_OFF):
+                    with self.subTest(scenario=scenario, mode=mode, env=env):
+                        plain_key, key = self.twin_keys()
+                        plain = refusal_host(scenario, mode, self.plain.script_url(plain_key, script), preload=False)
+                        preloaded = refusal_host(scenario, mode, self.plain.script_url(key, script), preload=True,
+                                                 env=env)
+                        self.assertEqual(preloaded.code, plain.code, preloaded)
+                        self.assertEqual(sorted(preloaded.stdout.splitlines()), sorted(plain.stdout.splitlines()),
+                                         f"\nwithout curlretry: {plain}\nwith curlretry:    {preloaded}")
+                        self.assertEqual(preloaded.stdout.splitlines()[-3:], plain.stdout.splitlines()[-3:])
+                        self.assertEqual(self.plain.count(key), self.plain.count(plain_key), preloaded)
+
     def run_script(self, interpreter, name, text, url, mode, preload, env=None):
         path = self.temp_dir() / name
         path.write_text(text)
