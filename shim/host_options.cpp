@@ -15,6 +15,14 @@ bool HostOptions::is_trampolined(CURLoption option) {
     case CURLOPT_SEEKFUNCTION:
     case CURLOPT_SEEKDATA:
     case CURLOPT_HEADER:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool HostOptions::is_watched(CURLoption option) {
+  switch (option) {
     case CURLOPT_OPENSOCKETFUNCTION:
     case CURLOPT_OPENSOCKETDATA:
     case CURLOPT_SSL_CTX_FUNCTION:
@@ -36,7 +44,7 @@ bool HostOptions::form_streams() const {
 }
 
 bool is_recorded_option(CURLoption option) {
-  if (HostOptions::is_trampolined(option)) return true;
+  if (HostOptions::is_trampolined(option) || HostOptions::is_watched(option)) return true;
   switch (option) {
     case CURLOPT_XFERINFOFUNCTION:
     case CURLOPT_PROGRESSFUNCTION:

@@ -62,6 +62,10 @@ struct HostOptions {
 
   // Which options the shim replaces with its trampolines during a transfer.
   static bool is_trampolined(CURLoption option);
+  // Callbacks the shim calls through its own when the program set them (shim/transfer_sockets.cpp):
+  // a change is re-applied as a pair, with libcurl's answer to it (an SSL_CTX callback on a
+  // libcurl without one is CURLE_NOT_BUILT_IN, with the library too).
+  static bool is_watched(CURLoption option);
   // A curl_formadd(CURLFORM_STREAM) part is the body: libcurl calls the read callback with that
   // part's own pointer, not CURLOPT_READDATA, so the program's read callback must be the one
   // on the handle.

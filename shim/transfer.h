@@ -118,6 +118,9 @@ class Transfer {
   static int on_seek(void* userdata, curl_off_t offset, int origin);
   static curl_socket_t on_opensocket(void* userdata, curlsocktype purpose, struct curl_sockaddr* address);
   static CURLcode on_ssl_ctx(CURL* easy, void* ssl_ctx, void* userdata);
+  // The program changed a watched option (HostOptions::is_watched) on an installed handle: the
+  // pair goes on again, and libcurl's answer for `option` is the program's.
+  CURLcode rewatch(CURLoption option);
 
  private:
   // The one place the phase changes (logged at debug).
