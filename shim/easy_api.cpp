@@ -51,6 +51,7 @@ __attribute__((visibility("default"))) CURLcode curl_easy_setopt(CURL* easy, CUR
       // While a transfer runs our callbacks stay in place; the host's new ones take over from
       // the next delivery on, through the recorded options.
       if (transfer->installed() && HostOptions::is_trampolined(option)) return CURLE_OK;
+      if (transfer->installed() && HostOptions::is_watched(option)) return transfer->rewatch(option);
     }
   }
   LibcurlScope scope(api);

@@ -21,6 +21,18 @@ bool HostOptions::is_trampolined(CURLoption option) {
   }
 }
 
+bool HostOptions::is_watched(CURLoption option) {
+  switch (option) {
+    case CURLOPT_OPENSOCKETFUNCTION:
+    case CURLOPT_OPENSOCKETDATA:
+    case CURLOPT_SSL_CTX_FUNCTION:
+    case CURLOPT_SSL_CTX_DATA:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool HostOptions::form_streams() const {
   if (!form_is_body) return false;
   for (const curl_httppost* field = form; field != nullptr; field = field->next) {
@@ -32,7 +44,7 @@ bool HostOptions::form_streams() const {
 }
 
 bool is_recorded_option(CURLoption option) {
-  if (HostOptions::is_trampolined(option)) return true;
+  if (HostOptions::is_trampolined(option) || HostOptions::is_watched(option)) return true;
   switch (option) {
     case CURLOPT_XFERINFOFUNCTION:
     case CURLOPT_PROGRESSFUNCTION:
@@ -97,6 +109,12 @@ bool record_option(HostOptions& o, CURLoption option, OptionValue v) {
     case CURLOPT_URL: o.url = v.pointer ? static_cast<const char*>(v.pointer) : ""; return true;
     case CURLOPT_IOCTLFUNCTION: o.ioctl_fn = reinterpret_cast<curl_ioctl_callback>(v.function); return true;
     case CURLOPT_IOCTLDATA: o.ioctl_data = v.pointer; return true;
+    case CURLOPT_OPENSOCKETFUNCTION:
+      o.opensocket_fn = reinterpret_cast<curl_opensocket_callback>(v.function);
+      return true;
+    case CURLOPT_OPENSOCKETDATA: o.opensocket_data = v.pointer; return true;
+    case CURLOPT_SSL_CTX_FUNCTION: o.ssl_ctx_fn = reinterpret_cast<curl_ssl_ctx_callback>(v.function); return true;
+    case CURLOPT_SSL_CTX_DATA: o.ssl_ctx_data = v.pointer; return true;
     case CURLOPT_COOKIEFILE:
     case CURLOPT_COOKIEJAR:
     case CURLOPT_COOKIELIST:

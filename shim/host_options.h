@@ -22,6 +22,12 @@ struct HostOptions {
   // Not replaced: libcurl asks it to rewind only when there is no seek callback (ours is).
   curl_ioctl_callback ioctl_fn = nullptr;
   void* ioctl_data = nullptr;
+  // Watched (shim/transfer_sockets.cpp): a CURL_SOCKET_BAD from it is the program's own refusal.
+  curl_opensocket_callback opensocket_fn = nullptr;
+  void* opensocket_data = nullptr;
+  // Watched too: any code it returns is the program's own refusal of the TLS connection.
+  curl_ssl_ctx_callback ssl_ctx_fn = nullptr;
+  void* ssl_ctx_data = nullptr;
   // CURLOPT_HTTPPOST, and whether it is the request's body (a later POST, PUT, GET... is not).
   const curl_httppost* form = nullptr;
   bool form_is_body = false;
@@ -56,6 +62,10 @@ struct HostOptions {
 
   // Which options the shim replaces with its trampolines during a transfer.
   static bool is_trampolined(CURLoption option);
+  // Callbacks the shim calls through its own when the program set them (shim/transfer_sockets.cpp):
+  // a change is re-applied as a pair, with libcurl's answer to it (an SSL_CTX callback on a
+  // libcurl without one is CURLE_NOT_BUILT_IN, with the library too).
+  static bool is_watched(CURLoption option);
   // A curl_formadd(CURLFORM_STREAM) part is the body: libcurl calls the read callback with that
   // part's own pointer, not CURLOPT_READDATA, so the program's read callback must be the one
   // on the handle.

@@ -50,6 +50,7 @@ void fill(Api& api, Lookup lookup) {
   take(api.easy_pause, lookup("curl_easy_pause"));
   take(api.easy_header, lookup("curl_easy_header"));
   take(api.slist_free_all, lookup("curl_slist_free_all"));
+  take(api.version_info, lookup("curl_version_info"));
   take(api.multi_init, lookup("curl_multi_init"));
   take(api.multi_cleanup, lookup("curl_multi_cleanup"));
   take(api.multi_add_handle, lookup("curl_multi_add_handle"));

@@ -19,6 +19,7 @@ using easy_pause_fn = CURLcode (*)(CURL*, int);
 using easy_getinfo_fn = CURLcode (*)(CURL*, CURLINFO, ...);
 using easy_header_fn = CURLHcode (*)(CURL*, const char*, size_t, unsigned int, int, struct curl_header**);
 using slist_free_all_fn = void (*)(struct curl_slist*);
+using version_info_fn = curl_version_info_data* (*)(CURLversion);
 
 using multi_init_fn = CURLM* (*)();
 using multi_cleanup_fn = CURLMcode (*)(CURLM*);
@@ -50,6 +51,7 @@ struct Api {
   easy_pause_fn easy_pause = nullptr;
   easy_header_fn easy_header = nullptr;  // libcurl >= 7.83 only
   slist_free_all_fn slist_free_all = nullptr;  // for lists this libcurl allocated (CURLINFO_COOKIELIST)
+  version_info_fn version_info = nullptr;  // which error texts this libcurl writes (shim/write_refusal.cpp)
 
   multi_init_fn multi_init = nullptr;
   multi_cleanup_fn multi_cleanup = nullptr;

@@ -92,6 +92,7 @@ bool Transfer::begin(const Runtime& runtime) {
   if (!installed_) install();
   sync_header_callback();
   sync_read_callback();
+  sync_socket_callback();
   reset_attempt();
   run_.attempt = 1;
   enter(Phase::attempting);
@@ -125,6 +126,7 @@ void Transfer::forget_install() {
   installed_ = false;
   header_cb_ = false;
   read_cb_ = false;
+  socket_cb_ = ssl_ctx_cb_ = false;
   enter(Phase::idle);
 }
 
@@ -168,6 +170,10 @@ void apply_host_callbacks(const real::Api& api, CURL* easy, const HostOptions& h
   set_real(api, easy, CURLOPT_SEEKFUNCTION, host.seek_fn);
   set_real(api, easy, CURLOPT_SEEKDATA, host.seek_data);
   set_real(api, easy, CURLOPT_HEADER, static_cast<long>(host.include_header));
+  set_real(api, easy, CURLOPT_OPENSOCKETFUNCTION, host.opensocket_fn);
+  set_real(api, easy, CURLOPT_OPENSOCKETDATA, host.opensocket_data);
+  set_real(api, easy, CURLOPT_SSL_CTX_FUNCTION, host.ssl_ctx_fn);
+  set_real(api, easy, CURLOPT_SSL_CTX_DATA, host.ssl_ctx_data);
   // Taken off for a retry (OncePerTransfer): a handle duplicated meanwhile gets it back too.
   if (host.hsts_read_fn) set_real(api, easy, CURLOPT_HSTSREADFUNCTION, host.hsts_read_fn);
 }
@@ -177,6 +183,7 @@ void Transfer::uninstall() {
   installed_ = false;
   header_cb_ = false;
   read_cb_ = false;
+  socket_cb_ = ssl_ctx_cb_ = false;
 }
 
 void Transfer::sync_read_callback() {
@@ -245,13 +252,16 @@ size_t Transfer::host_write(const char* data, size_t n) {
   return std::fwrite(p, 1, n, static_cast<FILE*>(host.write_data));
 }
 
-size_t Transfer::deliver_header_line(const char* data, size_t n) {
+size_t Transfer::deliver_header_line(const char* data, size_t n, WriteRefusal::By* by) {
   // libcurl's order: the body stream first (CURLOPT_HEADER), then the header callback, which
-  // falls back to the write callback when only CURLOPT_HEADERDATA was set.
+  // falls back to the write callback when only CURLOPT_HEADERDATA was set. `by`: which of them
+  // had the line when it returned.
+  if (by) *by = WriteRefusal::By::body;
   if (host.include_header) {
     size_t r = host_write(data, n);
     if (r != n) return r;
   }
+  if (by) *by = WriteRefusal::By::header;
   HostScope scope;
   char* p = const_cast<char*>(data);
   if (host.header_fn) return host.header_fn(p, 1, n, host.header_data);
@@ -263,20 +273,39 @@ size_t Transfer::deliver_header_line(const char* data, size_t n) {
 }
 
 Transfer::Flush Transfer::flush_held() {
+  // A program that refused a line is never handed another one (nor the same one again).
+  if (attempt_.held_refusal.refused()) return Flush::refused;
+  WriteRefusal::By by = WriteRefusal::By::none;
   while (attempt_.flushed_lines < attempt_.held_line_ends.size()) {
     size_t begin = attempt_.flushed_lines == 0 ? 0 : attempt_.held_line_ends[attempt_.flushed_lines - 1];
     size_t n = attempt_.held_line_ends[attempt_.flushed_lines] - begin;
-    size_t r = deliver_header_line(attempt_.held_headers.data() + begin, n);
-    if (r != n) return r == CURL_WRITEFUNC_PAUSE ? Flush::paused : Flush::refused;
+    size_t r = deliver_header_line(attempt_.held_headers.data() + begin, n, &by);
+    if (r == CURL_WRITEFUNC_PAUSE) return Flush::paused;
+    if (r != n) return refused_held(by, n, r);
     ++attempt_.flushed_lines;
   }
   while (attempt_.flushed_body < attempt_.held_body.size()) {
     size_t n = std::min(kChunk, attempt_.held_body.size() - attempt_.flushed_body);
     size_t r = host_write(attempt_.held_body.data() + attempt_.flushed_body, n);
-    if (r != n) return r == CURL_WRITEFUNC_PAUSE ? Flush::paused : Flush::refused;
+    if (r == CURL_WRITEFUNC_PAUSE) return Flush::paused;
+    if (r != n) return refused_held(WriteRefusal::By::body, n, r);
     attempt_.flushed_body += n;
   }
   return Flush::done;
+}
+
+Transfer::Flush Transfer::refused_held(WriteRefusal::By by, size_t passed, size_t returned) {
+  attempt_.held_refusal = WriteRefusal{by, passed, returned};
+  attempt_.host_refused = true;
+  return Flush::refused;
+}
+
+Transfer::Step Transfer::end_refused() {
+  // What libcurl reports when the callback refuses the data itself (lib/sendf.c): the code, and
+  // its text in the program's error buffer, where libcurl wrote the text of our own stop, or none.
+  report_refusal(*api_, attempt_.held_refusal, host.error_buffer);
+  enter(Phase::done);
+  return Step{false, core::Millis{0}, CURLE_WRITE_ERROR};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -334,7 +363,7 @@ size_t Transfer::header(char* data, size_t n) {
   if (phase() != Phase::attempting) {
     if (!host_wants_headers()) return n;
     size_t r = deliver_header_line(data, n);
-    if (r != n) attempt_.host_refused = true;
+    if (r != n && r != CURL_WRITEFUNC_PAUSE) attempt_.host_refused = true;
     return r;
   }
   // Headers nobody will see need no holding; they are still read for status and hints.
@@ -501,6 +530,10 @@ core::Outcome Transfer::outcome(CURLcode code) const {
   }
   o.transport = transport_of(code, os_errno);
   if (code == CURLE_WRITE_ERROR && !attempt_.host_refused) o.transport = core::Transport::ok;  // our own stop
+  // The program's own callback refused the connection: its "no", not the network's.
+  if (attempt_.socket_refused && code != CURLE_OK && code != CURLE_HTTP_RETURNED_ERROR) {
+    o.transport = core::Transport::host_abort;
+  }
   o.status = attempt_.response.status != 0 ? attempt_.response.status : static_cast<int>(response_code);
   if (code == CURLE_RECV_ERROR && connect_code != 0 && connect_code / 100 != 2) {
     // libcurl reports a proxy's refusal of CONNECT (407, 403, 503...) as a receive error: it is
@@ -586,6 +619,8 @@ Transfer::Step Transfer::finish_attempt(CURLcode code) {
     enter(Phase::done);
     return Step{false, core::Millis{0}, code};
   }
+  // The program refused what it was handed of this response: that was its answer to it.
+  if (attempt_.held_refusal.refused()) return end_refused();
   // Give up: the host now sees the held response byte for byte, as without the shim.
   attempt_.replay_code = code;
   enter(Phase::replaying);
@@ -618,10 +653,7 @@ Transfer::Step Transfer::resume_replay() {
       step.paused = true;
       enter(Phase::replay_paused);
       break;
-    case Flush::refused:
-      step.code = CURLE_WRITE_ERROR;
-      enter(Phase::done);
-      break;
+    case Flush::refused: return end_refused();
   }
   return step;
 }

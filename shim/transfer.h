@@ -119,6 +119,11 @@ class Transfer {
   static size_t on_header(char* data, size_t size, size_t nmemb, void* userdata);
   static size_t on_read(char* buffer, size_t size, size_t nitems, void* userdata);
   static int on_seek(void* userdata, curl_off_t offset, int origin);
+  static curl_socket_t on_opensocket(void* userdata, curlsocktype purpose, struct curl_sockaddr* address);
+  static CURLcode on_ssl_ctx(CURL* easy, void* ssl_ctx, void* userdata);
+  // The program changed a watched option (HostOptions::is_watched) on an installed handle: the
+  // pair goes on again, and libcurl's answer for `option` is the program's.
+  CURLcode rewatch(CURLoption option);
 
  private:
   // The one place the phase changes (logged at debug).
@@ -145,6 +150,8 @@ class Transfer {
   void sync_header_callback();
   // Our read callback is on the handle unless a form streams through the program's own.
   void sync_read_callback();
+  // Our open-socket callback watches the program's, when it has one (shim/transfer_sockets.cpp).
+  void sync_socket_callback();
   void reset_attempt();
   // Reads a header line into the attempt's ResponseHead; at the blank line, classifies it.
   void note_header_line(const char* data, size_t n);
@@ -164,10 +171,14 @@ class Transfer {
   // Delivery to the host, emulating libcurl's defaults. Return what the host returned.
   size_t host_write(const char* data, size_t n);
   bool host_wants_headers() const { return host.include_header || host.header_fn || host.header_data; }
-  size_t deliver_header_line(const char* data, size_t n);
+  size_t deliver_header_line(const char* data, size_t n, WriteRefusal::By* by = nullptr);
   // Hands held headers then held body to the host, resuming where a pause left off.
   enum class Flush { done, paused, refused };
   Flush flush_held();
+  // The host refused a held line or chunk: recorded, and the transfer then ends as libcurl ends
+  // it when its callback refuses (code and error text), the rest never handed over.
+  Flush refused_held(WriteRefusal::By by, size_t passed, size_t returned);
+  Step end_refused();
 
   bool rewind_upload();
   bool upload_replayable() const;
@@ -201,6 +212,8 @@ class Transfer {
   bool installed_ = false;
   bool header_cb_ = false;  // our on_header is on the handle
   bool read_cb_ = false;    // our on_read is on the handle
+  bool socket_cb_ = false;  // our on_opensocket is on the handle
+  bool ssl_ctx_cb_ = false;  // our on_ssl_ctx is on the handle
   CURLM* multi_ = nullptr;
   fleet_hook::KeyCache fleet_key_;  // kept across transfers of the handle
   RequestOverride override_;        // applied from the next attempt on, undone by end()

@@ -13,6 +13,7 @@
 #include "core/decide.h"
 #include "shim/response_head.h"
 #include "shim/stream_hold.h"
+#include "shim/write_refusal.h"
 
 namespace curlretry::shim {
 
@@ -26,6 +27,10 @@ struct Attempt {
   bool status_learned = false;         // learn_status() ran (no header callback of ours)
   bool hints_learned = false;          // learn_hints() ran
   bool host_refused = false;           // a program callback refused data: its own abort
+  // The program refused a held header line or body chunk (shim/write_refusal.h): nothing more
+  // of this response reaches it, and the transfer ends with libcurl's own code and text for it.
+  WriteRefusal held_refusal;
+  bool socket_refused = false;  // the program's open-socket (or SSL_CTX) callback refused the connection
   bool upload_paused = false;          // the program's read callback paused the upload
   // Decided before the attempt ended: the held body overflowed, or a stream sent an error event.
   std::optional<core::Verdict> early_verdict;

@@ -7,6 +7,7 @@ without the preload, and compares what the program saw. Servers the flaky upstre
 127.0.0.1, stopped by the test that started them.
 """
 
+import json
 import os
 import socket
 import socketserver
@@ -27,6 +28,78 @@ def callback_host(mode, url, *, preload, env=None):
     if not os.access(host, os.X_OK):
         raise AssertionError(f"{host} not built (CURLRETRY_CALLBACK_HOSTS_DIR={HOSTS_DIR!r})")
     return harness.run([host, mode, url], preload=preload, env=env)
+
+
+def refusal_host(scenario, mode, url, *, preload, env=None):
+    host = os.path.join(HOSTS_DIR, "refusal_host")
+    if not os.access(host, os.X_OK):
+        raise AssertionError(f"{host} not built (CURLRETRY_CALLBACK_HOSTS_DIR={HOSTS_DIR!r})")
+    return harness.run([host, scenario, mode, url], preload=preload, env=env)
+
+
+# A header callback that refuses its first line (curl_writeheader_callback.phpt of PHP's ext/curl
+# does this), in pycurl easy and multi and in PHP easy and multi: what the program saw, as JSON.
+PYCURL_REFUSE_HEADER = r"""
+import json, sys, pycurl
+calls = []
+def header(line):
+    calls.append(line.decode("latin-1"))
+    return 0
+c = pycurl.Curl()
+c.setopt(pycurl.URL, sys.argv[1])
+c.setopt(pycurl.HEADERFUNCTION, header)
+c.setopt(pycurl.WRITEFUNCTION, lambda data: None)
+report = {}
+if sys.argv[2] == "easy":
+    try:
+        c.perform()
+        report["error"] = None
+    except pycurl.error as e:
+        report["error"] = list(e.args)
+else:
+    m = pycurl.CurlMulti()
+    m.add_handle(c)
+    for _ in range(100000):
+        ret, running = m.perform()
+        if not running:
+            break
+        m.select(0.1)
+    queued, ok, failed = m.info_read()
+    report["error"] = [[code, text] for _, code, text in failed]
+    m.remove_handle(c)
+report["calls"] = calls
+print(json.dumps(report, sort_keys=True))
+"""
+
+PHP_REFUSE_HEADER = r"""<?php
+$calls = [];
+$ch = curl_init($argv[1]);
+curl_setopt($ch, CURLOPT_HEADERFUNCTION, function ($ch, $line) use (&$calls) {
+    $calls[] = $line;
+    return 0;
+});
+curl_setopt($ch, CURLOPT_RETURNTRANSFER, true);
+$report = [];
+if ($argv[2] === "easy") {
+    $report["exec"] = curl_exec($ch);
+} else {
+    $mh = curl_multi_init();
+    curl_multi_add_handle($mh, $ch);
+    for ($i = 0; $i < 100000; $i++) {
+        curl_multi_exec($mh, $running);
+        if (!$running) break;
+        curl_multi_select($mh, 0.1);
+    }
+    $info = curl_multi_info_read($mh);
+    $report["done"] = $info === false ? null : $info["result"];
+    curl_multi_remove_handle($mh, $ch);
+}
+$report["errno"] = curl_errno($ch);
+$report["error"] = curl_error($ch);
+$report["calls"] = $calls;
+echo json_encode($report), "
+";
+"""
 
 
 def closed_port():
@@ -267,6 +340,148 @@ class LibcurlParity(harness.UpstreamTestCase):
         self.assertEqual(r.code, 7, r)
         self.assertIn(b"retrying", r.stderr)
 
+
+    # --- issue 25: a program's own "no" is final -------------------------------------------
+
+    def twin_keys(self):
+        """Two fresh keys of the same length: a response naming its key is as long for both."""
+        a, b = self.key("a"), self.key("b")
+        width = max(len(a), len(b))
+        return a.ljust(width, "x"), b.ljust(width, "x")
+
+    # Each refusal of the program's header or write callback: the same calls with their
+    # arguments, the same code, the same CURLOPT_ERRORBUFFER text as without curlretry, easy and
+    # multi, with retries off and with the default policy, and one request upstream.
+    WRITE_REFUSALS = ("header-0", "header-short", "header-error", "header-later", "write-0", "write-short",
+                      "write-error")
+
+    def assertRefusalSame(self, scenario, script, *, envs=(None, RETRIES_OFF), requests=1, plain_requests=1):
+        for mode in ("easy", "multi"):
+            for env in envs:
+                with self.subTest(scenario=scenario, mode=mode, env=env):
+                    plain_key, key = self.twin_keys()
+                    plain = refusal_host(scenario, mode, self.plain.script_url(plain_key, script), preload=False)
+                    self.assertIn(b"result=", plain.stdout, plain)
+                    preloaded = refusal_host(scenario, mode, self.plain.script_url(key, script), preload=True,
+                                             env=env)
+                    self.assertSame(plain, preloaded)
+                    self.assertCount(self.plain, plain_key, plain_requests, plain)
+                    self.assertCount(self.plain, key, requests if env is None else plain_requests, preloaded)
+
+    def test_a_refused_header_or_body_ends_the_transfer_as_without_curlretry(self):
+        for scenario in self.WRITE_REFUSALS:
+            self.assertRefusalSame(scenario, "200")
+
+    def test_the_header_callback_refusing_the_status_line_is_called_once(self):
+        plain = refusal_host("header-0", "easy", self.plain.script_url(self.key(), "200"), preload=False)
+        self.assertEqual(plain.stdout.splitlines()[0], b"header(17): HTTP/1.1 200 OK", plain)
+        self.assertEqual(plain.stdout.count(b"header("), 1, plain)
+        self.assertIn(b"\nerror=Failed writing header\n", plain.stdout)
+        # Before the fix: the status line a second time, then every header, and libcurl's text
+        # for a refused body.
+        for env in (None, RETRIES_OFF):
+            r = refusal_host("header-0", "easy", self.plain.script_url(self.key(), "200"), preload=True,
+                             env={**(env or {}), "CURLRETRY_LOG": "debug"})
+            self.assertEqual(r.stdout.count(b"header("), 1, r)
+            self.assertIn(b"\nerror=Failed writing header\n", r.stdout)
+            self.assertNotIn(b"-> replaying", r.stderr)
+
+    def test_a_refused_final_response_after_retries_reads_as_libcurls_refusal(self):
+        # The 503s before were never the program's; the one it refuses is the delivered one.
+        for scenario in ("header-0", "header-later", "write-0"):
+            self.assertRefusalSame(scenario, "503", requests=3)
+
+    def test_an_open_socket_callback_returning_bad_is_not_retried(self):
+        # libcurl reports it as a refused connection (7): the program's own refusal, called once
+        # as without curlretry (before the fix: 3 calls and the backoff waits between them).
+        self.assertRefusalSame("opensocket-bad", "200", requests=0, plain_requests=0)
+        plain = refusal_host("opensocket-bad", "easy", self.plain.script_url(self.key(), "200"), preload=False)
+        self.assertEqual(plain.stdout.count(b"opensocket("), 1, plain)
+        self.assertIn(b"result=7 ", plain.stdout)
+        # A socket the program opens, refused by the network, is retried as before.
+        url = f"http://127.0.0.1:{closed_port()}/"
+        plain = refusal_host("opensocket-ok", "easy", url, preload=False)
+        self.assertEqual(plain.stdout.count(b"opensocket("), 1, plain)
+        for mode in ("easy", "multi"):
+            r = refusal_host("opensocket-ok", mode, url, preload=True)
+            self.assertEqual(r.stdout.count(b"opensocket("), 3, r)
+            self.assertIn(b"result=7 ", r.stdout)
+
+    # The rest of the sweep: each callback's stop value, with and without curlretry.
+    def test_every_other_callback_refusal_is_the_programs_own(self):
+        for scenario in ("xferinfo-abort", "progress-abort", "sockopt-error", "prereq-abort", "debug"):
+            self.assertRefusalSame(scenario, "200", plain_requests=0 if scenario != "debug" else 1,
+                                   requests=0 if scenario != "debug" else 1)
+
+    def test_a_resolver_start_refusal_is_not_retried(self):
+        # A name is resolved (127.0.0.1 is not): the callback refuses, libcurl says error 6.
+        port = self.plain.origin.rsplit(":", 1)[1].strip("/")
+        for mode in ("easy", "multi"):
+            url = f"http://localhost:{port}/s/{self.key()}/200"
+            plain = refusal_host("resolver-start", mode, url, preload=False)
+            self.assertIn(b"result=6 ", plain.stdout, plain)
+            for env in (None, RETRIES_OFF):
+                self.assertSame(plain, refusal_host("resolver-start", mode, url, preload=True, env=env))
+
+    def test_an_ssl_ctx_refusal_is_not_retried(self):
+        # Whatever code the program's SSL_CTX callback returns, a handshake error's included.
+        for scenario in ("ssl-ctx", "ssl-ctx-35"):
+            for mode in ("easy", "multi"):
+                with self.subTest(scenario=scenario, mode=mode):
+                    plain_key, key = self.twin_keys()
+                    plain = refusal_host(scenario, mode, self.tls().script_url(plain_key, "200"), preload=False)
+                    self.assertEqual(plain.stdout.count(b"ssl-ctx\n"), 1, plain)
+                    preloaded = refusal_host(scenario, mode, self.tls().script_url(key, "200"), preload=True)
+                    self.assertSame(plain, preloaded)
+
+    def test_upload_callback_refusals_end_the_transfer_as_without_curlretry(self):
+        # The same calls, the same result and error text, nothing retried. (Their order against
+        # the header callback differs: a 100 Continue and a followed redirect's headers are held
+        # until the response's first body byte, docs/CALLBACKS.md.)
+        cases = (("read-abort", "200"), ("trailer-abort", "200"),
+                 ("seek-fail", "307+loc=%2Fs%2Fseek-target%2F200"), ("seek-cantseek", "307+loc=%2Fs%2Fseek-target%2F200"))
+        for scenario, script in cases:
+            for mode in ("easy", "multi"):
+                for env in (None, RETRIES_OFF):
+                    with self.subTest(scenario=scenario, mode=mode, env=env):
+                        plain_key, key = self.twin_keys()
+                        plain = refusal_host(scenario, mode, self.plain.script_url(plain_key, script), preload=False)
+                        preloaded = refusal_host(scenario, mode, self.plain.script_url(key, script), preload=True,
+                                                 env=env)
+                        self.assertEqual(preloaded.code, plain.code, preloaded)
+                        self.assertEqual(sorted(preloaded.stdout.splitlines()), sorted(plain.stdout.splitlines()),
+                                         f"\nwithout curlretry: {plain}\nwith curlretry:    {preloaded}")
+                        self.assertEqual(preloaded.stdout.splitlines()[-3:], plain.stdout.splitlines()[-3:])
+                        self.assertEqual(self.plain.count(key), self.plain.count(plain_key), preloaded)
+
+    def run_script(self, interpreter, name, text, url, mode, preload, env=None):
+        path = self.temp_dir() / name
+        path.write_text(text)
+        return harness.run([interpreter, str(path), url, mode], preload=preload, env=env)
+
+    def assertScriptRefusalSame(self, interpreter, name, text):
+        for mode in ("easy", "multi"):
+            plain_key, key = self.twin_keys()
+            plain = self.run_script(interpreter, name, text, self.plain.script_url(plain_key, "200"), mode, False)
+            self.assertEqual(plain.code, 0, plain)
+            report = json.loads(plain.stdout)
+            self.assertEqual(report["calls"], ["HTTP/1.1 200 OK\r\n"], plain)
+            self.assertIn("Failed writing header", plain.stdout.decode(), plain)
+            for runs, env in enumerate((None, RETRIES_OFF), start=1):
+                with self.subTest(interpreter=interpreter, mode=mode, env=env):
+                    preloaded = self.run_script(interpreter, name, text, self.plain.script_url(key, "200"), mode,
+                                                True, env)
+                    self.assertSame(plain, preloaded)
+                    self.assertCount(self.plain, key, runs, preloaded)  # one request per run
+                    self.assertCount(self.plain, plain_key, 1)
+
+    @unittest.skipUnless(harness.have_pycurl(), harness.needs("python3-pycurl", "pycurl"))
+    def test_pycurl_header_callback_refusing_the_status_line(self):
+        self.assertScriptRefusalSame(harness.PYTHON, "refuse.py", PYCURL_REFUSE_HEADER)
+
+    @unittest.skipUnless(harness.have_php_function("curl_exec"), harness.needs("php-curl", "php-cli with php-curl"))
+    def test_php_header_callback_refusing_the_status_line(self):
+        self.assertScriptRefusalSame(harness.PHP, "refuse.php", PHP_REFUSE_HEADER)
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,0 +1,248 @@
+/* An ordinary libcurl program for test_libcurl_parity.py (issue 25): each scenario has one of
+ * the program's callbacks refuse (return its "stop" value), and the program prints every call
+ * of its callbacks, their arguments, the transfer's result and the error buffer, so that a run
+ * under the preload can be compared byte for byte with a run without it. It knows nothing of
+ * curlretry.
+ *
+ * usage: refusal_host SCENARIO easy|multi URL
+ *   SCENARIO is one of the names in the table at the end (header-0, write-0, opensocket-bad...).
+ *   easy: curl_easy_perform; multi: curl_multi_perform/poll, the result from CURLMSG_DONE.
+ * Bounded by alarm(): a hang ends the process with SIGALRM.
+ */
+#define CURL_DISABLE_DEPRECATION 1 /* the scenarios include the old progress callback */
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static const char* scenario;
+static int calls;  /* calls of the refusing callback */
+
+static int is(const char* name) { return strcmp(scenario, name) == 0; }
+
+/* --- header and write: refuse the first line / chunk ------------------------------------ */
+
+static size_t refusal_for(size_t n) {
+  if (strstr(scenario, "-short")) return n - 1;
+  if (strstr(scenario, "-error")) return CURL_WRITEFUNC_ERROR;
+  return 0;
+}
+
+static size_t on_header(char* data, size_t size, size_t n, void* userp) {
+  (void)userp;
+  size_t len = size * n;
+  printf("header(%zu): %.*s", len, (int)len, data);
+  if (len == 0 || data[len - 1] != '\n') printf("\n");
+  if (strncmp(scenario, "header-", 7) == 0) {
+    ++calls;
+    /* header-later: the second line (after the status line) is refused */
+    if (is("header-later") ? calls == 2 : calls == 1) return is("header-later") ? 0 : refusal_for(len);
+  }
+  return len;
+}
+
+static size_t on_write(char* data, size_t size, size_t n, void* userp) {
+  (void)userp;
+  (void)data;
+  size_t len = size * n;
+  printf("write(%zu)\n", len);
+  if (strncmp(scenario, "write-", 6) == 0 && ++calls == 1) return refusal_for(len);
+  return len;
+}
+
+/* --- upload: read, seek ----------------------------------------------------------------- */
+
+static size_t uploaded;
+
+static size_t on_read(char* buf, size_t size, size_t n, void* userp) {
+  (void)userp;
+  printf("read(%zu)\n", size * n);
+  if (is("read-abort")) return CURL_READFUNC_ABORT;
+  if (uploaded >= 5) return 0;
+  memcpy(buf, "hello", 5);
+  uploaded = 5;
+  return 5;
+}
+
+static int on_seek(void* userp, curl_off_t offset, int origin) {
+  (void)userp;
+  printf("seek(%ld, %d)\n", (long)offset, origin);
+  return is("seek-cantseek") ? CURL_SEEKFUNC_CANTSEEK : CURL_SEEKFUNC_FAIL;
+}
+
+static int on_trailer(struct curl_slist** list, void* userp) {
+  (void)list;
+  (void)userp;
+  printf("trailer\n");
+  return CURL_TRAILERFUNC_ABORT;
+}
+
+/* --- progress -------------------------------------------------------------------------- */
+
+static int on_xferinfo(void* userp, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un) {
+  (void)userp;
+  (void)dt;
+  (void)dn;
+  (void)ut;
+  (void)un;
+  ++calls;
+  if (calls == 1) printf("xferinfo\n");
+  return 1;
+}
+
+static int on_progress(void* userp, double dt, double dn, double ut, double un) {
+  (void)userp;
+  (void)dt;
+  (void)dn;
+  (void)ut;
+  (void)un;
+  ++calls;
+  if (calls == 1) printf("progress\n");
+  return 1;
+}
+
+/* --- connection ------------------------------------------------------------------------ */
+
+static curl_socket_t on_opensocket(void* userp, curlsocktype purpose, struct curl_sockaddr* addr) {
+  (void)userp;
+  printf("opensocket(purpose=%d)\n", (int)purpose);
+  /* opensocket-ok: a socket like libcurl's own (the network may still refuse the connection) */
+  if (is("opensocket-ok")) return socket(addr->family, addr->socktype, addr->protocol);
+  return CURL_SOCKET_BAD;
+}
+
+static int on_sockopt(void* userp, curl_socket_t fd, curlsocktype purpose) {
+  (void)userp;
+  (void)fd;
+  printf("sockopt(purpose=%d)\n", (int)purpose);
+  return CURL_SOCKOPT_ERROR;
+}
+
+static int on_prereq(void* userp, char* conn_primary_ip, char* conn_local_ip, int conn_primary_port,
+                     int conn_local_port) {
+  (void)userp;
+  (void)conn_local_ip;
+  (void)conn_local_port;
+  printf("prereq(%s, %d)\n", conn_primary_ip, conn_primary_port > 0);
+  return CURL_PREREQFUNC_ABORT;
+}
+
+static int on_resolver_start(void* resolver_state, void* reserved, void* userp) {
+  (void)resolver_state;
+  (void)reserved;
+  (void)userp;
+  printf("resolver-start\n");
+  return 1;
+}
+
+static CURLcode on_ssl_ctx(CURL* easy, void* ssl_ctx, void* userp) {
+  (void)easy;
+  (void)ssl_ctx;
+  (void)userp;
+  printf("ssl-ctx\n");
+  /* ssl-ctx-35: the code a handshake failure has, which a retry engine would retry */
+  return is("ssl-ctx-35") ? CURLE_SSL_CONNECT_ERROR : CURLE_ABORTED_BY_CALLBACK;
+}
+
+static int on_debug(CURL* easy, curl_infotype type, char* data, size_t size, void* userp) {
+  (void)easy;
+  (void)data;
+  (void)size;
+  (void)userp;
+  if (type == CURLINFO_HEADER_OUT) printf("debug(header-out)\n");
+  return 1; /* libcurl ignores what a debug callback returns */
+}
+
+/* --- the scenarios ---------------------------------------------------------------------- */
+
+static struct curl_slist* chunked;
+
+static void configure(CURL* easy) {
+  curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_write);
+  if (strncmp(scenario, "read-", 5) == 0 || strncmp(scenario, "seek-", 5) == 0 || is("trailer-abort")) {
+    curl_easy_setopt(easy, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(easy, CURLOPT_READFUNCTION, on_read);
+    if (is("trailer-abort")) {
+      chunked = curl_slist_append(NULL, "Transfer-Encoding: chunked");
+      curl_easy_setopt(easy, CURLOPT_HTTPHEADER, chunked);
+      curl_easy_setopt(easy, CURLOPT_TRAILERFUNCTION, on_trailer);
+    } else {
+      curl_easy_setopt(easy, CURLOPT_INFILESIZE_LARGE, (curl_off_t)5);
+    }
+    if (strncmp(scenario, "seek-", 5) == 0) {
+      /* a 307 makes libcurl rewind the upload to send it again to the target */
+      curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, on_seek);
+      curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
+    }
+  }
+  if (is("xferinfo-abort")) {
+    curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, on_xferinfo);
+  }
+  if (is("progress-abort")) {
+    curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(easy, CURLOPT_PROGRESSFUNCTION, on_progress);
+  }
+  if (strncmp(scenario, "opensocket-", 11) == 0) curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, on_opensocket);
+  if (is("sockopt-error")) curl_easy_setopt(easy, CURLOPT_SOCKOPTFUNCTION, on_sockopt);
+  if (is("prereq-abort")) curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, on_prereq);
+  if (is("resolver-start")) curl_easy_setopt(easy, CURLOPT_RESOLVER_START_FUNCTION, on_resolver_start);
+  if (strncmp(scenario, "ssl-ctx", 7) == 0) {
+    curl_easy_setopt(easy, CURLOPT_SSL_CTX_FUNCTION, on_ssl_ctx);
+    curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 0L);
+  }
+  if (is("debug")) {
+    curl_easy_setopt(easy, CURLOPT_VERBOSE, 1L);
+    curl_easy_setopt(easy, CURLOPT_DEBUGFUNCTION, on_debug);
+  }
+}
+
+static CURLcode run_multi(CURL* easy) {
+  CURLM* multi = curl_multi_init();
+  curl_multi_add_handle(multi, easy);
+  CURLcode result = CURLE_OK;
+  int running = 1;
+  for (int round = 0; running && round < 100000; ++round) {
+    if (curl_multi_perform(multi, &running) != CURLM_OK) break;
+    if (running) curl_multi_poll(multi, NULL, 0, 100, NULL);
+  }
+  int left = 0;
+  for (CURLMsg* m; (m = curl_multi_info_read(multi, &left)) != NULL;) {
+    if (m->msg == CURLMSG_DONE) {
+      printf("done\n");
+      result = m->data.result;
+    }
+  }
+  curl_multi_remove_handle(multi, easy);
+  curl_multi_cleanup(multi);
+  return result;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 4 || (strcmp(argv[2], "easy") != 0 && strcmp(argv[2], "multi") != 0)) {
+    fprintf(stderr, "usage: refusal_host SCENARIO easy|multi URL\n");
+    return 2;
+  }
+  alarm(20);
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  scenario = argv[1];
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  CURL* easy = curl_easy_init();
+  char error[CURL_ERROR_SIZE];
+  memset(error, 'X', sizeof error); /* libcurl clears it at the start of a transfer */
+  error[sizeof error - 1] = 0;
+  curl_easy_setopt(easy, CURLOPT_URL, argv[3]);
+  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, error);
+  configure(easy);
+  CURLcode rc = strcmp(argv[2], "multi") == 0 ? run_multi(easy) : curl_easy_perform(easy);
+  long status = 0;
+  curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+  printf("result=%d (%s)\nerror=%s\nstatus=%ld\n", (int)rc, curl_easy_strerror(rc), error, status);
+  curl_easy_cleanup(easy);
+  curl_slist_free_all(chunked);
+  curl_global_cleanup();
+  return 0;
+}
