@@ -207,13 +207,13 @@ CASES = [
     # --- Gemini ---------------------------------------------------------------------------------
     Case("429 per-minute quota", "gemini", "gemini", "POST", GEMINI, 429,
          gemini_quota("GenerateRequestsPerMinutePerProjectPerModel-FreeTier", 15),
-         "retry", "status:429", delay=(5000, 10000)),
+         "retry", "code:RESOURCE_EXHAUSTED", delay=(27000, 27000)),  # RetryInfo's 27s, the server's own wait
     Case("429 per-day quota", "gemini", "gemini", "POST", GEMINI, 429,
          gemini_quota("GenerateRequestsPerDayPerProjectPerModel-FreeTier", 1500),
-         "give_up", "permanent:PerDay"),
+         "give_up", "permanent-code:RESOURCE_EXHAUSTED"),
     Case("503 model overloaded", "gemini", "gemini", "POST", GEMINI, 503,
          gemini_error(503, "UNAVAILABLE", "The model is overloaded. Please try again later."),
-         "retry", "status:503", delay=(5000, 10000)),
+         "retry", "code:UNAVAILABLE", delay=(5000, 10000)),
     Case("400 location not supported", "gemini", "gemini", "POST", GEMINI, 400,
          gemini_error(400, "FAILED_PRECONDITION", "User location is not supported for the API use."),
          "give_up", "permanent-code:FAILED_PRECONDITION"),
