@@ -69,7 +69,9 @@ __attribute__((visibility("default"))) CURLcode curl_easy_perform(CURL* easy) {
   }
   CURLcode code = CURLE_OK;
   try {
-    if (!wait_backoff(*transfer, fleet_hook::hold_new(runtime(), transfer->host, transfer->deadline()))) {
+    // No fleet hold (the success path): no wait, so no two clock reads in wait_backoff.
+    const curlretry::core::Millis hold = fleet_hook::hold_new(runtime(), transfer->host, transfer->deadline());
+    if (hold.count() > 0 && !wait_backoff(*transfer, hold)) {
       transfer->abandon();
       return CURLE_ABORTED_BY_CALLBACK;
     }
