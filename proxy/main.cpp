@@ -17,9 +17,11 @@
 #include <fstream>
 #include <iostream>
 
+#include "config/agent_providers.h"
 #include "config/config.h"
 #include "proxy/ca_command.h"
 #include "proxy/ensure.h"
+#include "proxy/ensure_digest.h"
 #include "proxy/identity.h"
 #include "proxy/listen_address.h"
 #include "proxy/local_ca.h"
@@ -109,7 +111,8 @@ int main(int argc, char** argv) {
   CLI::App app{"Serves reverse routes to HTTP(S) upstreams through curlretry's retry engine (libcurl with "
                "libcurlretry.so preloaded), for programs the preload cannot reach.\n\n"
                "  curlretry proxy [--listen 127.0.0.1:7878] [--config F] [--port-file F]\n"
-               "  curlretry proxy --ensure [--listen ...] [--config F] [-- COMMAND [ARGS...]]\n"
+               "  curlretry proxy --ensure [--listen ...] [--config F] [--builtin-providers] [-- COMMAND [ARGS...]]\n"
+               "  curlretry proxy --status|--stop [--listen ...]   (your own proxy only)\n"
                "  curlretry proxy ca [--json]     (the local CA for proxy.intercept)\n",
                "curlretry proxy"};
   app.set_version_flag("--version", "curlretry-proxy " CURLRETRY_VERSION, "Print the version and exit");
@@ -130,6 +133,19 @@ int main(int argc, char** argv) {
   bool ensure = false;
   app.add_flag("--ensure", ensure,
                "Start the proxy in the background unless a healthy one already listens there, then return");
+  bool builtin_providers = false;
+  app.add_flag("--builtin-providers", builtin_providers,
+               "Intercept the API hosts of the providers curlretry knows (Anthropic, OpenAI, Gemini, z.ai, ...) "
+               "besides proxy.intercept");
+  bool quiet = false;
+  app.add_flag("-q,--quiet", quiet, "With --ensure: no line when all went well");
+  std::string reason;
+  app.add_option("--reason", reason, "With --ensure: appended to its one line (the launcher says why)")
+      ->type_name("TEXT");
+  bool status_flag = false;
+  bool stop_flag = false;
+  app.add_flag("--status", status_flag, "Say whether your proxy runs at --listen, and what it carries");
+  app.add_flag("--stop", stop_flag, "Stop your proxy at --listen (proven yours, as --ensure proves it)");
   // `--ensure -- COMMAND [ARGS...]`: everything after `--` is the command, never our options.
   std::vector<std::string> command;
   for (int i = 1; i < argc; ++i) {
@@ -157,12 +173,27 @@ int main(int argc, char** argv) {
     std::cerr << "curlretry: " << loaded.error << '\n';
     return 1;
   }
-  const config::Config& cfg = *loaded.config;
+  config::Config cfg = *loaded.config;
+  if (builtin_providers) {
+    for (const std::string_view host : config::builtin_provider_hosts()) {
+      if (std::find(cfg.proxy.intercept.begin(), cfg.proxy.intercept.end(), host) == cfg.proxy.intercept.end()) {
+        cfg.proxy.intercept.emplace_back(host);
+      }
+    }
+  }
 
   const proxy::ListenAddress listen = proxy::parse_listen(listen_text);
   if (!listen.endpoint) {
     std::cerr << "curlretry: proxy: " << listen.error << '\n';
     return 2;
+  }
+  if (status_flag || stop_flag) {
+    if (status_flag && stop_flag) {
+      std::cerr << "curlretry: proxy: --status and --stop contradict\n";
+      return 2;
+    }
+    return status_flag ? proxy::show_status(*listen.endpoint, cfg.proxy.token)
+                       : proxy::stop_proxy(*listen.endpoint, cfg.proxy.token);
   }
   if (ensure) {
     if (listen.endpoint->port() == 0) {
@@ -172,8 +203,11 @@ int main(int argc, char** argv) {
     std::vector<std::string> args;
     for (int i = 1; i < argc; ++i) {
       const std::string_view a = argv[i];
-      if (a == "--ensure" || a.rfind("--config=", 0) == 0) continue;
-      if (a == "--config") {
+      if (a == "--ensure" || a == "-q" || a == "--quiet" || a.rfind("--config=", 0) == 0 ||
+          a.rfind("--reason=", 0) == 0) {
+        continue;
+      }
+      if (a == "--config" || a == "--reason") {
         ++i;
         continue;
       }
@@ -183,6 +217,18 @@ int main(int argc, char** argv) {
     if (config_path) {
       args.emplace_back("--config");
       args.emplace_back(std::getenv("CURLRETRY_CONFIG"));
+    }
+    // A COMMAND run through a proxy with nowhere to send it would get no retry and no word.
+    if (!command.empty() && cfg.proxy.routes.empty() && cfg.proxy.intercept.empty()) {
+      std::cerr << "curlretry: --proxy: nothing to route or intercept in "
+                << (cfg.file.empty() ? std::string("the config (no config file found)") : cfg.file) << ": "
+                << command[0]
+                << " would run with no retries. Name its provider's host in the config, e.g.\n"
+                   "  version: 1\n"
+                   "  proxy:\n"
+                   "    intercept: [\"api.anthropic.com\"]   # through HTTPS_PROXY and the local CA\n"
+                   "or leave out --proxy: `curlretry -- COMMAND` intercepts the providers curlretry knows\n";
+      return 125;
     }
     if (!command.empty() && !cfg.proxy.intercept.empty()) {
       // COMMAND is told to trust the CA, and the proxy about to start needs it: made now if missing.
@@ -196,7 +242,8 @@ int main(int argc, char** argv) {
       }
       if (created) std::cerr << "curlretry: proxy: created the local CA in " << paths.dir << '\n';
     }
-    const int status = proxy::ensure_running(*listen.endpoint, args, cfg.proxy.token);
+    proxy::EnsureRequest request{args, cfg.proxy.token, &cfg, quiet, reason};
+    const int status = proxy::ensure_running(*listen.endpoint, request);
     if (status != 0 || command.empty()) return status;
     return run_with_routes(command, cfg, *listen.endpoint);
   }
@@ -247,6 +294,7 @@ int main(int argc, char** argv) {
     options.settings = cfg.proxy;
     options.ca = ca;
     options.identity_secret = identity_secret;
+    options.config_digest = proxy::config_digest_field(proxy::config_digest(identity_secret, cfg, environ));
     options.header_timeout = std::chrono::milliseconds(header_timeout_ms);
     options.shutdown_grace = std::chrono::milliseconds(shutdown_grace_ms);
     proxy::Server server(io, options);
