@@ -19,6 +19,7 @@
 
 #include "config/agent_providers.h"
 #include "config/config.h"
+#include "config/glob.h"
 #include "proxy/ca_command.h"
 #include "proxy/ensure.h"
 #include "proxy/ensure_digest.h"
@@ -56,10 +57,17 @@ void raise_descriptor_limit() {
   }
 }
 
-// A NO_PROXY that keeps loopback direct (the routes' URLs, local servers), whatever it held.
-std::string no_proxy_with_loopback(const char* current) {
+// A NO_PROXY that keeps loopback direct (the routes' URLs, local servers), whatever it held,
+// except a loopback host the config intercepts and lets the proxy reach (proxy.forward.allow_loopback):
+// that one must go through the proxy to be retried.
+std::string no_proxy_with_loopback(const char* current, const config::ProxySettings& proxy) {
   std::string out = current != nullptr ? current : "";
   for (const char* host : {"localhost", "127.0.0.1", "::1"}) {
+    if (proxy.forward.allow_loopback &&
+        std::any_of(proxy.intercept.begin(), proxy.intercept.end(),
+                    [host](const std::string& glob) { return config::glob_match(glob, host, true); })) {
+      continue;
+    }
     bool present = false;
     std::size_t start = 0;
     while (start <= out.size()) {
@@ -92,7 +100,8 @@ int run_with_routes(const std::vector<std::string>& command, const config::Confi
       ::setenv(name, origin.c_str(), 1);
     }
     const std::string no_proxy = no_proxy_with_loopback(std::getenv("NO_PROXY") ? std::getenv("NO_PROXY")
-                                                                                 : std::getenv("no_proxy"));
+                                                                                 : std::getenv("no_proxy"),
+                                                 cfg.proxy);
     ::setenv("NO_PROXY", no_proxy.c_str(), 1);
     ::setenv("no_proxy", no_proxy.c_str(), 1);
   }
