@@ -39,10 +39,12 @@ std::string mac_hex(const std::string& secret, std::string_view part, const std:
 }
 
 // Variables that say where things are, not how to retry: the files part covers CURLRETRY_CONFIG,
-// and the library's path and the proxy's re-exec marker differ between equal launches.
+// and the library's path, the proxy's re-exec marker and the proxy named to a proxied command's
+// children (shim/proxy_layer.h) differ between equal launches.
 bool is_setting(std::string_view name) {
   if (name.rfind("CURLRETRY_", 0) != 0 && name.rfind("BILI_REPLAY_", 0) != 0) return false;
-  return name != "CURLRETRY_CONFIG" && name != "CURLRETRY_LIBRARY" && name != "CURLRETRY_PROXY_REEXEC";
+  return name != "CURLRETRY_CONFIG" && name != "CURLRETRY_LIBRARY" && name != "CURLRETRY_PROXY_REEXEC" &&
+         name.rfind("CURLRETRY_VIA_PROXY", 0) != 0;
 }
 
 // The value of `"key":"…"` inside the "config" object of `body` (hex digits only), or "".

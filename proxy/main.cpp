@@ -28,6 +28,7 @@
 #include "proxy/local_ca.h"
 #include "proxy/preload.h"
 #include "proxy/server.h"
+#include "shim/proxy_layer.h"
 #include "state/private_dir.h"
 
 #ifndef CURLRETRY_VERSION
@@ -105,6 +106,11 @@ int run_with_routes(const std::vector<std::string>& command, const config::Confi
     ::setenv("NO_PROXY", no_proxy.c_str(), 1);
     ::setenv("no_proxy", no_proxy.c_str(), 1);
   }
+  // Its libcurl children's requests that this proxy answers are retried here, not twice.
+  ::setenv(shim::kViaProxyVariable, (where.address().to_string() + ":" + std::to_string(where.port())).c_str(), 1);
+  std::string intercept;
+  for (const auto& glob : cfg.proxy.intercept) intercept += (intercept.empty() ? "" : ",") + glob;
+  ::setenv(shim::kViaProxyInterceptVariable, intercept.c_str(), 1);
   std::vector<char*> argv;
   for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -256,6 +262,9 @@ int main(int argc, char** argv) {
     if (status != 0 || command.empty()) return status;
     return run_with_routes(command, cfg, *listen.endpoint);
   }
+  // A proxy started from a proxied command's environment retries its own transfers.
+  ::unsetenv(shim::kViaProxyVariable);
+  ::unsetenv(shim::kViaProxyInterceptVariable);
   const bool loopback = proxy::is_loopback(listen.endpoint->address());
   if (!loopback && cfg.proxy.token.empty()) {
     std::cerr << "curlretry: proxy: --listen " << listen_text

@@ -15,7 +15,7 @@ import unittest
 import urllib.request
 
 import harness
-from harness import ok_body
+from harness import ok_body, overloaded_body
 from proxy_support import NODE, node_problem, wait_for
 
 
@@ -124,6 +124,16 @@ class LauncherProxy(harness.UpstreamTestCase):
         result = self.through_proxy(harness.CURL, "-q", "-sS", self.plain.script_url(key, "503,200"))
         self.assertRun(result, 0, ok_body(key, 2))
         self.assertCount(self.plain, key, 2, result)
+
+    def test_curl_through_the_route_is_retried_once_not_twice(self):
+        # Issue 26 item 3: the preloaded curl leaves the proxy's give-up alone: the proxy's 3
+        # attempts upstream, not 3 x 3 (before: 9 requests, 2 layers of backoff).
+        key = self.key()
+        result = self.through_proxy("sh", "-c", f"exec {harness.CURL} -q -sS -w ' %{{http_code}}' "
+                                                f"\"$FLAKY_BASE_URL/s/{key}/{','.join(['503'] * 12)}\"")
+        self.assertRun(result, 0, overloaded_body(key, 3) + b" 503")
+        self.assertCount(self.plain, key, 3, result)
+        self.assertProxyLines(result)
 
     def test_the_command_keeps_its_exit_status(self):
         result = self.through_proxy("sh", "-c", "exit 7")
@@ -406,6 +416,12 @@ class ZeroConfig(OwnProxy):
         self.assertRun(result, 0, b"200 " + ok_body(key, 3))
         self.assertCount(tls, key, 3, result)
         self.started(result, tail=self.reason(os.path.basename(harness.PYTHON)))
+        # A libcurl child through the same interception: the proxy's attempts only (item 3).
+        key = self.key("curl")
+        curl = self.launch("--proxy", "--listen", self.listen, "--config", config, "--", harness.CURL, "-q", "-sS",
+                           "-w", " %{http_code}", tls.script_url(key, ",".join(["503"] * 12)))
+        self.assertRun(curl, 0, overloaded_body(key, 3) + b" 503")
+        self.assertCount(tls, key, 3, curl)
 
 
 if __name__ == "__main__":
