@@ -19,15 +19,20 @@ bool is_own_http_runtime(const std::string& file) {
 
 }  // namespace
 
+bool routed_by_default(const Diagnosis& d) {
+  if (d.verdict == DoctorVerdict::not_reachable) return true;
+  if (d.verdict != DoctorVerdict::nothing_to_do) return false;
+  bool runtime = is_own_http_runtime(d.program);
+  for (const std::string& file : d.chain) runtime = runtime || is_own_http_runtime(file);
+  return runtime || d.static_program;
+}
+
 std::optional<std::string> proxy_only_reason(const std::vector<std::string>& command) {
   if (command.empty()) return std::nullopt;
   const Diagnosis d = diagnose(command);
+  if (!routed_by_default(d)) return std::nullopt;
   const std::string name = std::filesystem::path(command[0]).filename().string();
   if (d.verdict == DoctorVerdict::not_reachable) return name + " cannot be reached by the preload (" + d.summary + ")";
-  if (d.verdict != DoctorVerdict::nothing_to_do) return std::nullopt;
-  bool runtime = is_own_http_runtime(d.program);
-  for (const std::string& file : d.chain) runtime = runtime || is_own_http_runtime(file);
-  if (!runtime && !d.static_program) return std::nullopt;
   return name + " does not load libcurl";
 }
 

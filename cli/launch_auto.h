@@ -16,4 +16,15 @@ namespace curlretry::cli {
 // nothing-to-do for JavaScript and Python runtimes and static programs (Rust, Bun, Deno builds).
 std::optional<std::string> proxy_only_reason(const std::vector<std::string>& command);
 
+struct Diagnosis;
+
+// The rule proxy_only_reason() applies to doctor's diagnosis of COMMAND.
+bool routed_by_default(const Diagnosis& d);
+
+// What doctor advises for a COMMAND routed_by_default().
+inline constexpr const char* kRoutedAdvice =
+    "curlretry -- COMMAND runs it through curlretry's local proxy, no config needed: the API hosts of the providers "
+    "curlretry knows (Anthropic, OpenAI, Gemini, z.ai, DeepSeek, OpenRouter, ...) intercepted through HTTPS_PROXY "
+    "and the local CA; other hosts: proxy.intercept in the config";
+
 }  // namespace curlretry::cli
