@@ -14,7 +14,12 @@ namespace curlretry::cli {
 // shell or any other dynamic program may start libcurl programs, which must keep the preload and
 // never be routed). Through the proxy: doctor's not-reachable (Go, libcurl compiled in, musl), and
 // nothing-to-do for JavaScript and Python runtimes and static programs (Rust, Bun, Deno builds).
-std::optional<std::string> proxy_only_reason(const std::vector<std::string>& command);
+struct ProxyPath {
+  std::string reason;            // "node does not load libcurl"
+  bool base_url_routes = false;  // also the built-in providers' base-URL routes (a Node program
+                                 // other than the agents known to honour HTTPS_PROXY)
+};
+std::optional<ProxyPath> proxy_path(const std::vector<std::string>& command);
 
 struct Diagnosis;
 
