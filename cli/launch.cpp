@@ -117,6 +117,7 @@ int launch_through_proxy(const LaunchOptions& options, const config::Config& con
                              "the proxy (HTTPS_PROXY and the local CA; --no-proxy runs it directly)"});
   }
   if (options.base_url_routes) args.emplace_back("--builtin-routes");
+  if (options.proxy_reason) args.emplace_back("--or-direct");
   if (options.quiet) args.emplace_back("--quiet");
   if (options.listen) args.insert(args.end(), {"--listen", *options.listen});
   if (!options.configs.empty()) {

@@ -414,6 +414,22 @@ class ZeroConfig(OwnProxy):
                 self.assertNotIn(b"curlretry: proxy ", plain.stderr, str(plain))
         self.assertCount(self.plain, key, 2)
 
+    def test_a_port_held_by_something_else_runs_it_directly_and_says_so(self):
+        # The automatic path never makes a command fail that ran before; it says it is unprotected.
+        holder = socket.socket()
+        self.addCleanup(holder.close)
+        holder.bind(("127.0.0.1", self.port))
+        holder.listen(8)
+        script = self.write("agent.py", self.ENV_SCRIPT)
+        result = self.launch("--listen", self.listen, "--", harness.PYTHON, script)
+        self.assertEqual((result.code, result.stdout.decode().splitlines()[0]), (0, "HTTPS_PROXY None"), str(result))
+        self.assertEqual(result.stderr.decode().splitlines()[-2:], [
+            f"curlretry: proxy --ensure: {self.listen} answers but is not your curlretry proxy (no answer to the health "
+            f"request; your proxies prove the secret in {self.runtime}/curlretry/proxy.secret); the command is not "
+            "given its URL; stop what listens there or choose another port with --listen",
+            f"curlretry: running {harness.PYTHON} without the proxy: none of its requests is retried (--no-proxy says "
+            "so quietly)"], str(result))
+
     def test_an_intercepted_loopback_upstream_is_retried(self):
         # Items 1 and 5: interception (HTTPS_PROXY + CA variables) of a host the config names on a
         # loopback address (before: 127.0.0.1 always went into NO_PROXY, so the client went direct).
