@@ -375,8 +375,10 @@ class ZeroConfig(OwnProxy):
         self.assertEqual(result.stderr.decode().splitlines()[0],
                          f"curlretry: proxy: created the local CA in {self.runtime}/curlretry/ca", str(result))
         self.started(result, tail=self.reason(os.path.basename(harness.PYTHON)))
+        pid = health(self.port)["pid"]
         quiet = self.launch("-q", "--listen", self.listen, "--", harness.PYTHON, script)
         self.assertEqual((quiet.code, quiet.stderr), (0, b""), str(quiet))
+        self.assertEqual(health(self.port)["pid"], pid)  # -q is not another config: the same proxy
         direct = self.launch("--no-proxy", "--", harness.PYTHON, script, env={"HTTPS_PROXY": None})
         self.assertEqual(direct.stdout.decode().splitlines()[0], "HTTPS_PROXY None", str(direct))
 
