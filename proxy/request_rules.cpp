@@ -246,15 +246,6 @@ std::string presented_token(std::string_view value) {
   return colon == std::string::npos ? std::string() : decoded.substr(colon + 1);
 }
 
-std::string json_string(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) out += c;
-  }
-  return out + "\"";
-}
-
 bool same_secret(std::string_view given, std::string_view expected) {
   unsigned char diff = given.size() == expected.size() ? 0 : 1;
   for (std::size_t i = 0; i < expected.size(); ++i) {

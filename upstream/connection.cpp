@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "core/json_text.h"
 #include "upstream/http_request.h"
 #include "upstream/responses.h"
 #include "upstream/script.h"
@@ -37,24 +38,6 @@ class Sha256 {
  private:
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx_;
 };
-
-// Errors quote the step as written, which may hold any byte a client put in the path.
-std::string json_escape(std::string_view text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-      out += escaped;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
 
 enum class RouteKind : std::uint8_t { script, count, reset, big, ok, not_found, bad };
 
@@ -139,7 +122,7 @@ Response utility_response(const Route& route, ServeContext& context) {
     case RouteKind::script:
       r.status = 400;
       r.content_type = "application/json";
-      r.body = R"({"error":"bad script","detail":")" + json_escape(route.error) + "\"}";
+      r.body = R"({"error":"bad script","detail":)" + core::json_text::quote(route.error) + "}";  // any byte a client put in the path
       break;
   }
   return r;
