@@ -17,6 +17,7 @@
 #include "core/json_text.h"
 #include "shim/fork_guard.h"
 #include "shim/log.h"
+#include "shim/owned_fd.h"
 
 namespace curlretry::shim::events {
 namespace {
@@ -133,9 +134,7 @@ std::mutex& open_mutex() {
 }
 
 bool same_file(int fd) {
-  struct stat st{};
-  return ::fstat(fd, &st) == 0 && st.st_dev == g_dev.load(std::memory_order_relaxed) &&
-         st.st_ino == g_ino.load(std::memory_order_relaxed);
+  return names_file(fd, g_dev.load(std::memory_order_relaxed), g_ino.load(std::memory_order_relaxed));
 }
 
 // Opens (or, when the host closed our descriptor and reused its number, reopens) the file.
