@@ -9,6 +9,7 @@
 #include <boost/beast/http/field.hpp>
 #include <cstring>
 
+#include "core/ascii.h"
 #include "proxy/headers.h"
 
 namespace http = boost::beast::http;
@@ -16,7 +17,7 @@ namespace http = boost::beast::http;
 namespace curlretry::proxy {
 namespace {
 
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+using core::ascii::lower;
 
 // The codings of every Transfer-Encoding field, in order, lower case, empty list elements dropped
 // (RFC 9110 §5.6.1); a coding with parameters keeps them, so that it never equals "chunked".
