@@ -549,8 +549,14 @@ class Lifecycle(harness.UpstreamTestCase):
             pid = json.loads(response.read())["pid"]
 
         def stop():
-            os.kill(pid, 15)
-            wait_for(lambda: not os.path.exists(f"/proc/{pid}"), 20, "the background proxy to exit")
+            # The one answering now: the second --ensure below restarts it (issue 26).
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_curlretry/health", timeout=10) as answer:
+                    running = json.loads(answer.read())["pid"]
+            except OSError:
+                return
+            os.kill(running, 15)
+            wait_for(lambda: not os.path.exists(f"/proc/{running}"), 20, "the background proxy to exit")
         self.addCleanup(stop)
         self.assertEqual([p.returncode for p in both], [0, 0], outcomes)
         self.assertIn("curlretry: proxy already running on", outcomes[0])
@@ -566,7 +572,8 @@ class Lifecycle(harness.UpstreamTestCase):
         again = harness.run([*cmd, "--", harness.PYTHON, "-c", script], preload=False,
                             env={"XDG_RUNTIME_DIR": str(runtime)})
         self.assertRun(again, 0, ok_body(key, 2))
-        self.assertIn(b"already running", again.stderr)
+        # The file changed and the settings differ (no fast backoff): the idle proxy is restarted (issue 26).
+        self.assertIn(b"restarted", again.stderr)
 
     def test_the_fleet_budget_applies_through_the_proxy(self):
         # Same engine: the shim's fleet state (issue 12) governs the proxy's transfers unchanged. A
