@@ -3,7 +3,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <string_view>
+#include <type_traits>
 
 #include "config/text.h"
 #include "core/cooldown.h"
@@ -68,6 +71,20 @@ core::Transport transport_of(CURLcode code, long os_errno) {
 
 Transfer::Transfer(CURL* easy, const real::Api* api) : easy_(easy), api_(api) {}
 
+namespace {
+// A fresh value built where the old one was: no temporary to build, move from and destroy, as
+// `value = T{}` costs (most of the success path's cost before issue 27). Default-initialised,
+// not value-initialised: every member has its initialiser, and value-initialisation would first
+// zero the whole object (Attempt is 720 bytes). Safe only because building one cannot throw:
+// the old one is gone by then.
+template <typename T>
+void renew(T& value) noexcept {
+  static_assert(std::is_nothrow_default_constructible_v<T>);
+  std::destroy_at(&value);
+  ::new (static_cast<void*>(&value)) T;
+}
+}  // namespace
+
 // ---------------------------------------------------------------------------------------------
 // Lifecycle
 
@@ -79,7 +96,7 @@ bool Transfer::begin(const Runtime& runtime) {
     return false;
   }
   runtime_ = &runtime;
-  run_ = TransferRun{};
+  renew(run_);
   run_.started = Clock::now();
   if (host.timeout_ms > 0) run_.deadline = run_.started + std::chrono::milliseconds(host.timeout_ms);
   run_.random = core::SplitMix(static_cast<std::uint64_t>(run_.started.time_since_epoch().count()) ^
@@ -215,7 +232,12 @@ void Transfer::sync_header_callback() {
 }
 
 void Transfer::reset_attempt() {
-  attempt_ = Attempt{};
+  // The held body's buffer (at most kChunk, see end()) is kept: a handle that holds a stream's
+  // setup events on every request allocates it once.
+  std::string body = std::move(attempt_.held_body);
+  body.clear();
+  renew(attempt_);
+  attempt_.held_body = std::move(body);
   unpause_requested_.store(false, std::memory_order_relaxed);
 }
 

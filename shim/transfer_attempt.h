@@ -1,6 +1,7 @@
 // What one attempt of a transfer knows and holds: the response's head, the header lines and the
 // body held back from the program, how much of them reached it, and what was learnt on the way.
-// A new attempt starts from a fresh value (`attempt = Attempt{}`), so nothing carries over.
+// A new attempt starts from a fresh value (Transfer::reset_attempt() destroys the old one and
+// builds a new one in its place), so nothing carries over.
 #pragma once
 
 #include <curl/curl.h>
@@ -18,6 +19,11 @@
 namespace curlretry::shim {
 
 struct Attempt {
+  // noexcept, so that renewing it in place cannot leave a destroyed member behind: its members
+  // only set fields and empty strings, and SseBlock's "message" fits std::string's inline buffer
+  // (no allocation that could throw).
+  Attempt() noexcept = default;
+
   ResponseHead response;
   std::string held_headers;            // header lines held for the program, in order
   std::vector<size_t> held_line_ends;  // where each held line ends in held_headers
