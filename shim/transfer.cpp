@@ -147,16 +147,11 @@ void Transfer::forget_install() {
   enter(Phase::idle);
 }
 
-void Transfer::enter(Phase next) {
-  const Phase from = phase();
-  if (next == from) return;
-  if (log::enabled(LogLevel::debug)) {
-    // The request is named once it was matched (resolve_request()); before, it is not known yet.
-    const std::string who = run_.policy != nullptr ? run_.method + " " + run_.display : std::string("a transfer");
-    log::write(LogLevel::debug, "phase of " + who + ": " + std::string(to_string(from)) + " -> " +
-                                    std::string(to_string(next)) + " (attempt " + std::to_string(run_.attempt) + ")");
-  }
-  phase_.store(next, std::memory_order_relaxed);
+void Transfer::log_phase(Phase next) const {
+  // The request is named once it was matched (resolve_request()); before, it is not known yet.
+  const std::string who = run_.policy != nullptr ? run_.method + " " + run_.display : std::string("a transfer");
+  log::write(LogLevel::debug, "phase of " + who + ": " + std::string(to_string(phase())) + " -> " +
+                                  std::string(to_string(next)) + " (attempt " + std::to_string(run_.attempt) + ")");
 }
 
 void Transfer::hold_first_attempt() {

@@ -17,6 +17,7 @@
 #include "shim/credential_command.h"
 #include "shim/fleet_hook.h"
 #include "shim/host_options.h"
+#include "shim/log.h"
 #include "shim/once_per_transfer.h"
 #include "shim/real_curl.h"
 #include "shim/request_override.h"
@@ -126,8 +127,14 @@ class Transfer {
   CURLcode rewatch(CURLoption option);
 
  private:
-  // The one place the phase changes (logged at debug).
-  void enter(Phase next);
+  // The one place the phase changes (logged at debug). Inline, with the debug line out of line:
+  // a success passes here four times.
+  void enter(Phase next) {
+    if (next == phase()) return;
+    if (log::enabled(config::LogLevel::debug)) log_phase(next);
+    phase_.store(next, std::memory_order_relaxed);
+  }
+  void log_phase(Phase next) const;
   bool committed() const {
     const Phase now = phase();
     return now == Phase::committed || now == Phase::committed_at_headers;
