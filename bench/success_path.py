@@ -46,7 +46,7 @@ FEATURES = [
 OTHER = "other shim code (inlined std::, helpers)"
 # The shim's helpers that make the program's own call for a wrapper (the program's setopt goes to
 # libcurl through forward_option): their calls out are the program's work, not the shim's.
-FORWARDERS = ("forward_option",)
+FORWARDERS = ("forward_option", "forward_multi_option")
 # "  1,234 ( 0.5%)  file:function [clone .isra.0] [/path/of/object.so]": the object is the last
 # bracket holding a path; a line without one is a total or a caller line, not a function.
 LINE = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+(.*?)\s+\[(/[^\]]*)\]\s*$")
@@ -127,12 +127,21 @@ def shim_cost(out: str, shim: str = "libcurlretry") -> tuple[dict[str, int], dic
                     pending_call = False
                     target_ob = os.path.basename(cob if cob is not None else (ob or ""))
                     if in_shim and shim not in target_ob and target_ob != main_object:
-                        if bare(cfn) != bare(fn.split(":", 1)[1]) and not any(f in fn for f in FORWARDERS):
+                        if not is_twin(fn, bare(cfn)) and not any(f in fn for f in FORWARDERS):
                             calls[bare(cfn)] = calls.get(bare(cfn), 0) + cost
                     cob = None
                 elif in_shim:
                     own[fn] = own.get(fn, 0) + cost
     return own, calls
+
+
+def is_twin(caller: str, callee: str) -> bool:
+    """Whether the shim's `caller` is the wrapper of libcurl's `callee`, making the program's own
+    call: the exported wrapper itself (curl_easy_perform -> curl_easy_perform), or the out-of-line
+    host half of one (multi_perform_from_host, and the lambdas and templates it instantiates,
+    -> curl_multi_perform)."""
+    return bare(caller.split(":", 1)[1]) == callee or (
+        callee.startswith("curl_") and f"{callee[len('curl_'):]}_from_host" in caller)
 
 
 def bare(function: str | None) -> str:

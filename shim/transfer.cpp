@@ -124,7 +124,7 @@ void Transfer::end() {
   if (fresh_connect_forced_) set_real(*api_, easy_, CURLOPT_FRESH_CONNECT, static_cast<long>(host.fresh_connect));
   if (timeout_changed_) set_real(*api_, easy_, CURLOPT_TIMEOUT_MS, host.timeout_ms);
   fresh_connect_forced_ = timeout_changed_ = false;
-  override_.restore(*api_, easy_, host);
+  if (!override_.idle()) override_.restore(*api_, easy_, host);
   pending_credential_.reset();  // a command nobody waits for any more is killed
   once_per_transfer_.restore(*api_, easy_, host);
   if (attempt_.held_body.capacity() > kChunk) std::string().swap(attempt_.held_body);
