@@ -182,10 +182,13 @@ int read_counters(struct dl_phdr_info* info, size_t, void* data) {
   return 1;
 }
 
+// The current table. A plain global, not in Libraries: for_caller's hit path reads it without
+// the function-static guard of libraries(). Old tables are leaked (tiny, rare).
+constinit std::atomic<const Table*> g_table{nullptr};
+
 struct Libraries {
   std::mutex mutex;
   std::vector<std::pair<ElfW(Addr), Api*>> by_base;  // leaked: handles outlive everything
-  std::atomic<const Table*> table{nullptr};          // old tables are leaked too (tiny, rare)
 };
 
 Libraries& libraries() {
@@ -230,7 +233,7 @@ const Table* rebuild(Libraries& libs) {
   std::lock_guard lock(libs.mutex);
   Snapshot snapshot;
   dl_iterate_phdr(collect_loaded_object, &snapshot);
-  const Table* current = libs.table.load(std::memory_order_acquire);
+  const Table* current = g_table.load(std::memory_order_acquire);
   if (current != nullptr && current->adds == snapshot.adds && current->subs == snapshot.subs) return current;
   auto* table = new Table();
   table->adds = snapshot.adds;
@@ -244,7 +247,7 @@ const Table* rebuild(Libraries& libs) {
   }
   std::sort(table->ranges.begin(), table->ranges.end(),
             [](const Range& a, const Range& b) { return a.begin < b.begin; });
-  libs.table.store(table, std::memory_order_release);
+  g_table.store(table, std::memory_order_release);
   return table;
 }
 
@@ -288,9 +291,8 @@ const Api& for_caller(const void* caller) {
   };
   __attribute__((tls_model("initial-exec"))) static thread_local Last last[2]{};
   __attribute__((tls_model("initial-exec"))) static thread_local unsigned next_slot = 0;
-  Libraries& libs = libraries();
   auto address = reinterpret_cast<ElfW(Addr)>(caller);
-  const Table* table = libs.table.load(std::memory_order_acquire);
+  const Table* table = g_table.load(std::memory_order_acquire);
   for (Last& l : last) {
     if (table == nullptr || l.table != table || address < l.begin || address >= l.end) continue;
     if (l.api != nullptr) return *l.api;
@@ -298,6 +300,7 @@ const Api& for_caller(const void* caller) {
     l.api = global_if_final();  // remembered from now on if it will not change any more
     return api;
   }
+  Libraries& libs = libraries();
   if (table == nullptr || table->find(address) == nullptr) {
     // Unknown code (JIT, or an object loaded since): look again only if the set of objects changed.
     std::pair<unsigned long long, unsigned long long> counters{0, 0};

@@ -19,11 +19,6 @@
 namespace curlretry::shim {
 
 struct Attempt {
-  // noexcept, so that renewing it in place cannot leave a destroyed member behind: its members
-  // only set fields and empty strings, and SseBlock's "message" fits std::string's inline buffer
-  // (no allocation that could throw).
-  Attempt() noexcept = default;
-
   ResponseHead response;
   std::string held_headers;            // header lines held for the program, in order
   std::vector<size_t> held_line_ends;  // where each held line ends in held_headers
