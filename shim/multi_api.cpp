@@ -37,11 +37,15 @@ struct MultiTable {
   std::atomic<std::uint64_t> epoch{1};
 };
 
+// Published once made; nullptr until the first multi handle is made, when no lookup can find one.
+constinit std::atomic<MultiTable*> g_multis{nullptr};
+
 MultiTable& multis() {
   // Leaked: multis are cleaned up from atexit handlers.
   static MultiTable* t = [] {
     auto* table = new MultiTable();
     guard_across_fork(table->mutex);
+    g_multis.store(table, std::memory_order_release);
     return table;
   }();
   return *t;
@@ -52,7 +56,10 @@ MultiState* find_multi(CURLM* multi) {
   // A host drives one multi handle through several calls per transfer. (A multi handle is used
   // by one thread at a time, and cleaning it up while another thread uses it is undefined.)
   __attribute__((tls_model("initial-exec"))) static thread_local RememberedLookup<CURLM*, MultiState*> last;
-  MultiTable& t = multis();
+  // A plain load, not the function-static's guard: every multi call of the host asks this.
+  MultiTable* made = g_multis.load(std::memory_order_acquire);
+  if (made == nullptr) return nullptr;
+  MultiTable& t = *made;
   return remembered_find(last, t.epoch, t.mutex, multi, [&t](CURLM* key) -> MultiState* {
     auto it = t.states.find(key);
     return it == t.states.end() ? nullptr : it->second.get();

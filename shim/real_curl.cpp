@@ -280,19 +280,22 @@ const Api& global() {
   return *api;
 }
 
-const Api& for_caller(const void* caller) {
-  // Calls come from one or two code ranges at a time (the host's, a plugin's; libcurl's own calls
-  // never get here): two remembered ranges per thread answer nearly all of them without a search.
-  struct Last {
-    const Table* table;
-    ElfW(Addr) begin;
-    ElfW(Addr) end;
-    const Api* api;  // nullptr: the global scope's, not final yet (looked up on each call)
-  };
-  __attribute__((tls_model("initial-exec"))) static thread_local Last last[2]{};
-  __attribute__((tls_model("initial-exec"))) static thread_local unsigned next_slot = 0;
-  auto address = reinterpret_cast<ElfW(Addr)>(caller);
-  const Table* table = g_table.load(std::memory_order_acquire);
+namespace {
+// Calls come from one or two code ranges at a time (the host's, a plugin's; libcurl's own calls
+// never get here): two remembered ranges per thread answer nearly all of them without a search.
+struct Last {
+  const Table* table;
+  ElfW(Addr) begin;
+  ElfW(Addr) end;
+  const Api* api;  // nullptr: the global scope's, not final yet (looked up on each call)
+};
+constinit __attribute__((tls_model("initial-exec"))) thread_local Last last[2]{};
+constinit __attribute__((tls_model("initial-exec"))) thread_local unsigned next_slot = 0;
+
+// Everything but a remembered final answer: out of line, so that for_caller's hit path builds no
+// frame (every wrapper the host calls asks it; issue 27).
+__attribute__((noinline)) const Api& for_caller_slow(ElfW(Addr) address, const Table* table) {
+  Libraries& libs = libraries();
   for (Last& l : last) {
     if (table == nullptr || l.table != table || address < l.begin || address >= l.end) continue;
     if (l.api != nullptr) return *l.api;
@@ -300,7 +303,6 @@ const Api& for_caller(const void* caller) {
     l.api = global_if_final();  // remembered from now on if it will not change any more
     return api;
   }
-  Libraries& libs = libraries();
   if (table == nullptr || table->find(address) == nullptr) {
     // Unknown code (JIT, or an object loaded since): look again only if the set of objects changed.
     std::pair<unsigned long long, unsigned long long> counters{0, 0};
@@ -312,6 +314,18 @@ const Api& for_caller(const void* caller) {
   // The global scope's Api is remembered too once it is final: a hit then costs no call.
   last[next_slot++ & 1] = Last{table, r->begin, r->end, r->api ? r->api : global_if_final()};
   return r->api ? *r->api : global();
+}
+
+}  // namespace
+
+const Api& for_caller(const void* caller) {
+  auto address = reinterpret_cast<ElfW(Addr)>(caller);
+  const Table* table = g_table.load(std::memory_order_acquire);
+  for (const Last& l : last) {
+    if (table != nullptr && l.table == table && address >= l.begin && address < l.end && l.api != nullptr)
+      return *l.api;
+  }
+  return for_caller_slow(address, table);
 }
 
 }  // namespace curlretry::shim::real
