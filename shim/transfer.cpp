@@ -107,7 +107,7 @@ bool Transfer::begin(const Runtime& runtime) {
   // Installed once and left in place between transfers (the host's later setopts are recorded
   // and honoured through them): a handle reused for thousands of requests pays this once.
   if (!installed_) install();
-  sync_header_callback();
+  if (header_cb_ != wants_header_callback()) sync_header_callback();
   sync_read_callback();
   sync_socket_callback();
   reset_attempt();
@@ -213,7 +213,7 @@ void Transfer::sync_read_callback() {
 }
 
 void Transfer::sync_header_callback() {
-  bool want = host_wants_headers() || api_->easy_header == nullptr;
+  bool want = wants_header_callback();
   if (want == header_cb_) return;
   if (want) {
     set_real(*api_, easy_, CURLOPT_HEADERFUNCTION, &Transfer::on_header);
@@ -351,8 +351,8 @@ size_t Transfer::write(char* data, size_t n) {
   if (!attempt_.response.candidate) {
     if (size_t r = 0; hold_stream(data, n, r)) return r;
     // A response that cannot be retried: the first body byte (of a 2xx event stream: the first
-    // content event) commits the transfer.
-    switch (flush_held()) {
+    // content event) commits the transfer. (Nothing held: nothing to flush, no call.)
+    switch (holds_anything() ? flush_held() : Flush::done) {
       case Flush::done: break;
       case Flush::paused: return CURL_WRITEFUNC_PAUSE;  // libcurl offers this chunk again later
       case Flush::refused: attempt_.host_refused = true; return 0;

@@ -155,6 +155,12 @@ class Transfer {
   // Our header callback is installed only when headers must be held for the host (or libcurl
   // predates curl_easy_header): a success path nobody reads headers on pays for no callback.
   void sync_header_callback();
+  bool wants_header_callback() const { return host_wants_headers() || api_->easy_header == nullptr; }
+  // Something held is still to reach the program, or it refused (flush_held() has work to do).
+  bool holds_anything() const {
+    return attempt_.held_refusal.refused() || attempt_.flushed_lines < attempt_.held_line_ends.size() ||
+           attempt_.flushed_body < attempt_.held_body.size();
+  }
   // Our read callback is on the handle unless a form streams through the program's own.
   void sync_read_callback();
   // Our open-socket callback watches the program's, when it has one (shim/transfer_sockets.cpp).
