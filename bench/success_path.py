@@ -37,8 +37,9 @@ FEATURES = [
     ("phase/log checks", ("Transfer::enter", "log::enabled", "shim::log::", "transfer_phase")),
     ("option recording", ("host_options", "easy_options", "record_option", "forward_option", "curl_easy_setopt",
                           "is_recorded_option", "OncePerTransfer", "once_per_transfer")),
-    ("routing to the right libcurl", ("real_curl", "reentry_guard", "LibcurlScope", "HostScope")),
-    ("multi bookkeeping", ("multi_api", "multi_state")),
+    # Before routing: find_multi, inlined, is filed under reentry_guard.h.
+    ("multi bookkeeping", ("multi_api", "multi_state", "find_multi", "MultiState")),
+    ("routing to the right libcurl", ("real_curl", "real::for_caller", "reentry_guard", "LibcurlScope", "HostScope")),
     ("handle table", ("registry", "remembered_lookup")),
     ("transfer lifecycle", ("transfer.cpp", "transfer_run", "transfer_attempt", "cookie_snapshot", "upload_replay",
                             "url_parts", "response_head", "runtime", "easy_api", "Transfer::")),
