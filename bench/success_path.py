@@ -37,8 +37,9 @@ FEATURES = [
     ("phase/log checks", ("Transfer::enter", "log::enabled", "shim::log::", "transfer_phase")),
     ("option recording", ("host_options", "easy_options", "record_option", "forward_option", "curl_easy_setopt",
                           "is_recorded_option", "OncePerTransfer", "once_per_transfer")),
-    ("routing to the right libcurl", ("real_curl", "reentry_guard", "LibcurlScope", "HostScope")),
-    ("multi bookkeeping", ("multi_api", "multi_state")),
+    # Before routing: find_multi, inlined, is filed under reentry_guard.h.
+    ("multi bookkeeping", ("multi_api", "multi_state", "find_multi", "MultiState")),
+    ("routing to the right libcurl", ("real_curl", "real::for_caller", "reentry_guard", "LibcurlScope", "HostScope")),
     ("handle table", ("registry", "remembered_lookup")),
     ("transfer lifecycle", ("transfer.cpp", "transfer_run", "transfer_attempt", "cookie_snapshot", "upload_replay",
                             "url_parts", "response_head", "runtime", "easy_api", "Transfer::")),
@@ -46,7 +47,7 @@ FEATURES = [
 OTHER = "other shim code (inlined std::, helpers)"
 # The shim's helpers that make the program's own call for a wrapper (the program's setopt goes to
 # libcurl through forward_option): their calls out are the program's work, not the shim's.
-FORWARDERS = ("forward_option",)
+FORWARDERS = ("forward_option", "forward_multi_option")
 # "  1,234 ( 0.5%)  file:function [clone .isra.0] [/path/of/object.so]": the object is the last
 # bracket holding a path; a line without one is a total or a caller line, not a function.
 LINE = re.compile(r"^\s*([\d,]+)\s+\([^)]*\)\s+(.*?)\s+\[(/[^\]]*)\]\s*$")
@@ -127,12 +128,21 @@ def shim_cost(out: str, shim: str = "libcurlretry") -> tuple[dict[str, int], dic
                     pending_call = False
                     target_ob = os.path.basename(cob if cob is not None else (ob or ""))
                     if in_shim and shim not in target_ob and target_ob != main_object:
-                        if bare(cfn) != bare(fn.split(":", 1)[1]) and not any(f in fn for f in FORWARDERS):
+                        if not is_twin(fn, bare(cfn)) and not any(f in fn for f in FORWARDERS):
                             calls[bare(cfn)] = calls.get(bare(cfn), 0) + cost
                     cob = None
                 elif in_shim:
                     own[fn] = own.get(fn, 0) + cost
     return own, calls
+
+
+def is_twin(caller: str, callee: str) -> bool:
+    """Whether the shim's `caller` is the wrapper of libcurl's `callee`, making the program's own
+    call: the exported wrapper itself (curl_easy_perform -> curl_easy_perform), or the out-of-line
+    host half of one (multi_perform_from_host, and the lambdas and templates it instantiates,
+    -> curl_multi_perform)."""
+    return bare(caller.split(":", 1)[1]) == callee or (
+        callee.startswith("curl_") and f"{callee[len('curl_'):]}_from_host" in caller)
 
 
 def bare(function: str | None) -> str:

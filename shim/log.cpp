@@ -20,6 +20,9 @@
 #include "shim/owned_fd.h"
 
 namespace curlretry::shim::log {
+
+constinit std::atomic<int> detail::g_level{static_cast<int>(config::LogLevel::error)};
+
 namespace {
 
 // Writes to a private duplicate of the destination fd, and checks before every line that the fd
@@ -58,7 +61,6 @@ class CheckedFdSink final : public spdlog::sinks::base_sink<spdlog::details::nul
   ino_t ino_ = 0;
 };
 
-std::atomic<int> g_level{static_cast<int>(config::LogLevel::error)};
 // One lock for the logger's creation and for every line: the sink itself is lock-free.
 std::mutex g_mutex;
 spdlog::logger* g_logger = nullptr;  // leaked on purpose: hosts log from atexit handlers
@@ -148,12 +150,7 @@ std::mutex& log_mutex() {
 void configure(const config::Settings& settings) {
   std::lock_guard lock(log_mutex());
   log_file() = settings.log_file;
-  g_level.store(static_cast<int>(settings.log_level), std::memory_order_relaxed);
-}
-
-bool enabled(config::LogLevel level) {
-  int current = g_level.load(std::memory_order_relaxed);
-  return level != config::LogLevel::off && static_cast<int>(level) <= current;
+  detail::g_level.store(static_cast<int>(settings.log_level), std::memory_order_relaxed);
 }
 
 void write(config::LogLevel level, std::string_view message) {

@@ -3,6 +3,7 @@
 // headers or bodies.
 #pragma once
 
+#include <atomic>
 #include <string_view>
 
 #include "config/config.h"
@@ -12,7 +13,16 @@ namespace curlretry::shim::log {
 // Called once, when the runtime configuration is known. Before that, only errors are printed.
 void configure(const config::Settings& settings);
 
-bool enabled(config::LogLevel level);
+namespace detail {
+// The configured level. Constant-initialised: usable before any constructor has run.
+extern constinit std::atomic<int> g_level;
+}  // namespace detail
+
+// Inline: every phase change of every transfer asks it (the success path's cost, issue 27).
+inline bool enabled(config::LogLevel level) {
+  const int current = detail::g_level.load(std::memory_order_relaxed);
+  return level != config::LogLevel::off && static_cast<int>(level) <= current;
+}
 void write(config::LogLevel level, std::string_view message);
 
 }  // namespace curlretry::shim::log

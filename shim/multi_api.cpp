@@ -37,11 +37,15 @@ struct MultiTable {
   std::atomic<std::uint64_t> epoch{1};
 };
 
+// Published once made; nullptr until the first multi handle is made, when no lookup can find one.
+constinit std::atomic<MultiTable*> g_multis{nullptr};
+
 MultiTable& multis() {
   // Leaked: multis are cleaned up from atexit handlers.
   static MultiTable* t = [] {
     auto* table = new MultiTable();
     guard_across_fork(table->mutex);
+    g_multis.store(table, std::memory_order_release);
     return table;
   }();
   return *t;
@@ -52,7 +56,10 @@ MultiState* find_multi(CURLM* multi) {
   // A host drives one multi handle through several calls per transfer. (A multi handle is used
   // by one thread at a time, and cleaning it up while another thread uses it is undefined.)
   __attribute__((tls_model("initial-exec"))) static thread_local RememberedLookup<CURLM*, MultiState*> last;
-  MultiTable& t = multis();
+  // A plain load, not the function-static's guard: every multi call of the host asks this.
+  MultiTable* made = g_multis.load(std::memory_order_acquire);
+  if (made == nullptr) return nullptr;
+  MultiTable& t = *made;
   return remembered_find(last, t.epoch, t.mutex, multi, [&t](CURLM* key) -> MultiState* {
     auto it = t.states.find(key);
     return it == t.states.end() ? nullptr : it->second.get();
@@ -89,6 +96,153 @@ CURLMcode drive(const real::Api& api, CURLM* multi, int* running, bool timer_fir
     code = call();
   }
   return state ? after_drive(state, code, running) : code;
+}
+
+// The host's calls, out of line: the exported entry points below are then only the
+// inside-libcurl test and a jump, which is all that libcurl's own calls from inside
+// curl_easy_perform pay (no frame to build for a path they never take; issue 27).
+
+// curl_multi_add_handle from the host (or a plugin): its libcurl, found by its return address.
+__attribute__((noinline)) CURLMcode multi_add_handle_from_host(const void* caller, CURLM* multi, CURL* easy) {
+  const real::Api& api = real::for_caller(caller);
+  auto add = api.multi_add_handle;
+  if (add == nullptr) return CURLM_BAD_HANDLE;
+  MultiState* state = find_multi(multi);
+  Transfer* transfer = state ? registry::find(easy) : nullptr;
+  CURLM* previous = transfer != nullptr ? transfer->multi() : nullptr;
+  // Parked between attempts or replaying its held response, the handle is out of libcurl's
+  // multi but still added as far as the host knows: libcurl would refuse it, so do we.
+  if (transfer != nullptr && transfer->running() && previous != nullptr) return CURLM_ADDED_ALREADY;
+  bool ours = false;
+  try {
+    ours = transfer != nullptr && transfer->begin(runtime());
+  } catch (...) {
+    // Out of memory for the transfer's state: `ours` stays false and libcurl runs it unretried.
+  }
+  CURLMcode code;
+  {
+    LibcurlScope scope(api);
+    code = add(multi, easy);
+  }
+  // The handle moved from another multi handle: that one lets go of it.
+  if (code == CURLM_OK && previous != nullptr && previous != multi) {
+    try {
+      release_from_multi(previous, easy);
+    } catch (...) {
+      // Only allocation can fail here, and no exception may reach a C host: the handle is in the
+      // new multi all the same.
+    }
+  }
+  if (ours) {
+    try {
+      if (code == CURLM_OK) {
+        state->adopt(easy, transfer);
+        const auto hold = fleet_hook::hold_new(runtime(), transfer->host, transfer->deadline());
+        if (hold.count() > 0) state->hold_first_attempt(easy, hold);
+      } else {
+        transfer->end();
+      }
+    } catch (...) {
+      transfer->abandon();  // out of memory for its entry: libcurl runs it without us
+    }
+  }
+  return code;
+}
+
+// curl_multi_remove_handle from the host (or a plugin): its libcurl, found by its return address.
+__attribute__((noinline)) CURLMcode multi_remove_handle_from_host(const void* caller, CURLM* multi, CURL* easy) {
+  const real::Api& api = real::for_caller(caller);
+  auto remove = api.multi_remove_handle;
+  if (remove == nullptr) return CURLM_BAD_HANDLE;
+  MultiState* state = find_multi(multi);
+  if (state != nullptr) {
+    bool was_parked = false;
+    try {
+      was_parked = state->forget(easy);
+    } catch (...) {
+      // Only allocation can fail here: treated as not parked, so libcurl removes the handle itself.
+    }
+    if (was_parked) return CURLM_OK;
+  }
+  LibcurlScope scope(api);
+  return remove(multi, easy);
+}
+
+// curl_multi_perform from the host (or a plugin): its libcurl, found by its return address.
+__attribute__((noinline)) CURLMcode multi_perform_from_host(const void* caller, CURLM* multi, int* running) {
+  const real::Api& api = real::for_caller(caller);
+  auto perform = api.multi_perform;
+  if (perform == nullptr) return CURLM_BAD_HANDLE;
+  return drive(api, multi, running, false, [&] { return perform(multi, running); });
+}
+
+// curl_multi_info_read from the host (or a plugin): its libcurl, found by its return address.
+__attribute__((noinline)) CURLMsg* multi_info_read_from_host(const void* caller, CURLM* multi, int* msgs_in_queue) {
+  const real::Api& api = real::for_caller(caller);
+  auto info_read = api.multi_info_read;
+  MultiState* state = find_multi(multi);
+  if (state == nullptr) {
+    if (info_read == nullptr) return nullptr;
+    LibcurlScope scope(api);
+    return info_read(multi, msgs_in_queue);
+  }
+  try {
+    state->drain();  // messages libcurl made outside a perform we saw (e.g. a failed add)
+  } catch (...) {
+    // Only allocation can fail here, and no exception may reach a C host: what is already
+    // queued is still handed out, the rest on the next call.
+  }
+  return state->next_message(msgs_in_queue);
+}
+
+// curl_multi_poll from the host (or a plugin): its libcurl, found by its return address.
+__attribute__((noinline)) CURLMcode multi_poll_from_host(const void* caller, CURLM* multi, struct curl_waitfd extra_fds[],
+                                                                unsigned int extra_nfds, int timeout_ms, int* numfds) {
+  const real::Api& api = real::for_caller(caller);
+  auto poll = api.multi_poll;
+  if (poll == nullptr) return CURLM_BAD_HANDLE;
+  MultiState* state = find_multi(multi);
+  if (state != nullptr) timeout_ms = static_cast<int>(state->clamp_timeout(timeout_ms));
+  LibcurlScope scope(api);
+  return poll(multi, extra_fds, extra_nfds, timeout_ms, numfds);
+}
+
+// What a curl_multi_setopt call passed, by the option's type.
+struct MultiOptionValue {
+  long number = 0;
+  void* pointer = nullptr;
+  void (*function)() = nullptr;
+  curl_off_t offset = 0;
+};
+
+CURLMcode forward_multi_option(real::multi_setopt_fn setopt, CURLM* multi, CURLMoption option,
+                               const MultiOptionValue& value) {
+  if (option < CURLOPTTYPE_OBJECTPOINT) return setopt(multi, option, value.number);
+  if (option < CURLOPTTYPE_FUNCTIONPOINT) return setopt(multi, option, value.pointer);
+  if (option < CURLOPTTYPE_OFF_T) return setopt(multi, option, value.function);
+  return setopt(multi, option, value.offset);
+}
+
+// curl_multi_setopt from the host (or a plugin): its libcurl, found by its return address.
+__attribute__((noinline)) CURLMcode multi_setopt_from_host(const void* caller, CURLM* multi, CURLMoption option,
+                                                           MultiOptionValue value) {
+  const real::Api& api = real::for_caller(caller);
+  auto setopt = api.multi_setopt;
+  if (setopt == nullptr) return CURLM_BAD_HANDLE;
+  MultiState* state = find_multi(multi);
+  LibcurlScope scope(api);
+  if (state != nullptr && option == CURLMOPT_TIMERFUNCTION) {
+    state->host_timer = reinterpret_cast<curl_multi_timer_callback>(value.function);
+    if (state->host_timer == nullptr) return setopt(multi, option, value.function);
+    setopt(multi, CURLMOPT_TIMERDATA, static_cast<void*>(state));
+    return setopt(multi, option, &MultiState::on_timer);
+  }
+  if (state != nullptr && option == CURLMOPT_TIMERDATA) {
+    state->host_timer_data = value.pointer;
+    if (state->host_timer == nullptr) return setopt(multi, option, value.pointer);
+    return CURLM_OK;  // our timer callback is in place and carries the state
+  }
+  return forward_multi_option(setopt, multi, option, value);
 }
 
 }  // namespace
@@ -152,76 +306,17 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_cleanup(CURLM* multi
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_add_handle(CURLM* multi, CURL* easy) {
   CURLRETRY_INSIDE_LIBCURL_PASS(multi_add_handle, CURLM_BAD_HANDLE, multi, easy)
-  const real::Api& api = CURLRETRY_CALLER_API();
-  auto add = api.multi_add_handle;
-  if (add == nullptr) return CURLM_BAD_HANDLE;
-  MultiState* state = find_multi(multi);
-  Transfer* transfer = state ? registry::find(easy) : nullptr;
-  CURLM* previous = transfer != nullptr ? transfer->multi() : nullptr;
-  // Parked between attempts or replaying its held response, the handle is out of libcurl's
-  // multi but still added as far as the host knows: libcurl would refuse it, so do we.
-  if (transfer != nullptr && transfer->running() && previous != nullptr) return CURLM_ADDED_ALREADY;
-  bool ours = false;
-  try {
-    ours = transfer != nullptr && transfer->begin(runtime());
-  } catch (...) {
-    // Out of memory for the transfer's state: `ours` stays false and libcurl runs it unretried.
-  }
-  CURLMcode code;
-  {
-    LibcurlScope scope(api);
-    code = add(multi, easy);
-  }
-  // The handle moved from another multi handle: that one lets go of it.
-  if (code == CURLM_OK && previous != nullptr && previous != multi) {
-    try {
-      release_from_multi(previous, easy);
-    } catch (...) {
-      // Only allocation can fail here, and no exception may reach a C host: the handle is in the
-      // new multi all the same.
-    }
-  }
-  if (ours) {
-    try {
-      if (code == CURLM_OK) {
-        state->adopt(easy, transfer);
-        const auto hold = fleet_hook::hold_new(runtime(), transfer->host, transfer->deadline());
-        if (hold.count() > 0) state->hold_first_attempt(easy, hold);
-      } else {
-        transfer->end();
-      }
-    } catch (...) {
-      transfer->abandon();  // out of memory for its entry: libcurl runs it without us
-    }
-  }
-  return code;
+  return multi_add_handle_from_host(__builtin_return_address(0), multi, easy);
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_remove_handle(CURLM* multi, CURL* easy) {
   CURLRETRY_INSIDE_LIBCURL_PASS(multi_remove_handle, CURLM_BAD_HANDLE, multi, easy)
-  const real::Api& api = CURLRETRY_CALLER_API();
-  auto remove = api.multi_remove_handle;
-  if (remove == nullptr) return CURLM_BAD_HANDLE;
-  MultiState* state = find_multi(multi);
-  if (state != nullptr) {
-    bool was_parked = false;
-    try {
-      was_parked = state->forget(easy);
-    } catch (...) {
-      // Only allocation can fail here: treated as not parked, so libcurl removes the handle itself.
-    }
-    if (was_parked) return CURLM_OK;
-  }
-  LibcurlScope scope(api);
-  return remove(multi, easy);
+  return multi_remove_handle_from_host(__builtin_return_address(0), multi, easy);
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_perform(CURLM* multi, int* running) {
   CURLRETRY_INSIDE_LIBCURL_PASS(multi_perform, CURLM_BAD_HANDLE, multi, running)
-  const real::Api& api = CURLRETRY_CALLER_API();
-  auto perform = api.multi_perform;
-  if (perform == nullptr) return CURLM_BAD_HANDLE;
-  return drive(api, multi, running, false, [&] { return perform(multi, running); });
+  return multi_perform_from_host(__builtin_return_address(0), multi, running);
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_socket_action(CURLM* multi, curl_socket_t s, int ev_bitmask,
@@ -252,33 +347,13 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_socket_all(CURLM* mu
 
 __attribute__((visibility("default"))) CURLMsg* curl_multi_info_read(CURLM* multi, int* msgs_in_queue) {
   CURLRETRY_INSIDE_LIBCURL_PASS(multi_info_read, nullptr, multi, msgs_in_queue)
-  const real::Api& api = CURLRETRY_CALLER_API();
-  auto info_read = api.multi_info_read;
-  MultiState* state = find_multi(multi);
-  if (state == nullptr) {
-    if (info_read == nullptr) return nullptr;
-    LibcurlScope scope(api);
-    return info_read(multi, msgs_in_queue);
-  }
-  try {
-    state->drain();  // messages libcurl made outside a perform we saw (e.g. a failed add)
-  } catch (...) {
-    // Only allocation can fail here, and no exception may reach a C host: what is already
-    // queued is still handed out, the rest on the next call.
-  }
-  return state->next_message(msgs_in_queue);
+  return multi_info_read_from_host(__builtin_return_address(0), multi, msgs_in_queue);
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_poll(CURLM* multi, struct curl_waitfd extra_fds[],
                                                                 unsigned int extra_nfds, int timeout_ms, int* numfds) {
   CURLRETRY_INSIDE_LIBCURL_PASS(multi_poll, CURLM_BAD_HANDLE, multi, extra_fds, extra_nfds, timeout_ms, numfds)
-  const real::Api& api = CURLRETRY_CALLER_API();
-  auto poll = api.multi_poll;
-  if (poll == nullptr) return CURLM_BAD_HANDLE;
-  MultiState* state = find_multi(multi);
-  if (state != nullptr) timeout_ms = static_cast<int>(state->clamp_timeout(timeout_ms));
-  LibcurlScope scope(api);
-  return poll(multi, extra_fds, extra_nfds, timeout_ms, numfds);
+  return multi_poll_from_host(__builtin_return_address(0), multi, extra_fds, extra_nfds, timeout_ms, numfds);
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_wait(CURLM* multi, struct curl_waitfd extra_fds[],
@@ -337,35 +412,17 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_timeout(CURLM* multi
 __attribute__((visibility("default"))) CURLMcode curl_multi_setopt(CURLM* multi, CURLMoption option, ...) {
   va_list args;
   va_start(args, option);
-  long number = 0;
-  void* pointer = nullptr;
-  void (*function)() = nullptr;
-  curl_off_t offset = 0;
-  if (option < CURLOPTTYPE_OBJECTPOINT) number = va_arg(args, long);
-  else if (option < CURLOPTTYPE_FUNCTIONPOINT) pointer = va_arg(args, void*);
-  else if (option < CURLOPTTYPE_OFF_T) function = va_arg(args, void (*)());
-  else offset = va_arg(args, curl_off_t);
+  MultiOptionValue value;
+  if (option < CURLOPTTYPE_OBJECTPOINT) value.number = va_arg(args, long);
+  else if (option < CURLOPTTYPE_FUNCTIONPOINT) value.pointer = va_arg(args, void*);
+  else if (option < CURLOPTTYPE_OFF_T) value.function = va_arg(args, void (*)());
+  else value.offset = va_arg(args, curl_off_t);
   va_end(args);
-  const real::Api& api = CURLRETRY_CALLER_API();
-  auto setopt = api.multi_setopt;
-  if (setopt == nullptr) return CURLM_BAD_HANDLE;
-  MultiState* state = find_multi(multi);
-  LibcurlScope scope(api);
-  if (state != nullptr && option == CURLMOPT_TIMERFUNCTION) {
-    state->host_timer = reinterpret_cast<curl_multi_timer_callback>(function);
-    if (state->host_timer == nullptr) return setopt(multi, option, function);
-    setopt(multi, CURLMOPT_TIMERDATA, static_cast<void*>(state));
-    return setopt(multi, option, &MultiState::on_timer);
-  }
-  if (state != nullptr && option == CURLMOPT_TIMERDATA) {
-    state->host_timer_data = pointer;
-    if (state->host_timer == nullptr) return setopt(multi, option, pointer);
-    return CURLM_OK;  // our timer callback is in place and carries the state
-  }
-  if (option < CURLOPTTYPE_OBJECTPOINT) return setopt(multi, option, number);
-  if (option < CURLOPTTYPE_FUNCTIONPOINT) return setopt(multi, option, pointer);
-  if (option < CURLOPTTYPE_OFF_T) return setopt(multi, option, function);
-  return setopt(multi, option, offset);
+  // libcurl's own call (curl_easy_perform sets CURLMOPT_MAXCONNECTS on its multi each time).
+  if (const real::Api* inner = running_libcurl())
+    return inner->multi_setopt != nullptr ? forward_multi_option(inner->multi_setopt, multi, option, value)
+                                          : CURLM_BAD_HANDLE;
+  return multi_setopt_from_host(__builtin_return_address(0), multi, option, value);
 }
 
 }  // extern "C"

@@ -182,10 +182,13 @@ int read_counters(struct dl_phdr_info* info, size_t, void* data) {
   return 1;
 }
 
+// The current table. A plain global, not in Libraries: for_caller's hit path reads it without
+// the function-static guard of libraries(). Old tables are leaked (tiny, rare).
+constinit std::atomic<const Table*> g_table{nullptr};
+
 struct Libraries {
   std::mutex mutex;
   std::vector<std::pair<ElfW(Addr), Api*>> by_base;  // leaked: handles outlive everything
-  std::atomic<const Table*> table{nullptr};          // old tables are leaked too (tiny, rare)
 };
 
 Libraries& libraries() {
@@ -230,7 +233,7 @@ const Table* rebuild(Libraries& libs) {
   std::lock_guard lock(libs.mutex);
   Snapshot snapshot;
   dl_iterate_phdr(collect_loaded_object, &snapshot);
-  const Table* current = libs.table.load(std::memory_order_acquire);
+  const Table* current = g_table.load(std::memory_order_acquire);
   if (current != nullptr && current->adds == snapshot.adds && current->subs == snapshot.subs) return current;
   auto* table = new Table();
   table->adds = snapshot.adds;
@@ -244,7 +247,7 @@ const Table* rebuild(Libraries& libs) {
   }
   std::sort(table->ranges.begin(), table->ranges.end(),
             [](const Range& a, const Range& b) { return a.begin < b.begin; });
-  libs.table.store(table, std::memory_order_release);
+  g_table.store(table, std::memory_order_release);
   return table;
 }
 
@@ -277,20 +280,22 @@ const Api& global() {
   return *api;
 }
 
-const Api& for_caller(const void* caller) {
-  // Calls come from one or two code ranges at a time (the host's, a plugin's; libcurl's own calls
-  // never get here): two remembered ranges per thread answer nearly all of them without a search.
-  struct Last {
-    const Table* table;
-    ElfW(Addr) begin;
-    ElfW(Addr) end;
-    const Api* api;  // nullptr: the global scope's, not final yet (looked up on each call)
-  };
-  __attribute__((tls_model("initial-exec"))) static thread_local Last last[2]{};
-  __attribute__((tls_model("initial-exec"))) static thread_local unsigned next_slot = 0;
+namespace {
+// Calls come from one or two code ranges at a time (the host's, a plugin's; libcurl's own calls
+// never get here): two remembered ranges per thread answer nearly all of them without a search.
+struct Last {
+  const Table* table;
+  ElfW(Addr) begin;
+  ElfW(Addr) end;
+  const Api* api;  // nullptr: the global scope's, not final yet (looked up on each call)
+};
+constinit __attribute__((tls_model("initial-exec"))) thread_local Last last[2]{};
+constinit __attribute__((tls_model("initial-exec"))) thread_local unsigned next_slot = 0;
+
+// Everything but a remembered final answer: out of line, so that for_caller's hit path builds no
+// frame (every wrapper the host calls asks it; issue 27).
+__attribute__((noinline)) const Api& for_caller_slow(ElfW(Addr) address, const Table* table) {
   Libraries& libs = libraries();
-  auto address = reinterpret_cast<ElfW(Addr)>(caller);
-  const Table* table = libs.table.load(std::memory_order_acquire);
   for (Last& l : last) {
     if (table == nullptr || l.table != table || address < l.begin || address >= l.end) continue;
     if (l.api != nullptr) return *l.api;
@@ -309,6 +314,18 @@ const Api& for_caller(const void* caller) {
   // The global scope's Api is remembered too once it is final: a hit then costs no call.
   last[next_slot++ & 1] = Last{table, r->begin, r->end, r->api ? r->api : global_if_final()};
   return r->api ? *r->api : global();
+}
+
+}  // namespace
+
+const Api& for_caller(const void* caller) {
+  auto address = reinterpret_cast<ElfW(Addr)>(caller);
+  const Table* table = g_table.load(std::memory_order_acquire);
+  for (const Last& l : last) {
+    if (table != nullptr && l.table == table && address >= l.begin && address < l.end && l.api != nullptr)
+      return *l.api;
+  }
+  return for_caller_slow(address, table);
 }
 
 }  // namespace curlretry::shim::real

@@ -19,11 +19,15 @@ struct Table {
   std::atomic<std::uint64_t> epoch{1};
 };
 
+// Published once made; nullptr until the first handle is added, when no lookup can find one.
+constinit std::atomic<Table*> g_table{nullptr};
+
 // Leaked on purpose: hosts clean up handles from atexit handlers and other libraries' destructors.
 Table& table() {
   static Table* t = [] {
     auto* table = new Table();
     guard_across_fork(table->mutex);
+    g_table.store(table, std::memory_order_release);
     return table;
   }();
   return *t;
@@ -35,7 +39,10 @@ Transfer* find(CURL* easy) {
   // A host's calls on one handle come in runs (setopt, then add or perform). A handle is used by
   // one thread at a time, and cleaning it up while another thread uses it is undefined.
   __attribute__((tls_model("initial-exec"))) static thread_local RememberedLookup<CURL*, Transfer*> last;
-  Table& t = table();
+  // A plain load, not the function-static's guard: every wrapper the host calls asks this.
+  Table* made = g_table.load(std::memory_order_acquire);
+  if (made == nullptr) return nullptr;
+  Table& t = *made;
   return remembered_find(last, t.epoch, t.mutex, easy, [&t](CURL* key) -> Transfer* {
     auto it = t.transfers.find(key);
     return it == t.transfers.end() ? nullptr : it->second.get();

@@ -24,6 +24,8 @@ class RequestOverride {
   void set_header(const std::string& name, std::string value);
 
   bool empty() const { return !url && !body && headers_.empty(); }
+  // Nothing to apply and nothing applied: restore() would do nothing (the success path skips it).
+  bool idle() const { return empty() && !url_applied_ && !body_applied_ && !headers_applied_; }
   // Puts the overrides on `easy`, before an attempt.
   void apply(const real::Api& api, CURL* easy, const HostOptions& host);
   // Puts back what apply() changed, as the program set it; forgets the overrides.

@@ -21,13 +21,14 @@ bool is_event_stream(const char* content_type) {
 void StreamHold::reset() {
   state_ = State::unchecked;
   rules_ = nullptr;
-  parser_ = core::SseParser{};
+  parser_.reset();
   error_event_.clear();
   error_data_.reset();
 }
 
 void StreamHold::start(const core::StreamRules& rules) {
   rules_ = &rules;
+  parser_.emplace();
   state_ = State::holding;
 }
 
@@ -38,7 +39,7 @@ StreamHold::Step StreamHold::feed(std::string_view chunk, std::size_t held) {
     return Step::release;
   }
   Step step = Step::hold;
-  parser_.feed(chunk, [&](const core::SseBlock& block) {
+  parser_->feed(chunk, [&](const core::SseBlock& block) {
     switch (core::event_role(*rules_, block)) {
       case core::EventRole::setup: return true;
       case core::EventRole::content: step = Step::release; return false;

@@ -44,7 +44,9 @@ class StreamHold {
   enum class State : std::uint8_t { unchecked, holding, passing };
   State state_ = State::unchecked;
   const core::StreamRules* rules_ = nullptr;
-  core::SseParser parser_;
+  // Built by start(): most responses are no event stream, and a fresh attempt's StreamHold is
+  // then only a few fields to set (the success path's cost, issue 27).
+  std::optional<core::SseParser> parser_;
   std::string error_event_;
   std::optional<std::string> error_data_;
 };

@@ -3,7 +3,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <string_view>
+#include <type_traits>
 
 #include "core/ascii.h"
 #include "core/cooldown.h"
@@ -69,6 +72,20 @@ core::Transport transport_of(CURLcode code, long os_errno) {
 
 Transfer::Transfer(CURL* easy, const real::Api* api) : easy_(easy), api_(api) {}
 
+namespace {
+// A fresh value built where the old one was: no temporary to build, move from and destroy, as
+// `value = T{}` costs (most of the success path's cost before issue 27). Default-initialised,
+// not value-initialised: every member has its initialiser, and value-initialisation would first
+// zero the whole object (Attempt is 720 bytes). Safe only because building one cannot throw:
+// the old one is gone by then.
+template <typename T>
+void renew(T& value) noexcept {
+  static_assert(std::is_nothrow_default_constructible_v<T>);
+  std::destroy_at(&value);
+  ::new (static_cast<void*>(&value)) T;
+}
+}  // namespace
+
 // ---------------------------------------------------------------------------------------------
 // Lifecycle
 
@@ -80,7 +97,7 @@ bool Transfer::begin(const Runtime& runtime) {
     return false;
   }
   runtime_ = &runtime;
-  run_ = TransferRun{};
+  renew(run_);
   run_.started = Clock::now();
   if (host.timeout_ms > 0) run_.deadline = run_.started + std::chrono::milliseconds(host.timeout_ms);
   run_.random = core::SplitMix(static_cast<std::uint64_t>(run_.started.time_since_epoch().count()) ^
@@ -91,7 +108,7 @@ bool Transfer::begin(const Runtime& runtime) {
   // Installed once and left in place between transfers (the host's later setopts are recorded
   // and honoured through them): a handle reused for thousands of requests pays this once.
   if (!installed_) install();
-  sync_header_callback();
+  if (header_cb_ != wants_header_callback()) sync_header_callback();
   sync_read_callback();
   sync_socket_callback();
   reset_attempt();
@@ -108,7 +125,7 @@ void Transfer::end() {
   if (fresh_connect_forced_) set_real(*api_, easy_, CURLOPT_FRESH_CONNECT, static_cast<long>(host.fresh_connect));
   if (timeout_changed_) set_real(*api_, easy_, CURLOPT_TIMEOUT_MS, host.timeout_ms);
   fresh_connect_forced_ = timeout_changed_ = false;
-  override_.restore(*api_, easy_, host);
+  if (!override_.idle()) override_.restore(*api_, easy_, host);
   pending_credential_.reset();  // a command nobody waits for any more is killed
   once_per_transfer_.restore(*api_, easy_, host);
   if (attempt_.held_body.capacity() > kChunk) std::string().swap(attempt_.held_body);
@@ -131,16 +148,11 @@ void Transfer::forget_install() {
   enter(Phase::idle);
 }
 
-void Transfer::enter(Phase next) {
-  const Phase from = phase();
-  if (next == from) return;
-  if (log::enabled(LogLevel::debug)) {
-    // The request is named once it was matched (resolve_request()); before, it is not known yet.
-    const std::string who = run_.policy != nullptr ? run_.method + " " + run_.display : std::string("a transfer");
-    log::write(LogLevel::debug, "phase of " + who + ": " + std::string(to_string(from)) + " -> " +
-                                    std::string(to_string(next)) + " (attempt " + std::to_string(run_.attempt) + ")");
-  }
-  phase_.store(next, std::memory_order_relaxed);
+void Transfer::log_phase(Phase next) const {
+  // The request is named once it was matched (resolve_request()); before, it is not known yet.
+  const std::string who = run_.policy != nullptr ? run_.method + " " + run_.display : std::string("a transfer");
+  log::write(LogLevel::debug, "phase of " + who + ": " + std::string(to_string(phase())) + " -> " +
+                                  std::string(to_string(next)) + " (attempt " + std::to_string(run_.attempt) + ")");
 }
 
 void Transfer::hold_first_attempt() {
@@ -202,7 +214,7 @@ void Transfer::sync_read_callback() {
 }
 
 void Transfer::sync_header_callback() {
-  bool want = host_wants_headers() || api_->easy_header == nullptr;
+  bool want = wants_header_callback();
   if (want == header_cb_) return;
   if (want) {
     set_real(*api_, easy_, CURLOPT_HEADERFUNCTION, &Transfer::on_header);
@@ -216,7 +228,12 @@ void Transfer::sync_header_callback() {
 }
 
 void Transfer::reset_attempt() {
-  attempt_ = Attempt{};
+  // The held body's buffer (at most kChunk, see end()) is kept: a handle that holds a stream's
+  // setup events on every request allocates it once.
+  std::string body = std::move(attempt_.held_body);
+  body.clear();
+  renew(attempt_);
+  attempt_.held_body = std::move(body);
   unpause_requested_.store(false, std::memory_order_relaxed);
 }
 
@@ -335,8 +352,8 @@ size_t Transfer::write(char* data, size_t n) {
   if (!attempt_.response.candidate) {
     if (size_t r = 0; hold_stream(data, n, r)) return r;
     // A response that cannot be retried: the first body byte (of a 2xx event stream: the first
-    // content event) commits the transfer.
-    switch (flush_held()) {
+    // content event) commits the transfer. (Nothing held: nothing to flush, no call.)
+    switch (holds_anything() ? flush_held() : Flush::done) {
       case Flush::done: break;
       case Flush::paused: return CURL_WRITEFUNC_PAUSE;  // libcurl offers this chunk again later
       case Flush::refused: attempt_.host_refused = true; return 0;

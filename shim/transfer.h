@@ -17,6 +17,7 @@
 #include "shim/credential_command.h"
 #include "shim/fleet_hook.h"
 #include "shim/host_options.h"
+#include "shim/log.h"
 #include "shim/once_per_transfer.h"
 #include "shim/real_curl.h"
 #include "shim/request_override.h"
@@ -126,8 +127,14 @@ class Transfer {
   CURLcode rewatch(CURLoption option);
 
  private:
-  // The one place the phase changes (logged at debug).
-  void enter(Phase next);
+  // The one place the phase changes (logged at debug). Inline, with the debug line out of line:
+  // a success passes here four times.
+  void enter(Phase next) {
+    if (next == phase()) return;
+    if (log::enabled(config::LogLevel::debug)) log_phase(next);
+    phase_.store(next, std::memory_order_relaxed);
+  }
+  void log_phase(Phase next) const;
   bool committed() const {
     const Phase now = phase();
     return now == Phase::committed || now == Phase::committed_at_headers;
@@ -148,6 +155,12 @@ class Transfer {
   // Our header callback is installed only when headers must be held for the host (or libcurl
   // predates curl_easy_header): a success path nobody reads headers on pays for no callback.
   void sync_header_callback();
+  bool wants_header_callback() const { return host_wants_headers() || api_->easy_header == nullptr; }
+  // Something held is still to reach the program, or it refused (flush_held() has work to do).
+  bool holds_anything() const {
+    return attempt_.held_refusal.refused() || attempt_.flushed_lines < attempt_.held_line_ends.size() ||
+           attempt_.flushed_body < attempt_.held_body.size();
+  }
   // Our read callback is on the handle unless a form streams through the program's own.
   void sync_read_callback();
   // Our open-socket callback watches the program's, when it has one (shim/transfer_sockets.cpp).

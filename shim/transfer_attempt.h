@@ -1,6 +1,7 @@
 // What one attempt of a transfer knows and holds: the response's head, the header lines and the
 // body held back from the program, how much of them reached it, and what was learnt on the way.
-// A new attempt starts from a fresh value (`attempt = Attempt{}`), so nothing carries over.
+// A new attempt starts from a fresh value (Transfer::reset_attempt() destroys the old one and
+// builds a new one in its place), so nothing carries over.
 #pragma once
 
 #include <curl/curl.h>

@@ -1,7 +1,7 @@
 // What one transfer (curl_easy_perform, or one add-to-done of a multi) knows across its
 // attempts: its limits and clock, the request as matched against the config, the uploaded data
 // kept for a retry, the cookies before the first attempt, and the counts that span attempts.
-// begin() starts from a fresh value (`run = TransferRun{}`).
+// begin() starts from a fresh value (built in place of the old one, as Attempt is).
 #pragma once
 
 #include <optional>
@@ -20,6 +20,9 @@
 namespace curlretry::shim {
 
 struct TransferRun {
+  // noexcept for the in-place renewal (see Attempt): every member only sets fields.
+  TransferRun() noexcept = default;
+
   int attempt = 0;  // the attempt under way, from 1; 0 while the first one is held back
   Clock::time_point started;
   std::optional<Clock::time_point> deadline;  // the program's CURLOPT_TIMEOUT(_MS) for the whole transfer
