@@ -81,6 +81,7 @@ bool Transfer::begin(const Runtime& runtime) {
   runtime_ = &runtime;
   run_ = TransferRun{};
   run_.started = Clock::now();
+  run_.upload.start_mime(host.mime_body(), runtime.config.settings.max_upload_replay);
   if (host.timeout_ms > 0) run_.deadline = run_.started + std::chrono::milliseconds(host.timeout_ms);
   run_.random = core::SplitMix(static_cast<std::uint64_t>(run_.started.time_since_epoch().count()) ^
                                reinterpret_cast<std::uintptr_t>(this));

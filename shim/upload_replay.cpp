@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "shim/mime_parts.h"
 #include "shim/reentry_guard.h"
 
 namespace curlretry::shim {
@@ -29,6 +30,14 @@ void UploadReplay::start() {
 
 void UploadReplay::release() {
   if (!copy_.empty()) std::string().swap(copy_);
+  if (mime_ != nullptr) mime_parts::release(mime_);
+  mime_ = nullptr;
+}
+
+void UploadReplay::start_mime(const curl_mime* body, size_t limit) {
+  if (mime_ != nullptr && mime_ != body) mime_parts::release(mime_);
+  mime_ = body;
+  if (body != nullptr) mime_parts::start(body, limit);
 }
 
 void UploadReplay::restart_copy(bool meaningful) {
@@ -95,11 +104,16 @@ int UploadReplay::seek(const HostOptions& host, CURL* easy, curl_off_t offset, i
 }
 
 bool UploadReplay::replayable(const HostOptions& host) const {
+  if (mime_ != nullptr && !mime_parts::replayable(mime_)) return false;
   return !read_called_ || !overflow_ || host.seek_fn != nullptr || host.ioctl_fn != nullptr ||
          (!host.read_fn && fread_start_ >= 0);
 }
 
 bool UploadReplay::rewind(const HostOptions& host, CURL* easy) {
+  return rewind_read(host, easy) && (mime_ == nullptr || mime_parts::rewind(mime_));
+}
+
+bool UploadReplay::rewind_read(const HostOptions& host, CURL* easy) {
   if (!read_called_) return true;
   if (!overflow_) {
     // Everything the program gave is here: re-send it, and ask the program nothing.

@@ -9,6 +9,8 @@
 // - only when the copy overflowed is the program asked to rewind, the way libcurl rewinds
 //   (seek callback, else ioctl callback, else fseek of the default FILE*);
 // - libcurl's own rewinds (redirect, auth) reach the program as they would without the shim.
+// A CURLOPT_MIMEPOST body's curl_mime_data_cb parts follow the same rules (shim/mime_parts.h):
+// the transfer names its MIME body here, and replayable/rewind/release cover its parts too.
 #pragma once
 
 #include <curl/curl.h>
@@ -24,8 +26,10 @@ class UploadReplay {
  public:
   // A new transfer: nothing read yet.
   void start();
-  // Frees the copy's memory between transfers.
+  // Frees the copy's memory between transfers (the MIME body's copies too).
   void release();
+  // The transfer's MIME body (nullptr: none); `limit`: max_upload_replay for its callback parts.
+  void start_mime(const curl_mime* body, size_t limit);
 
   // CURLOPT_READFUNCTION on the program's behalf; `limit`: max_upload_replay.
   size_t read(const HostOptions& host, char* buffer, size_t size, size_t nitems, size_t limit);
@@ -39,6 +43,7 @@ class UploadReplay {
 
  private:
   void restart_copy(bool meaningful);
+  bool rewind_read(const HostOptions& host, CURL* easy);
 
   bool read_called_ = false;
   bool source_eof_ = false;     // the program's callback returned 0: never call it again
@@ -46,6 +51,7 @@ class UploadReplay {
   bool overflow_ = false;       // the copy lost data (too large, or a seek away from the start)
   size_t pos_ = 0;              // the next read serves copy_[pos_] while pos_ < copy_.size()
   long long fread_start_ = -1;  // ftello of the default fread stream at its first read
+  const curl_mime* mime_ = nullptr;  // the MIME body whose callback parts keep copies
 };
 
 }  // namespace curlretry::shim
