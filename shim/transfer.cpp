@@ -574,6 +574,7 @@ core::Verdict Transfer::decide_now(CURLcode code) {
 }
 
 Transfer::Step Transfer::finish_attempt(CURLcode code) {
+  if (code == CURLE_SEND_FAIL_REWIND) run_.upload.report_ioctl_refusal(host.error_buffer);
   // The common case: a first attempt whose body already reached the host. Nothing to decide
   // (unless the attempt log wants a line for it).
   // -v (debug) also logs a first-try success. (A response delivered at the end of its headers

@@ -92,7 +92,12 @@ int UploadReplay::seek(const HostOptions& host, CURL* easy, curl_off_t offset, i
     r = host.seek_fn(host.seek_data, offset, origin);
   } else if (host.ioctl_fn) {
     // libcurl asks the ioctl callback only to rewind; a resume offset it reads past instead.
-    if (to_start) r = ask_ioctl(host, easy);
+    if (to_start) {
+      HostScope scope;
+      const int answer = host.ioctl_fn(easy, CURLIOCMD_RESTARTREAD, host.ioctl_data);
+      r = answer == CURLIOE_OK ? CURL_SEEKFUNC_OK : CURL_SEEKFUNC_FAIL;
+      ioctl_refusal_ = answer;
+    }
   } else if (!host.read_fn) {
     HostScope scope;
     r = fseeko(static_cast<FILE*>(host.read_data), static_cast<off_t>(offset), origin) == 0 ? CURL_SEEKFUNC_OK
@@ -101,6 +106,11 @@ int UploadReplay::seek(const HostOptions& host, CURL* easy, curl_off_t offset, i
   // Only a rewind to the start keeps the copy meaningful.
   if (r == CURL_SEEKFUNC_OK) restart_copy(to_start);
   return r;
+}
+
+void UploadReplay::report_ioctl_refusal(char* error_buffer) const {
+  if (ioctl_refusal_ != CURLIOE_OK && error_buffer != nullptr)
+    std::snprintf(error_buffer, CURL_ERROR_SIZE, "ioctl callback returned error %d", ioctl_refusal_);
 }
 
 bool UploadReplay::replayable(const HostOptions& host) const {

@@ -36,6 +36,11 @@ class UploadReplay {
   // CURLOPT_SEEKFUNCTION on the program's behalf, for libcurl's own rewinds and resumes.
   int seek(const HostOptions& host, CURL* easy, curl_off_t offset, int origin);
 
+  // libcurl's own rewind ended the transfer (65) because the program's ioctl callback refused it:
+  // libcurl writes "seek callback returned error" (it asked our seek callback); this writes the
+  // text it writes when it asks the ioctl callback itself, into the program's error buffer.
+  void report_ioctl_refusal(char* error_buffer) const;
+
   // Whether a retry could re-send the upload (asks nobody).
   bool replayable(const HostOptions& host) const;
   // Before a retry: the next attempt's reads start over. False: the upload cannot be re-sent.
@@ -51,6 +56,7 @@ class UploadReplay {
   bool overflow_ = false;       // the copy lost data (too large, or a seek away from the start)
   size_t pos_ = 0;              // the next read serves copy_[pos_] while pos_ < copy_.size()
   long long fread_start_ = -1;  // ftello of the default fread stream at its first read
+  int ioctl_refusal_ = 0;       // what the program's ioctl callback returned to libcurl's rewind
   const curl_mime* mime_ = nullptr;  // the MIME body whose callback parts keep copies
 };
 

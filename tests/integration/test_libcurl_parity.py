@@ -454,6 +454,59 @@ class LibcurlParity(harness.UpstreamTestCase):
                         self.assertEqual(preloaded.stdout.splitlines()[-3:], plain.stdout.splitlines()[-3:])
                         self.assertEqual(self.plain.count(key), self.plain.count(plain_key), preloaded)
 
+    def test_an_ioctl_refusal_is_libcurls_own(self):
+        # No seek callback, the old ioctl one: a 307 makes libcurl rewind the upload through it,
+        # and its CURLIOE_FAILRESTART ends the transfer with 65 and libcurl's own text.
+        script = "307+loc=%2Fs%2Fioctl-target%2F200"
+        for mode in ("easy", "multi"):
+            for env in (None, RETRIES_OFF):
+                with self.subTest(mode=mode, env=env):
+                    plain_key, key = self.twin_keys()
+                    plain = refusal_host("ioctl-fail", mode, self.plain.script_url(plain_key, script), preload=False)
+                    self.assertIn(b"result=65 ", plain.stdout, plain)
+                    self.assertEqual(plain.stdout.count(b"ioctl("), 1, plain)
+                    preloaded = refusal_host("ioctl-fail", mode, self.plain.script_url(key, script), preload=True,
+                                             env=env)
+                    self.assertEqual(sorted(preloaded.stdout.splitlines()), sorted(plain.stdout.splitlines()),
+                                     f"\nwithout curlretry: {plain}\nwith curlretry:    {preloaded}")
+                    self.assertEqual(preloaded.stdout.splitlines()[-3:], plain.stdout.splitlines()[-3:])
+                    self.assertEqual(self.plain.count(key), self.plain.count(plain_key), preloaded)
+
+    def test_hsts_callback_refusals_are_libcurls_own(self):
+        # CURLSTS_FAIL from the read callback (called once per transfer, at its start) and from
+        # the write callback (called at cleanup with the entry the read callback gave).
+        for scenario, requests in (("hsts-read-fail", 0), ("hsts-write-fail", 1)):
+            self.assertRefusalSame(scenario, "200", requests=requests, plain_requests=requests)
+            plain = refusal_host(scenario, "easy", self.plain.script_url(self.key(), "200"), preload=False)
+            self.assertIn(b"hsts-read(1)", plain.stdout, plain)
+        plain = refusal_host("hsts-write-fail", "easy", self.plain.script_url(self.key(), "200"), preload=False)
+        self.assertIn(b"hsts-write(hsts.example.invalid, 0/1)", plain.stdout, plain)
+
+    def test_hsts_read_is_called_once_per_transfer_across_retries(self):
+        plain_key, key = self.twin_keys()
+        plain = refusal_host("hsts-write-fail", "easy", self.plain.script_url(plain_key, "200"), preload=False)
+        preloaded = refusal_host("hsts-write-fail", "easy", self.plain.script_url(key, "503,200"), preload=True)
+        self.assertEqual(preloaded.stdout.count(b"hsts-read("), plain.stdout.count(b"hsts-read("), preloaded)
+        self.assertIn(b"result=0 ", preloaded.stdout, preloaded)
+        self.assertCount(self.plain, key, 2, preloaded)
+
+    def test_multi_socket_and_timer_callbacks_returning_minus_one(self):
+        # curl_multi_socket_action hosts: a socket or timer callback's -1 is the program's own
+        # abort of the multi handle, as libcurl makes of it; the same loop without a refusal is
+        # the control.
+        for scenario in ("socket-ok", "socket-fail", "timer-fail"):
+            for env in (None, RETRIES_OFF):
+                with self.subTest(scenario=scenario, env=env):
+                    plain_key, key = self.twin_keys()
+                    plain = refusal_host(scenario, "socket", self.plain.script_url(plain_key, "200"), preload=False)
+                    self.assertIn(b"result=", plain.stdout, plain)
+                    preloaded = refusal_host(scenario, "socket", self.plain.script_url(key, "200"), preload=True,
+                                             env=env)
+                    self.assertSame(plain, preloaded)
+                    self.assertEqual(self.plain.count(key), self.plain.count(plain_key), preloaded)
+        plain = refusal_host("socket-ok", "socket", self.plain.script_url(self.key(), "200"), preload=False)
+        self.assertIn(b"result=0 ", plain.stdout, plain)
+
     def run_script(self, interpreter, name, text, url, mode, preload, env=None):
         path = self.temp_dir() / name
         path.write_text(text)
