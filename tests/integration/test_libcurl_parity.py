@@ -490,6 +490,25 @@ class LibcurlParity(harness.UpstreamTestCase):
         self.assertIn(b"result=0 ", preloaded.stdout, preloaded)
         self.assertCount(self.plain, key, 2, preloaded)
 
+    def test_a_paused_body_is_resumed_as_without_curlretry(self):
+        # CURL_WRITEFUNC_PAUSE is the program's to hold and to end (curl_easy_pause from its
+        # progress callback): the chunk comes again once.
+        self.assertRefusalSame("write-pause", "200")
+        plain = refusal_host("write-pause", "easy", self.plain.script_url(self.key(), "200"), preload=False)
+        self.assertEqual(plain.stdout.count(b"write("), 2, plain)
+        self.assertIn(b"resume=0\n", plain.stdout, plain)
+
+    # Known gap (issue 25, left for the replay's owner): a held body handed over after the
+    # retries and paused by the program is resumed after its curl_easy_pause(CONT) returns,
+    # where libcurl hands the chunk over inside that call. (On a multi handle the program's
+    # progress callback is not called while the hand-over is paused, so a program that resumes
+    # from it waits forever: not run here, it would only wait for refusal_host's alarm.)
+    @unittest.expectedFailure
+    def test_a_paused_held_body_is_resumed_inside_curl_easy_pause(self):
+        plain_key, key = self.twin_keys()
+        plain = refusal_host("write-pause", "easy", self.plain.script_url(plain_key, "503"), preload=False)
+        self.assertSame(plain, refusal_host("write-pause", "easy", self.plain.script_url(key, "503"), preload=True))
+
     def test_multi_socket_and_timer_callbacks_returning_minus_one(self):
         # curl_multi_socket_action hosts: a socket or timer callback's -1 is the program's own
         # abort of the multi handle, as libcurl makes of it; the same loop without a refusal is

@@ -46,11 +46,19 @@ static size_t on_header(char* data, size_t size, size_t n, void* userp) {
   return len;
 }
 
+static CURL* the_easy;
+static int paused; /* write-pause: the write callback paused, the progress callback resumes */
+
 static size_t on_write(char* data, size_t size, size_t n, void* userp) {
   (void)userp;
   (void)data;
   size_t len = size * n;
   printf("write(%zu)\n", len);
+  if (is("write-pause") && ++calls == 1) {
+    paused = 1;
+    printf("pause\n");
+    return CURL_WRITEFUNC_PAUSE;
+  }
   if (strncmp(scenario, "write-", 6) == 0 && ++calls == 1) return refusal_for(len);
   return len;
 }
@@ -119,6 +127,13 @@ static int on_xferinfo(void* userp, curl_off_t dt, curl_off_t dn, curl_off_t ut,
   (void)dn;
   (void)ut;
   (void)un;
+  if (is("write-pause")) {
+    if (paused) {
+      paused = 0;
+      printf("resume=%d\n", (int)curl_easy_pause(the_easy, CURLPAUSE_CONT));
+    }
+    return 0;
+  }
   ++calls;
   if (calls == 1) printf("xferinfo\n");
   return 1;
@@ -213,7 +228,7 @@ static void configure(CURL* easy) {
       curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
     }
   }
-  if (is("xferinfo-abort")) {
+  if (is("xferinfo-abort") || is("write-pause")) {
     curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, on_xferinfo);
   }
@@ -351,6 +366,7 @@ int main(int argc, char** argv) {
   scenario = argv[1];
   curl_global_init(CURL_GLOBAL_DEFAULT);
   CURL* easy = curl_easy_init();
+  the_easy = easy;
   char error[CURL_ERROR_SIZE];
   memset(error, 'X', sizeof error); /* libcurl clears it at the start of a transfer */
   error[sizeof error - 1] = 0;
