@@ -9,6 +9,7 @@ without the preload, and compares what the program saw. Servers the flaky upstre
 
 import json
 import os
+import re
 import socket
 import socketserver
 import tempfile
@@ -160,7 +161,8 @@ def start_connect_proxy(case, statuses):
 
 
 def start_ftp(case, content):
-    """Enough of an FTP server for curl to fetch /file.txt (passive mode): returns its port."""
+    """Enough of an FTP server for curl to fetch /file.txt, or list it for a wildcard (passive
+    mode): returns its port."""
 
     class Handler(socketserver.StreamRequestHandler):
         def reply(self, text):
@@ -193,6 +195,15 @@ def start_ftp(case, content):
                     data_listener.listen(1)
                     data_listener.settimeout(10)
                     self.reply(f"229 Entering Extended Passive Mode (|||{data_listener.getsockname()[1]}|)")
+                elif verb == "LIST" and data_listener is not None:
+                    # One file, in the `ls -l` form libcurl's wildcard matching parses.
+                    conn, _ = data_listener.accept()
+                    self.reply("150 listing")
+                    conn.sendall(b"-rw-r--r--    1 ftp      ftp      %8d Jan 01  2024 file.txt\r\n" % len(content))
+                    conn.close()
+                    data_listener.close()
+                    data_listener = None
+                    self.reply("226 done")
                 elif verb == "RETR" and data_listener is not None:
                     conn, _ = data_listener.accept()
                     self.reply("150 here it comes")
@@ -508,6 +519,33 @@ class LibcurlParity(harness.UpstreamTestCase):
         plain_key, key = self.twin_keys()
         plain = refusal_host("write-pause", "easy", self.plain.script_url(plain_key, "503"), preload=False)
         self.assertSame(plain, refusal_host("write-pause", "easy", self.plain.script_url(key, "503"), preload=True))
+
+    def test_ftp_wildcard_callback_refusals_are_libcurls_own(self):
+        # CURLOPT_WILDCARDMATCH over FTP: not HTTP, never an attempt of curlretry's; each refusal
+        # (the chunk-begin, chunk-end and fnmatch callbacks) ends the transfer as libcurl ends it.
+        port = start_ftp(self, b"file contents\n")
+        url = f"ftp://127.0.0.1:{port}/*.txt"
+        plain = refusal_host("wildcard-ok", "easy", url, preload=False)
+        self.assertIn(b"chunk-bgn(file.txt)\n", plain.stdout, plain)
+        self.assertIn(b"write(14)\nchunk-end\n", plain.stdout, plain)
+        self.assertIn(b"result=0 ", plain.stdout, plain)
+
+        def passive_ports_out(run):  # each data connection has a port of its own
+            run.stdout = re.sub(rb"\(\|\|\|\d+\|\)", b"(|||port|)", run.stdout)
+            return run
+
+        for scenario in ("wildcard-ok", "chunk-bgn-fail", "chunk-end-fail", "fnmatch-fail"):
+            for mode in ("easy", "multi"):
+                for env in (None, RETRIES_OFF):
+                    with self.subTest(scenario=scenario, mode=mode, env=env):
+                        plain = refusal_host(scenario, mode, url, preload=False)
+                        self.assertIn(b"result=", plain.stdout, plain)
+                        # (libcurl 7.88 ends the transfer with 0 after the last file whatever the
+                        # chunk-end callback says: so does it with curlretry.)
+                        if scenario in ("chunk-bgn-fail", "fnmatch-fail"):
+                            self.assertNotIn(b"result=0 ", plain.stdout, plain)
+                        self.assertSame(passive_ports_out(plain),
+                                        passive_ports_out(refusal_host(scenario, mode, url, preload=True, env=env)))
 
     def test_multi_socket_and_timer_callbacks_returning_minus_one(self):
         # curl_multi_socket_action hosts: a socket or timer callback's -1 is the program's own

@@ -119,6 +119,28 @@ static CURLSTScode on_hsts_write(CURL* easy, struct curl_hstsentry* entry, struc
   return CURLSTS_FAIL;
 }
 
+/* --- FTP wildcard matching: chunk begin / end, fnmatch ----------------------------------- */
+
+static long on_chunk_bgn(const void* transfer_info, void* userp, int remains) {
+  (void)userp;
+  (void)remains;
+  const struct curl_fileinfo* info = transfer_info;
+  printf("chunk-bgn(%s)\n", info->filename);
+  return is("chunk-bgn-fail") ? CURL_CHUNK_BGN_FUNC_FAIL : CURL_CHUNK_BGN_FUNC_OK;
+}
+
+static long on_chunk_end(void* userp) {
+  (void)userp;
+  printf("chunk-end\n");
+  return is("chunk-end-fail") ? CURL_CHUNK_END_FUNC_FAIL : CURL_CHUNK_END_FUNC_OK;
+}
+
+static int on_fnmatch(void* userp, const char* pattern, const char* string) {
+  (void)userp;
+  printf("fnmatch(%s, %s)\n", pattern, string);
+  return CURL_FNMATCHFUNC_FAIL;
+}
+
 /* --- progress -------------------------------------------------------------------------- */
 
 static int on_xferinfo(void* userp, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un) {
@@ -243,6 +265,12 @@ static void configure(CURL* easy) {
   if (strncmp(scenario, "ssl-ctx", 7) == 0) {
     curl_easy_setopt(easy, CURLOPT_SSL_CTX_FUNCTION, on_ssl_ctx);
     curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 0L);
+  }
+  if (is("wildcard-ok") || strncmp(scenario, "chunk-", 6) == 0 || is("fnmatch-fail")) {
+    curl_easy_setopt(easy, CURLOPT_WILDCARDMATCH, 1L);
+    curl_easy_setopt(easy, CURLOPT_CHUNK_BGN_FUNCTION, on_chunk_bgn);
+    curl_easy_setopt(easy, CURLOPT_CHUNK_END_FUNCTION, on_chunk_end);
+    if (is("fnmatch-fail")) curl_easy_setopt(easy, CURLOPT_FNMATCH_FUNCTION, on_fnmatch);
   }
   if (strncmp(scenario, "hsts-", 5) == 0) {
     curl_easy_setopt(easy, CURLOPT_HSTS_CTRL, (long)CURLHSTS_ENABLE);
