@@ -75,16 +75,14 @@ __attribute__((visibility("default"))) void curl_mime_free(curl_mime* mime) {
   const real::Api& api = CURLRETRY_CALLER_API();
   auto free_mime = api.mime_free;
   if (free_mime == nullptr) return;
-  {
-    LibcurlScope scope(api);
-    free_mime(mime);  // frees the parts first: each of ours through its free callback
-  }
   if (mime != nullptr) {
     try {
       mime_parts::freeing(mime);
     } catch (...) {
     }
   }
+  LibcurlScope scope(api);
+  free_mime(mime);  // frees the parts: each of ours through its free callback
 }
 
 }  // extern "C"

@@ -33,7 +33,7 @@ struct PartSource {
   curl_free_callback free_fn;
   void* arg;
 
-  Budget* budget = nullptr;  // set from start() to release(): a copy is kept
+  std::shared_ptr<Budget> budget;  // set from start() to release(): a copy is kept
   bool read_called = false;  // in this transfer
   bool source_eof = false;   // the program's read returned 0: libcurl would not ask it again
   bool overflow = false;     // the copy lost data (over the budget, or a seek away from 0)
@@ -60,7 +60,7 @@ struct Tree {
   std::unordered_map<curl_mime*, std::vector<curl_mimepart*>> parts;   // the same, by mime
   std::unordered_map<curl_mime*, curl_mimepart*> holder;               // curl_mime_subparts
   std::unordered_set<PartSource*> sources;
-  std::unordered_map<const curl_mime*, std::unique_ptr<Budget>> budgets;
+  std::unordered_map<const curl_mime*, std::shared_ptr<Budget>> budgets;
 
   // The mime at the top of `part`'s tree: the one a program gives to CURLOPT_MIMEPOST.
   const curl_mime* root_of(curl_mimepart* part) const {
@@ -237,12 +237,12 @@ void start(const curl_mime* root, std::size_t limit) {
   std::vector<PartSource*> parts = t.under(root);
   if (parts.empty()) return;
   auto& budget = t.budgets[root];
-  if (!budget) budget = std::make_unique<Budget>();
+  if (!budget) budget = std::make_shared<Budget>();
   budget->left = limit;
   for (PartSource* s : parts) {
     std::string().swap(s->copy);
     s->pos = 0;
-    s->budget = budget.get();
+    s->budget = budget;
     s->read_called = s->overflow = s->armed = false;
   }
 }
@@ -253,7 +253,7 @@ void release(const curl_mime* root) {
   std::lock_guard lock(t.mutex);
   for (PartSource* s : t.under(root)) {
     s->drop_copy();
-    s->budget = nullptr;
+    s->budget.reset();
     s->armed = false;
   }
   t.budgets.erase(root);

@@ -24,8 +24,9 @@
 
 namespace curlretry::shim::mime_parts {
 
-// Bookkeeping, from the interposed curl_mime_* functions (shim/mime_api.cpp), after libcurl
-// accepted the call.
+// Bookkeeping, from the interposed curl_mime_* functions (shim/mime_api.cpp): after libcurl
+// accepted the call, except `freeing`, before libcurl frees the mime (so that no other thread's
+// new mime at the same address can lose its records).
 void added(curl_mime* mime, curl_mimepart* part);
 void nested(curl_mimepart* holder, curl_mime* subparts);
 void freeing(curl_mime* mime);
