@@ -84,6 +84,8 @@ struct Tree {
   }
 };
 
+thread_local DuplicateWatch* t_watch = nullptr;
+
 Tree& tree() {
   static Tree* t = [] {
     auto* made = new Tree();  // leaked: parts may be freed from atexit handlers
@@ -180,7 +182,13 @@ void nested(curl_mimepart* holder, curl_mime* subparts) {
   Tree& t = tree();
   std::lock_guard lock(t.mutex);
   t.holder[subparts] = holder;
+  // Held by a part no curl_mime_addpart made: a handle's own body part, the duplicate's.
+  if (t_watch != nullptr && t_watch->body_ == nullptr && t.parent.find(holder) == t.parent.end())
+    t_watch->body_ = subparts;
 }
+
+DuplicateWatch::DuplicateWatch() : previous_(t_watch) { t_watch = this; }
+DuplicateWatch::~DuplicateWatch() { t_watch = previous_; }
 
 void freeing(curl_mime* mime) {
   Tree& t = tree();

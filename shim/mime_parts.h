@@ -31,6 +31,23 @@ void added(curl_mime* mime, curl_mimepart* part);
 void nested(curl_mimepart* holder, curl_mime* subparts);
 void freeing(curl_mime* mime);
 
+// curl_easy_duphandle copies the handle's MIME body into a mime of libcurl's own, bound to the
+// copy's body part: while a watch lives on this thread, the first such mime is noted, so that the
+// copy's transfers name their own body (its parts are copies, with PartSources of their own).
+class DuplicateWatch {
+ public:
+  DuplicateWatch();
+  ~DuplicateWatch();
+  DuplicateWatch(const DuplicateWatch&) = delete;
+  DuplicateWatch& operator=(const DuplicateWatch&) = delete;
+  const curl_mime* body() const { return body_; }
+
+ private:
+  friend void nested(curl_mimepart* holder, curl_mime* subparts);
+  DuplicateWatch* previous_;
+  const curl_mime* body_ = nullptr;
+};
+
 // The callbacks and argument curl_mime_data_cb should hand libcurl for the program's: ours, with
 // a new PartSource as the argument, or (`wrapped` false) the program's own, unchanged. A call
 // whose read function is already ours is libcurl copying a part (curl_easy_duphandle): the copy

@@ -248,6 +248,13 @@ class MimeCallbackPart(CHostTestCase):
         self.assertEqual(r.stdout, self.expected_echo(values))
         self.lucky_and_retried("mimecb-multi")
 
+    def test_a_duplicated_handle_resends_its_copy_of_the_part(self):
+        key, url = self.url("503,echo")
+        values, r = self.host("mimecb-dup", url, self.SIZE, preload=True)
+        self.assertEqual((values["result"], values["status"]), ("0", "200"), f"not error 65\n{r}")
+        self.assertEqual(r.stdout, self.expected_echo(values))
+        self.lucky_and_retried("mimecb-dup")
+
     def test_a_part_over_the_bound_without_seek_gets_the_503_as_without_the_preload(self):
         runs = []
         for preload in (False, True):

@@ -13,6 +13,8 @@
  *                                     curl_mime_subparts mime, after a plain curl_mime_data part,
  *                                     with a free callback (counted in frees=)
  *   upload_host mimecb-multi URL SIZE the mimecb part, driven by curl_multi_perform/poll
+ *   upload_host mimecb-dup URL SIZE   the mimecb part, sent by a curl_easy_duphandle copy of the
+ *                                     handle (libcurl copies the body's parts for it)
  *
  * stdout: the response body. stderr, one per line: result=<CURLcode> status=<code>, then
  * reads=<calls> read_bytes=<n> after_eof=<reads after returning 0> ioctls=<n> wrong_userdata=<n>.
@@ -195,6 +197,11 @@ static int mode_mimecb(const char* url, const char* how) {
   curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
   curl_easy_setopt(easy, CURLOPT_DEBUGFUNCTION, debug_boundary);
   curl_easy_setopt(easy, CURLOPT_VERBOSE, 1L);
+  if (strcmp(how, "mimecb-dup") == 0) {
+    CURL* twin = curl_easy_duphandle(easy);
+    curl_easy_cleanup(easy);
+    easy = twin;
+  }
   CURLcode code = strcmp(how, "mimecb-multi") == 0 ? perform_multi(easy) : curl_easy_perform(easy);
   report(easy, code);
   curl_easy_cleanup(easy);
