@@ -87,14 +87,21 @@ fetch() {
 }
 
 # One run in its own copy of run-tests.php and ext/curl (run-tests.php writes each test's
-# .php/.out/.diff beside it): $1 names the run, the rest is its environment.
+# .php/.out/.diff beside it): $1 names the run, $2 is its port, the rest is its environment.
 run_one() {
-  local name=$1; shift
+  local name=$1 port=$2; shift 2  # the run's own port for the one fixed-port test; its environment
   local dir=$runs_dir/$name
   rm -rf "$dir"
   mkdir -p "$dir/ext" "$dir/xdg"
   cp -a "$work/src/php/run-tests.php" "$dir/"
   cp -a "$work/src/php/ext/curl" "$dir/ext/"
+  # One test listens on a fixed port, on every address (curl_postfields_array.phpt: 0.0.0.0:29999):
+  # in each run's copy it listens on loopback only, on a port of the run's own, so that the
+  # three runs side by side never take each other's port.
+  sed -i -e "s#tcp://0\.0\.0\.0:29999#tcp://127.0.0.1:$port#" -e "s#127\.0\.0\.1:29999#127.0.0.1:$port#" \
+    "$dir/ext/curl/tests/curl_postfields_array.phpt"
+  grep -q "tcp://127.0.0.1:$port" "$dir/ext/curl/tests/curl_postfields_array.phpt" ||
+    { echo "php-suite: cannot move curl_postfields_array.phpt to loopback" >&2; return 1; }
   local selected=() t
   for t in "${tests[@]}"; do selected+=("ext/curl/tests/${t%.phpt}.phpt"); done
   [ ${#selected[@]} -gt 0 ] || selected=(ext/curl/tests)
@@ -103,7 +110,9 @@ run_one() {
     # The user's own curlretry settings must not reach the runs.
     for v in $(env | sed -n 's/^\(\(CURLRETRY\|BILI_REPLAY\)_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
     export XDG_CONFIG_HOME=$dir/xdg
-    exec env "$@" TEST_PHP_EXECUTABLE="$php" NO_INTERACTION=1 "$php" run-tests.php -q --offline --no-color \
+    # A session of its own (setsid execs in place: same pid), so that a run stopped at the
+    # deadline takes its tests and their php -S servers with it.
+    exec setsid env "$@" TEST_PHP_EXECUTABLE="$php" NO_INTERACTION=1 "$php" run-tests.php -q --offline --no-color \
       --set-timeout "$timeout_s" -W "$dir/status" "${selected[@]}"
   ) >"$dir/output.log" 2>&1 &
   echo $! >"$dir/pid"
@@ -144,9 +153,9 @@ run_all() {
   echo "php-suite: ext/curl tests of $(cat "$work/src/.php-suite-fetched"), run by $("$php" -r 'echo PHP_VERSION;')"
   probe_preload
   runs=(plain off on)
-  run_one plain
-  run_one off LD_PRELOAD="$lib" BILI_REPLAY_RETRY_MAX=1
-  run_one on LD_PRELOAD="$lib"
+  run_one plain 29997
+  run_one off 29998 LD_PRELOAD="$lib" BILI_REPLAY_RETRY_MAX=1
+  run_one on 29999 LD_PRELOAD="$lib"
   # run-tests.php bounds each test (--set-timeout); the whole run is bounded too.
   local deadline=$((SECONDS + 20 * timeout_s)) alive
   while :; do
@@ -154,7 +163,7 @@ run_all() {
     for name in "${runs[@]}"; do kill -0 "$(cat "$runs_dir/$name/pid")" 2>/dev/null && alive=1; done
     [ $alive = 1 ] || break
     if [ $SECONDS -gt $deadline ]; then
-      for name in "${runs[@]}"; do kill -- "$(cat "$runs_dir/$name/pid")" 2>/dev/null || true; done
+      for name in "${runs[@]}"; do kill -- "-$(cat "$runs_dir/$name/pid")" 2>/dev/null || true; done
       echo "php-suite: the runs took longer than $((20 * timeout_s)) s: stopped" >&2
       break
     fi
