@@ -9,6 +9,7 @@
 #include "shim/caller.h"
 #include "shim/easy_options.h"
 #include "shim/fleet_hook.h"
+#include "shim/mime_parts.h"
 #include "shim/multi_state.h"
 #include "shim/real_curl.h"
 #include "shim/reentry_guard.h"
@@ -141,6 +142,7 @@ __attribute__((visibility("default"))) CURL* curl_easy_duphandle(CURL* easy) {
   auto duphandle = api.easy_duphandle;
   if (duphandle == nullptr) return nullptr;
   CURL* copy;
+  mime_parts::DuplicateWatch watch;  // the copy's own MIME body, if libcurl copies one
   {
     LibcurlScope scope(api);
     copy = duphandle(easy);
@@ -150,6 +152,7 @@ __attribute__((visibility("default"))) CURL* curl_easy_duphandle(CURL* easy) {
     if (Transfer* source = registry::find(easy)) {
       Transfer* twin = registry::add(copy, &api);
       twin->host = source->host;
+      twin->host.mime = watch.body();
       // Duplicated mid-transfer, the copy carries our callbacks and the source's state: give it
       // the host's own.
       if (source->installed()) apply_host_callbacks(api, copy, twin->host);

@@ -129,7 +129,7 @@ bool record_option(HostOptions& o, CURLoption option, OptionValue v) {
       o.post_kind = v.pointer ? HostOptions::Body::pointer : HostOptions::Body::none;
       o.post_copy.clear();
       o.post_active = true;
-      o.form_is_body = false;
+      o.form_is_body = o.mime_is_body = false;
       return true;
     case CURLOPT_COPYPOSTFIELDS: {
       // libcurl copies post_size bytes (strlen when unset) now; so do we, up to a bound: a bigger
@@ -142,34 +142,37 @@ bool record_option(HostOptions& o, CURLoption option, OptionValue v) {
       if (o.post_kind == HostOptions::Body::copy) o.post_copy.assign(data, n);
       else std::string().swap(o.post_copy);
       o.post_active = true;
-      o.form_is_body = false;
+      o.form_is_body = o.mime_is_body = false;
       return true;
     }
     case CURLOPT_POSTFIELDSIZE: o.post_size = v.number; return true;
     case CURLOPT_POSTFIELDSIZE_LARGE: o.post_size = v.offset; return true;
     case CURLOPT_POST:
       o.post_active = v.number != 0;
-      o.form_is_body = false;
+      o.form_is_body = o.mime_is_body = false;
       return true;
     case CURLOPT_HTTPPOST:
       o.form = static_cast<const curl_httppost*>(v.pointer);
       o.form_is_body = o.form != nullptr;
+      o.mime_is_body = false;
       if (v.pointer != nullptr) o.post_active = false;
       return true;
     case CURLOPT_MIMEPOST:
       o.form_is_body = false;
+      o.mime = static_cast<const curl_mime*>(v.pointer);
+      o.mime_is_body = o.mime != nullptr;
       if (v.pointer != nullptr) o.post_active = false;
       return true;
     case CURLOPT_HTTPGET:
     case CURLOPT_NOBODY:
       // Off, these leave the request as it was.
-      if (v.number != 0) o.form_is_body = o.post_active = false;
+      if (v.number != 0) o.form_is_body = o.mime_is_body = o.post_active = false;
       return true;
     case CURLOPT_UPLOAD:  // off means GET
-      o.form_is_body = false;
+      o.form_is_body = o.mime_is_body = false;
       if (v.number != 0) o.post_active = false;
       return true;
-    case CURLOPT_PUT: o.form_is_body = false; return true;
+    case CURLOPT_PUT: o.form_is_body = o.mime_is_body = false; return true;
     case CURLOPT_CUSTOMREQUEST: o.custom_request = v.pointer ? static_cast<const char*>(v.pointer) : ""; return true;
     default: return false;
   }

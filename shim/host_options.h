@@ -31,6 +31,9 @@ struct HostOptions {
   // CURLOPT_HTTPPOST, and whether it is the request's body (a later POST, PUT, GET... is not).
   const curl_httppost* form = nullptr;
   bool form_is_body = false;
+  // CURLOPT_MIMEPOST, and whether it is still the request's body (the same options end it).
+  const curl_mime* mime = nullptr;
+  bool mime_is_body = false;
   // The handle's own cookie engine is on (COOKIEFILE, COOKIEJAR or COOKIELIST was set), and
   // whether a share handle may hold its cookies instead.
   bool cookie_engine = false;
@@ -70,6 +73,8 @@ struct HostOptions {
   // part's own pointer, not CURLOPT_READDATA, so the program's read callback must be the one
   // on the handle.
   bool form_streams() const;
+  // The MIME body the request sends, or nullptr.
+  const curl_mime* mime_body() const { return mime_is_body ? mime : nullptr; }
 };
 
 // The value of one curl_easy_setopt call, decoded by option type range.

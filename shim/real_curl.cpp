@@ -65,6 +65,10 @@ void fill(Api& api, Lookup lookup) {
   take(api.multi_timeout, lookup("curl_multi_timeout"));
   take(api.multi_fdset, lookup("curl_multi_fdset"));
   take(api.multi_setopt, lookup("curl_multi_setopt"));
+  take(api.mime_addpart, lookup("curl_mime_addpart"));
+  take(api.mime_subparts, lookup("curl_mime_subparts"));
+  take(api.mime_data_cb, lookup("curl_mime_data_cb"));
+  take(api.mime_free, lookup("curl_mime_free"));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -37,6 +37,12 @@ using multi_timeout_fn = CURLMcode (*)(CURLM*, long*);
 using multi_fdset_fn = CURLMcode (*)(CURLM*, fd_set*, fd_set*, fd_set*, int*);
 using multi_setopt_fn = CURLMcode (*)(CURLM*, CURLMoption, ...);
 
+using mime_addpart_fn = curl_mimepart* (*)(curl_mime*);
+using mime_subparts_fn = CURLcode (*)(curl_mimepart*, curl_mime*);
+using mime_data_cb_fn = CURLcode (*)(curl_mimepart*, curl_off_t, curl_read_callback, curl_seek_callback,
+                                     curl_free_callback, void*);
+using mime_free_fn = void (*)(curl_mime*);
+
 // One libcurl's entry points. A process may hold two (libcurl.so.4 and libcurl-gnutls.so.4, one
 // per plugin): every call must reach the library its caller linked, or a handle made by one
 // would be used by the other's code.
@@ -67,6 +73,12 @@ struct Api {
   multi_timeout_fn multi_timeout = nullptr;
   multi_fdset_fn multi_fdset = nullptr;
   multi_setopt_fn multi_setopt = nullptr;
+
+  // The MIME calls the shim follows to make callback parts replayable (shim/mime_parts.h).
+  mime_addpart_fn mime_addpart = nullptr;
+  mime_subparts_fn mime_subparts = nullptr;
+  mime_data_cb_fn mime_data_cb = nullptr;
+  mime_free_fn mime_free = nullptr;
 };
 
 // The libcurl that code at `caller` (a return address) uses: for code inside a libcurl, that

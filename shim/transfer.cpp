@@ -99,6 +99,7 @@ bool Transfer::begin(const Runtime& runtime) {
   runtime_ = &runtime;
   renew(run_);
   run_.started = Clock::now();
+  run_.upload.start_mime(host.mime_body(), runtime.config.settings.max_upload_replay);
   if (host.timeout_ms > 0) run_.deadline = run_.started + std::chrono::milliseconds(host.timeout_ms);
   run_.random = core::SplitMix(static_cast<std::uint64_t>(run_.started.time_since_epoch().count()) ^
                                reinterpret_cast<std::uintptr_t>(this));
@@ -604,6 +605,7 @@ core::Verdict Transfer::decide_now(CURLcode code) {
 }
 
 Transfer::Step Transfer::finish_attempt(CURLcode code) {
+  if (code == CURLE_SEND_FAIL_REWIND) run_.upload.report_ioctl_refusal(host.error_buffer);
   // The common case: a first attempt whose body already reached the host. Nothing to decide
   // (unless the attempt log wants a line for it).
   // -v (debug) also logs a first-try success. (A response delivered at the end of its headers

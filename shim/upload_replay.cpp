@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "shim/mime_parts.h"
 #include "shim/reentry_guard.h"
 
 namespace curlretry::shim {
@@ -29,6 +30,14 @@ void UploadReplay::start() {
 
 void UploadReplay::release() {
   if (!copy_.empty()) std::string().swap(copy_);
+  if (mime_ != nullptr) mime_parts::release(mime_);
+  mime_ = nullptr;
+}
+
+void UploadReplay::start_mime(const curl_mime* body, size_t limit) {
+  if (mime_ != nullptr && mime_ != body) mime_parts::release(mime_);
+  mime_ = body;
+  if (body != nullptr) mime_parts::start(body, limit);
 }
 
 void UploadReplay::restart_copy(bool meaningful) {
@@ -83,7 +92,12 @@ int UploadReplay::seek(const HostOptions& host, CURL* easy, curl_off_t offset, i
     r = host.seek_fn(host.seek_data, offset, origin);
   } else if (host.ioctl_fn) {
     // libcurl asks the ioctl callback only to rewind; a resume offset it reads past instead.
-    if (to_start) r = ask_ioctl(host, easy);
+    if (to_start) {
+      HostScope scope;
+      const int answer = host.ioctl_fn(easy, CURLIOCMD_RESTARTREAD, host.ioctl_data);
+      r = answer == CURLIOE_OK ? CURL_SEEKFUNC_OK : CURL_SEEKFUNC_FAIL;
+      ioctl_refusal_ = answer;
+    }
   } else if (!host.read_fn) {
     HostScope scope;
     r = fseeko(static_cast<FILE*>(host.read_data), static_cast<off_t>(offset), origin) == 0 ? CURL_SEEKFUNC_OK
@@ -94,12 +108,22 @@ int UploadReplay::seek(const HostOptions& host, CURL* easy, curl_off_t offset, i
   return r;
 }
 
+void UploadReplay::report_ioctl_refusal(char* error_buffer) const {
+  if (ioctl_refusal_ != CURLIOE_OK && error_buffer != nullptr)
+    std::snprintf(error_buffer, CURL_ERROR_SIZE, "ioctl callback returned error %d", ioctl_refusal_);
+}
+
 bool UploadReplay::replayable(const HostOptions& host) const {
+  if (mime_ != nullptr && !mime_parts::replayable(mime_)) return false;
   return !read_called_ || !overflow_ || host.seek_fn != nullptr || host.ioctl_fn != nullptr ||
          (!host.read_fn && fread_start_ >= 0);
 }
 
 bool UploadReplay::rewind(const HostOptions& host, CURL* easy) {
+  return rewind_read(host, easy) && (mime_ == nullptr || mime_parts::rewind(mime_));
+}
+
+bool UploadReplay::rewind_read(const HostOptions& host, CURL* easy) {
   if (!read_called_) return true;
   if (!overflow_) {
     // Everything the program gave is here: re-send it, and ask the program nothing.

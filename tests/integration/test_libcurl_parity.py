@@ -9,6 +9,7 @@ without the preload, and compares what the program saw. Servers the flaky upstre
 
 import json
 import os
+import re
 import socket
 import socketserver
 import tempfile
@@ -160,7 +161,8 @@ def start_connect_proxy(case, statuses):
 
 
 def start_ftp(case, content):
-    """Enough of an FTP server for curl to fetch /file.txt (passive mode): returns its port."""
+    """Enough of an FTP server for curl to fetch /file.txt, or list it for a wildcard (passive
+    mode): returns its port."""
 
     class Handler(socketserver.StreamRequestHandler):
         def reply(self, text):
@@ -193,6 +195,15 @@ def start_ftp(case, content):
                     data_listener.listen(1)
                     data_listener.settimeout(10)
                     self.reply(f"229 Entering Extended Passive Mode (|||{data_listener.getsockname()[1]}|)")
+                elif verb == "LIST" and data_listener is not None:
+                    # One file, in the `ls -l` form libcurl's wildcard matching parses.
+                    conn, _ = data_listener.accept()
+                    self.reply("150 listing")
+                    conn.sendall(b"-rw-r--r--    1 ftp      ftp      %8d Jan 01  2024 file.txt\r\n" % len(content))
+                    conn.close()
+                    data_listener.close()
+                    data_listener = None
+                    self.reply("226 done")
                 elif verb == "RETR" and data_listener is not None:
                     conn, _ = data_listener.accept()
                     self.reply("150 here it comes")
@@ -453,6 +464,105 @@ class LibcurlParity(harness.UpstreamTestCase):
                                          f"\nwithout curlretry: {plain}\nwith curlretry:    {preloaded}")
                         self.assertEqual(preloaded.stdout.splitlines()[-3:], plain.stdout.splitlines()[-3:])
                         self.assertEqual(self.plain.count(key), self.plain.count(plain_key), preloaded)
+
+    def test_an_ioctl_refusal_is_libcurls_own(self):
+        # No seek callback, the old ioctl one: a 307 makes libcurl rewind the upload through it,
+        # and its CURLIOE_FAILRESTART ends the transfer with 65 and libcurl's own text.
+        script = "307+loc=%2Fs%2Fioctl-target%2F200"
+        for mode in ("easy", "multi"):
+            for env in (None, RETRIES_OFF):
+                with self.subTest(mode=mode, env=env):
+                    plain_key, key = self.twin_keys()
+                    plain = refusal_host("ioctl-fail", mode, self.plain.script_url(plain_key, script), preload=False)
+                    self.assertIn(b"result=65 ", plain.stdout, plain)
+                    self.assertEqual(plain.stdout.count(b"ioctl("), 1, plain)
+                    preloaded = refusal_host("ioctl-fail", mode, self.plain.script_url(key, script), preload=True,
+                                             env=env)
+                    self.assertEqual(sorted(preloaded.stdout.splitlines()), sorted(plain.stdout.splitlines()),
+                                     f"\nwithout curlretry: {plain}\nwith curlretry:    {preloaded}")
+                    self.assertEqual(preloaded.stdout.splitlines()[-3:], plain.stdout.splitlines()[-3:])
+                    self.assertEqual(self.plain.count(key), self.plain.count(plain_key), preloaded)
+
+    def test_hsts_callback_refusals_are_libcurls_own(self):
+        # CURLSTS_FAIL from the read callback (called once per transfer, at its start) and from
+        # the write callback (called at cleanup with the entry the read callback gave).
+        for scenario, requests in (("hsts-read-fail", 0), ("hsts-write-fail", 1)):
+            self.assertRefusalSame(scenario, "200", requests=requests, plain_requests=requests)
+            plain = refusal_host(scenario, "easy", self.plain.script_url(self.key(), "200"), preload=False)
+            self.assertIn(b"hsts-read(1)", plain.stdout, plain)
+        plain = refusal_host("hsts-write-fail", "easy", self.plain.script_url(self.key(), "200"), preload=False)
+        self.assertIn(b"hsts-write(hsts.example.invalid, 0/1)", plain.stdout, plain)
+
+    def test_hsts_read_is_called_once_per_transfer_across_retries(self):
+        plain_key, key = self.twin_keys()
+        plain = refusal_host("hsts-write-fail", "easy", self.plain.script_url(plain_key, "200"), preload=False)
+        preloaded = refusal_host("hsts-write-fail", "easy", self.plain.script_url(key, "503,200"), preload=True)
+        self.assertEqual(preloaded.stdout.count(b"hsts-read("), plain.stdout.count(b"hsts-read("), preloaded)
+        self.assertIn(b"result=0 ", preloaded.stdout, preloaded)
+        self.assertCount(self.plain, key, 2, preloaded)
+
+    def test_a_paused_body_is_resumed_as_without_curlretry(self):
+        # CURL_WRITEFUNC_PAUSE is the program's to hold and to end (curl_easy_pause from its
+        # progress callback): the chunk comes again once.
+        self.assertRefusalSame("write-pause", "200")
+        plain = refusal_host("write-pause", "easy", self.plain.script_url(self.key(), "200"), preload=False)
+        self.assertEqual(plain.stdout.count(b"write("), 2, plain)
+        self.assertIn(b"resume=0\n", plain.stdout, plain)
+
+    # Known gap (issue 25, left for the replay's owner): a held body handed over after the
+    # retries and paused by the program is resumed after its curl_easy_pause(CONT) returns,
+    # where libcurl hands the chunk over inside that call. (On a multi handle the program's
+    # progress callback is not called while the hand-over is paused, so a program that resumes
+    # from it waits forever: not run here, it would only wait for refusal_host's alarm.)
+    @unittest.expectedFailure
+    def test_a_paused_held_body_is_resumed_inside_curl_easy_pause(self):
+        plain_key, key = self.twin_keys()
+        plain = refusal_host("write-pause", "easy", self.plain.script_url(plain_key, "503"), preload=False)
+        self.assertSame(plain, refusal_host("write-pause", "easy", self.plain.script_url(key, "503"), preload=True))
+
+    def test_ftp_wildcard_callback_refusals_are_libcurls_own(self):
+        # CURLOPT_WILDCARDMATCH over FTP: not HTTP, never an attempt of curlretry's; each refusal
+        # (the chunk-begin, chunk-end and fnmatch callbacks) ends the transfer as libcurl ends it.
+        port = start_ftp(self, b"file contents\n")
+        url = f"ftp://127.0.0.1:{port}/*.txt"
+        plain = refusal_host("wildcard-ok", "easy", url, preload=False)
+        self.assertIn(b"chunk-bgn(file.txt)\n", plain.stdout, plain)
+        self.assertIn(b"write(14)\nchunk-end\n", plain.stdout, plain)
+        self.assertIn(b"result=0 ", plain.stdout, plain)
+
+        def passive_ports_out(run):  # each data connection has a port of its own
+            run.stdout = re.sub(rb"\(\|\|\|\d+\|\)", b"(|||port|)", run.stdout)
+            return run
+
+        for scenario in ("wildcard-ok", "chunk-bgn-fail", "chunk-end-fail", "fnmatch-fail"):
+            for mode in ("easy", "multi"):
+                for env in (None, RETRIES_OFF):
+                    with self.subTest(scenario=scenario, mode=mode, env=env):
+                        plain = refusal_host(scenario, mode, url, preload=False)
+                        self.assertIn(b"result=", plain.stdout, plain)
+                        # (libcurl 7.88 ends the transfer with 0 after the last file whatever the
+                        # chunk-end callback says: so does it with curlretry.)
+                        if scenario in ("chunk-bgn-fail", "fnmatch-fail"):
+                            self.assertNotIn(b"result=0 ", plain.stdout, plain)
+                        self.assertSame(passive_ports_out(plain),
+                                        passive_ports_out(refusal_host(scenario, mode, url, preload=True, env=env)))
+
+    def test_multi_socket_and_timer_callbacks_returning_minus_one(self):
+        # curl_multi_socket_action hosts: a socket or timer callback's -1 is the program's own
+        # abort of the multi handle, as libcurl makes of it; the same loop without a refusal is
+        # the control.
+        for scenario in ("socket-ok", "socket-fail", "timer-fail"):
+            for env in (None, RETRIES_OFF):
+                with self.subTest(scenario=scenario, env=env):
+                    plain_key, key = self.twin_keys()
+                    plain = refusal_host(scenario, "socket", self.plain.script_url(plain_key, "200"), preload=False)
+                    self.assertIn(b"result=", plain.stdout, plain)
+                    preloaded = refusal_host(scenario, "socket", self.plain.script_url(key, "200"), preload=True,
+                                             env=env)
+                    self.assertSame(plain, preloaded)
+                    self.assertEqual(self.plain.count(key), self.plain.count(plain_key), preloaded)
+        plain = refusal_host("socket-ok", "socket", self.plain.script_url(self.key(), "200"), preload=False)
+        self.assertIn(b"result=0 ", plain.stdout, plain)
 
     def run_script(self, interpreter, name, text, url, mode, preload, env=None):
         path = self.temp_dir() / name

@@ -112,8 +112,9 @@ class CHostTestCase(ParityTestCase):
                                "(tests/integration/parity_hosts) and set CURLRETRY_PARITY_HOSTS_DIR")
         super().setUpClass()
 
-    def host(self, mode: str, url: str, size: int, *, preload: bool) -> tuple[dict[str, str], harness.Result]:
-        r = harness.run([UPLOAD_HOST, mode, url, str(size)], preload=preload)
+    def host(self, mode: str, url: str, size: int, *, preload: bool,
+             env: dict[str, str] | None = None) -> tuple[dict[str, str], harness.Result]:
+        r = harness.run([UPLOAD_HOST, mode, url, str(size)], preload=preload, env=env)
         self.assertEqual(r.code, 0, f"upload_host exit status\n{r}")
         values: dict[str, str] = {}
         for line in r.stderr.decode("utf-8", "replace").splitlines():
@@ -177,27 +178,116 @@ class FormStream(CHostTestCase):
         self.assertEqual(runs[1], runs[0])
 
 
+def mime_source(size: int) -> bytes:
+    """What upload_host's read callback gives: A..Z repeated."""
+    return bytes(ord("A") + i % 26 for i in range(size))
+
+
 class MimeCallbackPart(CHostTestCase):
-    """CURLOPT_MIMEPOST with a curl_mime_data_cb part that has no seek callback: libcurl reads it
-    through the part's own callback, and cannot rewind it for a second attempt."""
+    """CURLOPT_MIMEPOST with a curl_mime_data_cb part (issue 25 item 3). libcurl rewinds a MIME
+    body at the start of each request and, for a part it read that has no seek callback, fails
+    with CURLE_SEND_FAIL_REWIND (65). A retry is such a request: the shim keeps a bounded copy of
+    what the part's read callback gave and answers the retry's rewind from it; a part it cannot
+    re-send (copy overflowed, no seek) is not retried and the program gets the delivered 503."""
 
     SIZE = 100_000
+
+    def expected_echo(self, values: dict[str, str]) -> bytes:
+        # The exact multipart body of one part named "stream", with the boundary libcurl chose.
+        b = values["boundary"].encode()
+        body = (b"--" + b + b'\r\nContent-Disposition: form-data; name="stream"\r\n\r\n' +
+                mime_source(self.SIZE) + b"\r\n--" + b + b"--\r\n")
+        return echo_body(body)
+
+    def small_copy(self) -> dict[str, str]:
+        path = os.path.join(self.temp_dir(), "config.yaml")
+        with open(path, "w") as f:
+            f.write("version: 1\nsettings:\n  max_upload_replay: 1000\n")
+        return {"CURLRETRY_CONFIG": path}
+
+    def lucky_and_retried(self, mode: str) -> None:
+        lucky, lucky_run = self.host(mode, self.url("echo")[1], self.SIZE, preload=False)
+        key, url = self.url("503,echo")
+        retried, run = self.host(mode, url, self.SIZE, preload=True)
+        self.assertEqual((lucky["result"], lucky["status"], lucky["after_eof"]), ("0", "200", "0"), str(lucky_run))
+        lucky.pop("boundary"), retried.pop("boundary")
+        self.assertEqual(retried, lucky, f"retried\n{run}\nlucky\n{lucky_run}")
+        self.assertCount(self.plain, key, 2, run)
+        return lucky_run, run
 
     def test_lucky_run_reads_the_part_once(self):
         values, r = self.host("mimecb", self.url("echo")[1], self.SIZE, preload=True)
         self.assertEqual((values["result"], values["status"], values["after_eof"]), ("0", "200", "0"), str(r))
+        self.assertEqual(r.stdout, self.expected_echo(values))
 
-    # Known gap (issue 11 closing note): the retry's mime rewind fails, and the program gets
-    # CURLE_SEND_FAIL_REWIND (65) instead of the 503 it gets without the library. The library
-    # cannot see inside a curl_mime to know the upload is not replayable.
-    @unittest.expectedFailure
-    def test_a_503_reaches_the_program_as_without_the_preload(self):
+    def test_the_rebuilt_body_is_what_the_server_gets_without_the_preload(self):
+        values, r = self.host("mimecb", self.url("echo")[1], self.SIZE, preload=False)
+        self.assertEqual(r.stdout, self.expected_echo(values), str(r))
+
+    def test_a_retry_resends_the_part_from_the_kept_copy(self):
+        key, url = self.url("503,echo")
+        values, r = self.host("mimecb", url, self.SIZE, preload=True)
+        self.assertEqual((values["result"], values["status"]), ("0", "200"), f"not error 65\n{r}")
+        self.assertEqual(r.stdout, self.expected_echo(values))
+        self.assertEqual((values["reads"], values["read_bytes"], values["after_eof"]), ("2", str(self.SIZE), "0"), str(r))
+        self.assertCount(self.plain, key, 2, r)
+        self.lucky_and_retried("mimecb")
+
+    def test_with_a_seek_callback_the_program_is_not_asked_to_seek(self):
+        _, run = self.lucky_and_retried("mimecb-seek")
+
+    def test_a_nested_part_of_unknown_size_is_resent_and_freed_once(self):
+        lucky_run, run = self.lucky_and_retried("mimecb-nested")
+        # Two random boundaries: what the server received has the same length.
+        self.assertEqual(run.stdout.split(b"length=")[1], lucky_run.stdout.split(b"length=")[1])
+
+    def test_multi_a_retry_resends_the_part_from_the_kept_copy(self):
+        key, url = self.url("503,echo")
+        values, r = self.host("mimecb-multi", url, self.SIZE, preload=True)
+        self.assertEqual((values["result"], values["status"]), ("0", "200"), f"not error 65\n{r}")
+        self.assertEqual(r.stdout, self.expected_echo(values))
+        self.lucky_and_retried("mimecb-multi")
+
+    def test_a_duplicated_handle_resends_its_copy_of_the_part(self):
+        key, url = self.url("503,echo")
+        values, r = self.host("mimecb-dup", url, self.SIZE, preload=True)
+        self.assertEqual((values["result"], values["status"]), ("0", "200"), f"not error 65\n{r}")
+        self.assertEqual(r.stdout, self.expected_echo(values))
+        self.lucky_and_retried("mimecb-dup")
+
+    def test_a_part_over_the_bound_without_seek_gets_the_503_as_without_the_preload(self):
         runs = []
         for preload in (False, True):
             key, url = self.url("503,echo")
-            values, r = self.host("mimecb", url, self.SIZE, preload=preload)
-            runs.append((values, r.stdout.replace(key.encode(), b"<key>")))
+            values, r = self.host("mimecb", url, self.SIZE, preload=preload, env=self.small_copy())
+            self.assertNotIn(b"pass-through", r.stderr, f"the config was refused\n{r}")
+            self.assertEqual(r.stdout, overloaded_body(key, 1), str(r))
+            self.assertCount(self.plain, key, 1, r)
+            values.pop("boundary")
+            runs.append(values)
+        self.assertEqual(runs[0]["result"], "0")
         self.assertEqual(runs[1], runs[0])
+
+    def test_a_part_over_the_bound_with_seek_is_rewound_by_the_program_once(self):
+        key, url = self.url("503,echo")
+        values, r = self.host("mimecb-seek", url, self.SIZE, preload=True, env=self.small_copy())
+        self.assertEqual((values["result"], values["status"], values["seeks"]), ("0", "200", "1"), str(r))
+        self.assertEqual(r.stdout, self.expected_echo(values))
+        self.assertEqual(values["read_bytes"], str(2 * self.SIZE), str(r))
+        self.assertCount(self.plain, key, 2, r)
+
+    def test_libcurls_own_rewind_reaches_the_program_as_without_the_preload(self):
+        # A 307 re-sends the POST: libcurl rewinds the part itself. Without a seek callback that is
+        # its error 65, with one a seek: both exactly as without the shim.
+        for mode, code, seeks in (("mimecb", "65", "0"), ("mimecb-seek", "0", "1")):
+            runs = []
+            for preload in (False, True):
+                key, url = self.url(f"307+loc=/s/{self.key('target')}/echo")
+                values, r = self.host(mode, url, self.SIZE, preload=preload)
+                values.pop("boundary")
+                runs.append(values)
+                self.assertEqual((values["result"], values["seeks"]), (code, seeks), f"{mode}\n{r}")
+            self.assertEqual(runs[1], runs[0], mode)
 
 
 if __name__ == "__main__":
