@@ -180,8 +180,10 @@ class Sandbox:
 
     def inside(self, cmd: list[str], env: dict[str, str] | None = None, timeout: float = RUN_TIMEOUT,
                cwd: str | None = None) -> subprocess.CompletedProcess:
-        where = [f"--wd={cwd}"] if cwd else []
-        return subprocess.run(["nsenter", "--target", str(self.pid), "--net", "--mount", "--pid", *where, "--", *cmd],
+        # cd by a shell, not nsenter --wd: Codex fails ("No such file or directory") in a
+        # directory nsenter entered for it.
+        where = ["sh", "-c", 'cd "$0" && exec "$@"', cwd] if cwd else []
+        return subprocess.run(["nsenter", "--target", str(self.pid), "--net", "--mount", "--pid", "--", *where, *cmd],
                               env=env, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
     def _upstream_get(self, host: str, path: str) -> bytes:

@@ -41,6 +41,7 @@ class AgentScenarios:
     overload = ""   # its in-band overloaded error before any content
     config = CONFIG
     needs_sdk = False
+    side_paths: tuple[str, ...] = ()  # other requests the agent makes to the host: 404 and close
 
     @classmethod
     def command(cls, modules: str) -> list[str]:
@@ -59,7 +60,10 @@ class AgentScenarios:
     @classmethod
     def setUpClass(cls) -> None:
         super().setUpClass()
-        problem = harness.library_problem() or agent_sandbox.namespace_problem()
+        problem = harness.library_problem()
+        if problem:
+            raise AssertionError(problem)
+        problem = agent_sandbox.namespace_problem()
         if problem:
             raise unittest.SkipTest(problem)
         modules, why = agent_sandbox.agent_modules()
@@ -79,6 +83,10 @@ class AgentScenarios:
         cls.config_file.write_text(cls.config)
         cls.events = cls.sandbox.root / "events.jsonl"
         cls.prepare_home(cls.sandbox.home)
+        for prefix in cls.side_paths:
+            # Closed after the answer, so that the completion request never rides a connection
+            # they left in the proxy's pool (see test_reset).
+            cls.sandbox.arm(cls.host, prefix, f"side-{os.getpid()}", "404+close")
         cls.healthy_key = f"healthy-{os.getpid()}"
         cls.healthy = cls._launch(cls.healthy_key, cls.good)
 
@@ -146,6 +154,7 @@ class ClaudeCode(AgentScenarios, unittest.TestCase):
     prefix = "/v1/messages"
     good = "sse-anthropic-good"
     overload = "sse-overload"
+    side_paths = ("/api/claude_code/",)  # settings and policy_limits, fetched at start
 
     @classmethod
     def command(cls, modules):
