@@ -186,6 +186,7 @@ void diagnose_elf(Diagnosis& d, const Examined& x, const std::string& script, co
               (e.interpreter.empty() ? std::string("statically linked, no libcurl inside")
                                      : "no libcurl in what it loads") +
               ")";
+  d.static_program = e.interpreter.empty();
   d.advice = kNothingToRetry;
 }
 

@@ -30,6 +30,7 @@ struct Diagnosis {
   std::string via;                 // "pycurl", "php-curl", "curl" (a shell script's curl), or ""
   std::string libcurl;             // the libcurl soname that matters, when one was found
   std::string flavour;             // "OpenSSL", "GnuTLS", ... when known
+  bool static_program = false;     // nothing-to-do for a static ELF program (no loader at all)
 };
 
 struct DoctorOptions {

@@ -16,9 +16,10 @@ inline constexpr const char* kNothingToRetry =
     "(https:// through HTTPS_PROXY also needs, once: curlretry proxy ca)";
 
 inline constexpr const char* kProxyAdvice =
-    "no LD_PRELOAD can reach it: run it through curlretry's local proxy: curlretry --proxy -- COMMAND, with a "
-    "route in proxy.routes of the config (e.g. anthropic: {upstream: \"https://api.anthropic.com\", env: "
-    "ANTHROPIC_BASE_URL}: COMMAND gets ANTHROPIC_BASE_URL=http://127.0.0.1:7878/anthropic)";
+    "no LD_PRELOAD can reach it: `curlretry -- COMMAND` runs it through curlretry's local proxy, intercepting the "
+    "API hosts of the providers curlretry knows (Anthropic, OpenAI, Gemini, z.ai, DeepSeek, OpenRouter, ...) through "
+    "HTTPS_PROXY and the local CA; other hosts: proxy.intercept or proxy.routes in the config, then curlretry "
+    "--proxy -- COMMAND";
 
 
 struct Examined {

@@ -81,8 +81,11 @@ std::optional<std::string> stacking_warning(const std::vector<std::string>& comm
 }
 
 std::optional<std::string> proxy_conflict(const LaunchOptions& options) {
+  if (options.proxy && options.no_proxy) return std::string("--proxy and --no-proxy contradict");
   if (!options.proxy) {
-    if (options.listen) return std::string("--listen needs --proxy (it names the shared proxy's address)");
+    if (options.listen && !options.proxy_reason) {
+      return std::string("--listen needs --proxy (it names the shared proxy's address)");
+    }
     return std::nullopt;
   }
   std::string flag;
@@ -104,9 +107,16 @@ std::optional<std::string> proxy_conflict(const LaunchOptions& options) {
 namespace {
 
 // `curlretry --proxy -- COMMAND`: curlretry-proxy ensures the shared proxy, sets each route's
-// variable and runs COMMAND with the preload still in place for its libcurl children.
+// variable and runs COMMAND with the preload still in place for its libcurl children. On the
+// automatic path the built-in providers are intercepted too, and the one line says why.
 int launch_through_proxy(const LaunchOptions& options, const config::Config& config) {
   std::vector<std::string> args{"--ensure"};
+  if (options.proxy_reason) {
+    args.insert(args.end(), {"--builtin-providers", "--reason",
+                             *options.proxy_reason + ": its requests to the providers curlretry knows go through "
+                             "the proxy (HTTPS_PROXY and the local CA; --no-proxy runs it directly)"});
+  }
+  if (options.quiet) args.emplace_back("--quiet");
   if (options.listen) args.insert(args.end(), {"--listen", *options.listen});
   if (!options.configs.empty()) {
     std::string list;
@@ -154,7 +164,7 @@ int run_launch(const LaunchOptions& options) {
     return kLaunchError;
   }
 
-  if (options.proxy) return launch_through_proxy(options, *loaded.config);
+  if (options.proxy || options.proxy_reason) return launch_through_proxy(options, *loaded.config);
 
   if (!options.quiet) {
     if (auto warning = stacking_warning(options.command, loaded.config->defaults.max_attempts)) {

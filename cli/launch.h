@@ -27,16 +27,21 @@ struct LaunchOptions {
   std::optional<std::string> log_file;      // CURLRETRY_LOG_FILE
   std::optional<std::string> events;        // CURLRETRY_EVENTS
   bool proxy = false;                       // --proxy: run COMMAND through the shared local proxy
-  std::optional<std::string> listen;        // --listen HOST:PORT of that proxy (with --proxy only)
+  std::optional<std::string> listen;        // --listen HOST:PORT of that proxy (--proxy, or the automatic path)
+  bool no_proxy = false;                    // --no-proxy: never the automatic path
+  // Set (by the launcher's caller, cli/launch_auto.h) when COMMAND will not load libcurl: why it
+  // runs through the shared proxy with the built-in providers intercepted.
+  std::optional<std::string> proxy_reason;
   std::vector<std::string> command;
 };
 
 // The launcher's Usage line for --proxy.
 constexpr const char* kProxyLaunchUsage = "--proxy [--listen HOST:PORT] [--config F]... [--] COMMAND [ARGS...]";
 
-// Why `options` cannot go together: --listen without --proxy, or --proxy with a flag that sets a
-// policy or a log (it would reach only the command's libcurl children, never a shared proxy that
-// already runs); nullopt when they can.
+// Why `options` cannot go together: --listen without --proxy (unless the automatic path takes
+// COMMAND to the proxy), --proxy with --no-proxy, or --proxy with a flag that sets a policy or a
+// log (it would reach only the command's libcurl children, never a shared proxy that already
+// runs); nullopt when they can.
 std::optional<std::string> proxy_conflict(const LaunchOptions& options);
 
 // A flag of the launcher and the variable it sets.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/launch.h"
+#include "cli/launch_auto.h"
 #include "cli/proxy_exec.h"
 #include "cli/subcommands.h"
 #include "cli/usage.h"
@@ -45,6 +46,8 @@ void add_launch_options(CLI::App& app, LaunchOptions& launch) {
                "for programs that never load libcurl: each proxy.routes env variable set to its route");
   app.add_option("--listen", launch.listen, "With --proxy: the shared proxy's address (default 127.0.0.1:7878)")
       ->type_name("HOST:PORT");
+  app.add_flag("--no-proxy", launch.no_proxy, "Preload only, even for a COMMAND that will not load libcurl (by "
+               "default that one runs through the shared proxy, its providers' hosts intercepted)");
 }
 
 // The launcher: the bare form and `run` (the same flags); `proxy` is listed for --help only, as
@@ -72,7 +75,8 @@ void add_footer(CLI::App& app) {
       "Examples:\n"
       "  curlretry -n 5 -- curl -sS https://api.example.com/v1/models\n"
       "  curlretry --config base.yaml --config ./zai.yaml -- ./agent.sh\n"
-      "  curlretry --proxy -- node agent.js    (no libcurl inside: through the shared local proxy)\n"
+      "  curlretry -- claude -p \"hello\"    (no libcurl inside: through the shared local proxy, no config)\n"
+      "  curlretry --proxy -- node agent.js    (the same, with the config's proxy.routes and proxy.intercept)\n"
       "  curlretry check ./curlretry.yaml\n"
       "  curlretry explain --json POST https://open.bigmodel.cn/api/paas/v4/chat/completions --status 429\n"
       "  curlretry doctor python3 agent.py\n"
@@ -148,6 +152,7 @@ int run_launcher(LaunchOptions& launch, const CLI::App& app, CLI::App* run, cons
   launch.command.insert(launch.command.end(), words.after.begin(), words.after.end());
   if (launch.quiet && launch.verbose) return usage_failure(run->parsed() ? *run : app, "-q and -v contradict");
   if (launch.command.empty()) return usage_failure(run->parsed() ? *run : app, "no command to run");
+  if (!launch.proxy && !launch.no_proxy) launch.proxy_reason = proxy_only_reason(launch.command);
   if (auto conflict = proxy_conflict(launch)) return usage_failure(run->parsed() ? *run : app, *conflict);
   return run_launch(launch);
 }

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <csignal>
 #include <cstring>
 #include <iostream>
 #include <thread>
@@ -60,17 +61,70 @@ bool lock_within(int fd, int seconds) {
   return true;
 }
 
+// The private directory and the secret proofs are checked against.
+struct Identity {
+  state::Dir dir;
+  std::string secret;
+  std::string error;
+};
+
+Identity load_identity() {
+  Identity out{state::open_private_dir(state::default_dir(std::getenv), ""), "", ""};
+  if (!out.dir) {
+    out.error = out.dir.error();
+    return out;
+  }
+  out.secret = load_or_create_secret(out.dir, out.error);
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (std::size_t i = 0; i < words.size(); ++i) out += (i == 0 ? "" : i + 1 == words.size() ? " and " : ", ") + words[i];
+  return out;
+}
+
+// SIGTERM to the pid a proven health answer gave, once /proc says this user runs it, then waits
+// (bounded) for the port to close. Empty on success, else why not.
+std::string stop_ours(const boost::asio::ip::tcp::endpoint& where, const Probe& found, const Identity& id,
+                      const std::string& token) {
+  const long long pid = health_number(found.body, "pid");
+  struct stat st{};
+  const std::string proc = "/proc/" + std::to_string(pid);
+  if (pid <= 1 || ::stat(proc.c_str(), &st) != 0 || st.st_uid != ::getuid()) {
+    return "its health answer names pid " + std::to_string(pid) + ", which is not a process of yours";
+  }
+  if (::kill(static_cast<pid_t>(pid), SIGTERM) != 0) return "kill " + std::to_string(pid) + ": " + std::strerror(errno);
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (Clock::now() < deadline) {
+    if (probe(where, 500, id.secret, token).kind == Probe::Kind::nobody) return {};
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return "pid " + std::to_string(pid) + " still listens 20 s after SIGTERM";
+}
+
 }  // namespace
+
+long long health_number(const std::string& body, const char* name) {
+  const std::string needle = "\"" + std::string(name) + "\":";
+  const std::size_t at = body.find(needle);
+  if (at == std::string::npos) return -1;
+  try {
+    return std::stoll(body.substr(at + needle.size(), 20));
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
 
 Probe probe(const boost::asio::ip::tcp::endpoint& where, int timeout_ms, const std::string& secret,
             const std::string& token) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  Probe out{Probe::Kind::unproven, "no answer to the health request"};
+  Probe out{Probe::Kind::unproven, "no answer to the health request", ""};
   const int fd = ::socket(where.protocol().family(), SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return out;
   do {
     if (::connect(fd, where.data(), static_cast<socklen_t>(where.size())) != 0 && errno != EINPROGRESS) {
-      if (errno == ECONNREFUSED) out = {Probe::Kind::nobody, ""};
+      if (errno == ECONNREFUSED) out = {Probe::Kind::nobody, "", ""};
       break;
     }
     pollfd p{fd, POLLOUT, 0};
@@ -78,13 +132,13 @@ Probe probe(const boost::asio::ip::tcp::endpoint& where, int timeout_ms, const s
     int error = 0;
     socklen_t len = sizeof error;
     if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0 || error != 0) {
-      if (error == ECONNREFUSED) out = {Probe::Kind::nobody, ""};
+      if (error == ECONNREFUSED) out = {Probe::Kind::nobody, "", ""};
       break;
     }
     // Before a byte is sent: another user's listener learns nothing, not even the nonce.
     const std::optional<uid_t> owner = peer_socket_owner(fd);
     if (owner && *owner != ::getuid()) {
-      out = {Probe::Kind::foreign, state::describe_uid(*owner)};
+      out = {Probe::Kind::foreign, state::describe_uid(*owner), ""};
       break;
     }
     const std::string nonce = make_nonce();
@@ -114,26 +168,24 @@ Probe probe(const boost::asio::ip::tcp::endpoint& where, int timeout_ms, const s
       out.detail = "its health answer does not prove the secret";
       break;
     }
-    out = {Probe::Kind::ours, ""};
+    const std::size_t head_end = answer.find("\r\n\r\n");
+    out = {Probe::Kind::ours, "", head_end == std::string::npos ? std::string() : answer.substr(head_end + 4)};
   } while (false);
   ::close(fd);
   return out;
 }
 
-int ensure_running(const boost::asio::ip::tcp::endpoint& where, const std::vector<std::string>& args,
-                   const std::string& token) {
+int ensure_running(const boost::asio::ip::tcp::endpoint& where, const EnsureRequest& request) {
   const std::string origin = "http://" + address_and_port(where);
-  const state::Dir dir = state::open_private_dir(state::default_dir(std::getenv), "");
-  if (!dir) {
-    std::cerr << "curlretry: proxy --ensure: " << dir.error() << '\n';
+  const Identity id = load_identity();
+  if (id.secret.empty()) {
+    std::cerr << "curlretry: proxy --ensure: " << id.error << '\n';
     return 1;
   }
+  const state::Dir& dir = id.dir;
+  const std::string& secret = id.secret;
+  const std::string& token = request.token;
   std::string error;
-  const std::string secret = load_or_create_secret(dir, error);
-  if (secret.empty()) {
-    std::cerr << "curlretry: proxy --ensure: " << error << '\n';
-    return 1;
-  }
   const std::string stem = "proxy-" + where.address().to_string() + "-" + std::to_string(where.port());
   const int lock = dir.open_file(stem + ".lock", O_RDWR | O_CREAT, error);
   if (lock < 0) {
@@ -150,12 +202,38 @@ int ensure_running(const boost::asio::ip::tcp::endpoint& where, const std::vecto
               << ".lock is held by another --ensure of yours for 30 s; giving up\n";
     return 1;
   }
+  const std::string reason = request.reason.empty() ? "" : "; " + request.reason;
   const Probe found = probe(where, 2000, secret, token);
+  std::string restarted;
   if (found.kind == Probe::Kind::ours) {
-    std::cerr << "curlretry: proxy already running on " << origin << '\n';
-    return 0;
-  }
-  if (found.kind != Probe::Kind::nobody) {
+    const std::vector<std::string> differ =
+        config_differences(config_digest(secret, *request.config, environ), found.body);
+    if (differ.empty()) {
+      if (!request.quiet) std::cerr << "curlretry: proxy already running on " << origin << reason << '\n';
+      return 0;
+    }
+    // Its transfers would be cut, or a launch would run under a config it did not ask for:
+    // neither without a word. The health request itself is one of the connections.
+    const long long active = health_number(found.body, "active");
+    const long long connections = health_number(found.body, "connections");
+    if (active != 0 || connections > 1) {
+      std::cerr << "curlretry: your proxy on " << origin << " runs with other " << joined(differ)
+                << " than this launch asks, and carries " << (active > 0 ? active : 0) << " transfer"
+                << (active == 1 ? "" : "s") << " on " << connections - 1 << " other connection"
+                << (connections == 2 ? "" : "s")
+                << ": not restarted under them; run the command again once they are done, stop it with "
+                   "`curlretry proxy --stop --listen "
+                << address_and_port(where) << "`, or choose another port with --listen\n";
+      return kBusyWithOtherConfig;
+    }
+    const std::string why = stop_ours(where, found, id, token);
+    if (!why.empty()) {
+      std::cerr << "curlretry: proxy --ensure: your proxy on " << origin << " runs with other " << joined(differ)
+                << " and could not be stopped: " << why << '\n';
+      return 1;
+    }
+    restarted = joined(differ);
+  } else if (found.kind != Probe::Kind::nobody) {
     std::cerr << "curlretry: proxy --ensure: " << refusal(where, found, dir.path()) << '\n';
     return 1;
   }
@@ -178,7 +256,7 @@ int ensure_running(const boost::asio::ip::tcp::endpoint& where, const std::vecto
     ::dup2(out, 2);
     std::vector<char*> argv;
     argv.push_back(const_cast<char*>("curlretry-proxy"));
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    for (const auto& a : request.args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     ::execv("/proc/self/exe", argv.data());
     _exit(127);
@@ -195,7 +273,11 @@ int ensure_running(const boost::asio::ip::tcp::endpoint& where, const std::vecto
     }
     last = probe(where, 500, secret, token);
     if (last.kind == Probe::Kind::ours) {
-      std::cerr << "curlretry: proxy started on " << origin << " (pid " << child << ", log " << log << ")\n";
+      if (!request.quiet) {
+        std::cerr << "curlretry: proxy " << (restarted.empty() ? "started" : "restarted") << " on " << origin
+                  << " (pid " << child << ", log " << log << ")"
+                  << (restarted.empty() ? "" : ": the running one had other " + restarted) << reason << '\n';
+      }
       return 0;
     }
     // Someone else took the port while ours started: never theirs.
@@ -209,6 +291,59 @@ int ensure_running(const boost::asio::ip::tcp::endpoint& where, const std::vecto
             << (last.kind == Probe::Kind::unproven ? " (" + last.detail + ")" : std::string()) << "; see " << log
             << '\n';
   return 1;
+}
+
+int show_status(const boost::asio::ip::tcp::endpoint& where, const std::string& token) {
+  const std::string origin = "http://" + address_and_port(where);
+  const Identity id = load_identity();
+  if (id.secret.empty()) {
+    std::cerr << "curlretry: proxy --status: " << id.error << '\n';
+    return 1;
+  }
+  const Probe found = probe(where, 2000, id.secret, token);
+  if (found.kind == Probe::Kind::nobody) {
+    std::cout << "no proxy on " << origin << '\n';
+    return 3;
+  }
+  if (found.kind != Probe::Kind::ours) {
+    std::cerr << "curlretry: proxy --status: " << refusal(where, found, id.dir.path()) << '\n';
+    return 1;
+  }
+  // The health request is one of the connections: not counted.
+  const long long connections = health_number(found.body, "connections");
+  const std::size_t routes = found.body.find("\"routes\":[");
+  std::cout << "your proxy on " << origin << ": pid " << health_number(found.body, "pid") << ", "
+            << health_number(found.body, "active") << " active transfers, " << (connections > 0 ? connections - 1 : 0)
+            << " other connections, routes "
+            << (routes == std::string::npos ? std::string("[]")
+                                            : found.body.substr(routes + 9, found.body.find(']', routes) - routes - 8))
+            << '\n';
+  return 0;
+}
+
+int stop_proxy(const boost::asio::ip::tcp::endpoint& where, const std::string& token) {
+  const std::string origin = "http://" + address_and_port(where);
+  const Identity id = load_identity();
+  if (id.secret.empty()) {
+    std::cerr << "curlretry: proxy --stop: " << id.error << '\n';
+    return 1;
+  }
+  const Probe found = probe(where, 2000, id.secret, token);
+  if (found.kind == Probe::Kind::nobody) {
+    std::cerr << "curlretry: proxy --stop: no proxy on " << origin << '\n';
+    return 0;
+  }
+  if (found.kind != Probe::Kind::ours) {
+    std::cerr << "curlretry: proxy --stop: " << refusal(where, found, id.dir.path()) << '\n';
+    return 1;
+  }
+  const std::string why = stop_ours(where, found, id, token);
+  if (!why.empty()) {
+    std::cerr << "curlretry: proxy --stop: " << why << '\n';
+    return 1;
+  }
+  std::cerr << "curlretry: proxy on " << origin << " stopped (pid " << health_number(found.body, "pid") << ")\n";
+  return 0;
 }
 
 }  // namespace curlretry::proxy

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "proxy/ensure_digest.h"
+
 namespace curlretry::proxy {
 
 // What answers at an address, as --ensure judges it.
@@ -21,7 +23,11 @@ struct Probe {
   };
   Kind kind = Kind::nobody;
   std::string detail;  // foreign: "uid 1001 (alice)"; unproven: what was wrong
+  std::string body;    // ours: the health answer's body
 };
+
+// A number field of a health body ("pid", "active", "connections"); -1 when absent.
+long long health_number(const std::string& body, const char* name);
 
 // Connects to `where`, checks the listener's owner through the kernel's socket tables, then
 // asks GET /_curlretry/health with a fresh nonce (and `token` as Proxy-Authorization, only once
@@ -29,9 +35,30 @@ struct Probe {
 Probe probe(const boost::asio::ip::tcp::endpoint& where, int timeout_ms, const std::string& secret,
             const std::string& token);
 
-// `args`: this program's arguments without --ensure; `token`: proxy.token of the config the
-// proxy will run with. Returns the exit status for the caller (0: this user's proxy answers).
-int ensure_running(const boost::asio::ip::tcp::endpoint& where, const std::vector<std::string>& args,
-                   const std::string& token);
+// What --ensure is asked to make sure of.
+struct EnsureRequest {
+  std::vector<std::string> args;  // this program's arguments without --ensure, for the proxy it starts
+  std::string token;              // proxy.token of the config the proxy will run with
+  const config::Config* config = nullptr;  // what the proxy will run with, compared (digest) with a running one
+  bool quiet = false;             // no line when all went well
+  std::string reason;             // appended to the one line: why COMMAND runs through the proxy
+};
+
+// Exit statuses of --ensure besides 0 and 1 (another's listener, no proof, cannot start).
+constexpr int kBusyWithOtherConfig = 125;  // ours, running another config, and carrying transfers
+
+// Returns the exit status for the caller (0: this user's proxy answers, with this config). A
+// proxy of this user's running another config (proxy/ensure_digest.h) is stopped and started
+// anew when it carries nothing; else refused, naming what differs.
+int ensure_running(const boost::asio::ip::tcp::endpoint& where, const EnsureRequest& request);
+
+// `curlretry proxy --status`: this user's proxy at `where`, in one line (0), or why there is none
+// (3: nobody listens; 1: not this user's proxy).
+int show_status(const boost::asio::ip::tcp::endpoint& where, const std::string& token);
+
+// `curlretry proxy --stop`: SIGTERM to this user's proxy at `where` (proven as --ensure proves
+// it), then waits for the port to close (0); 0 too when nothing listens; 1 when what listens is
+// not this user's proxy or does not go.
+int stop_proxy(const boost::asio::ip::tcp::endpoint& where, const std::string& token);
 
 }  // namespace curlretry::proxy

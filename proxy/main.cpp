@@ -17,14 +17,18 @@
 #include <fstream>
 #include <iostream>
 
+#include "config/agent_providers.h"
 #include "config/config.h"
+#include "config/glob.h"
 #include "proxy/ca_command.h"
 #include "proxy/ensure.h"
+#include "proxy/ensure_digest.h"
 #include "proxy/identity.h"
 #include "proxy/listen_address.h"
 #include "proxy/local_ca.h"
 #include "proxy/preload.h"
 #include "proxy/server.h"
+#include "shim/proxy_layer.h"
 #include "state/private_dir.h"
 
 #ifndef CURLRETRY_VERSION
@@ -54,10 +58,17 @@ void raise_descriptor_limit() {
   }
 }
 
-// A NO_PROXY that keeps loopback direct (the routes' URLs, local servers), whatever it held.
-std::string no_proxy_with_loopback(const char* current) {
+// A NO_PROXY that keeps loopback direct (the routes' URLs, local servers), whatever it held,
+// except a loopback host the config intercepts and lets the proxy reach (proxy.forward.allow_loopback):
+// that one must go through the proxy to be retried.
+std::string no_proxy_with_loopback(const char* current, const config::ProxySettings& proxy) {
   std::string out = current != nullptr ? current : "";
   for (const char* host : {"localhost", "127.0.0.1", "::1"}) {
+    if (proxy.forward.allow_loopback &&
+        std::any_of(proxy.intercept.begin(), proxy.intercept.end(),
+                    [host](const std::string& glob) { return config::glob_match(glob, host, true); })) {
+      continue;
+    }
     bool present = false;
     std::size_t start = 0;
     while (start <= out.size()) {
@@ -90,10 +101,16 @@ int run_with_routes(const std::vector<std::string>& command, const config::Confi
       ::setenv(name, origin.c_str(), 1);
     }
     const std::string no_proxy = no_proxy_with_loopback(std::getenv("NO_PROXY") ? std::getenv("NO_PROXY")
-                                                                                 : std::getenv("no_proxy"));
+                                                                                 : std::getenv("no_proxy"),
+                                                 cfg.proxy);
     ::setenv("NO_PROXY", no_proxy.c_str(), 1);
     ::setenv("no_proxy", no_proxy.c_str(), 1);
   }
+  // Its libcurl children's requests that this proxy answers are retried here, not twice.
+  ::setenv(shim::kViaProxyVariable, (where.address().to_string() + ":" + std::to_string(where.port())).c_str(), 1);
+  std::string intercept;
+  for (const auto& glob : cfg.proxy.intercept) intercept += (intercept.empty() ? "" : ",") + glob;
+  ::setenv(shim::kViaProxyInterceptVariable, intercept.c_str(), 1);
   std::vector<char*> argv;
   for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -109,7 +126,8 @@ int main(int argc, char** argv) {
   CLI::App app{"Serves reverse routes to HTTP(S) upstreams through curlretry's retry engine (libcurl with "
                "libcurlretry.so preloaded), for programs the preload cannot reach.\n\n"
                "  curlretry proxy [--listen 127.0.0.1:7878] [--config F] [--port-file F]\n"
-               "  curlretry proxy --ensure [--listen ...] [--config F] [-- COMMAND [ARGS...]]\n"
+               "  curlretry proxy --ensure [--listen ...] [--config F] [--builtin-providers] [-- COMMAND [ARGS...]]\n"
+               "  curlretry proxy --status|--stop [--listen ...]   (your own proxy only)\n"
                "  curlretry proxy ca [--json]     (the local CA for proxy.intercept)\n",
                "curlretry proxy"};
   app.set_version_flag("--version", "curlretry-proxy " CURLRETRY_VERSION, "Print the version and exit");
@@ -130,6 +148,19 @@ int main(int argc, char** argv) {
   bool ensure = false;
   app.add_flag("--ensure", ensure,
                "Start the proxy in the background unless a healthy one already listens there, then return");
+  bool builtin_providers = false;
+  app.add_flag("--builtin-providers", builtin_providers,
+               "Intercept the API hosts of the providers curlretry knows (Anthropic, OpenAI, Gemini, z.ai, ...) "
+               "besides proxy.intercept");
+  bool quiet = false;
+  app.add_flag("-q,--quiet", quiet, "With --ensure: no line when all went well");
+  std::string reason;
+  app.add_option("--reason", reason, "With --ensure: appended to its one line (the launcher says why)")
+      ->type_name("TEXT");
+  bool status_flag = false;
+  bool stop_flag = false;
+  app.add_flag("--status", status_flag, "Say whether your proxy runs at --listen, and what it carries");
+  app.add_flag("--stop", stop_flag, "Stop your proxy at --listen (proven yours, as --ensure proves it)");
   // `--ensure -- COMMAND [ARGS...]`: everything after `--` is the command, never our options.
   std::vector<std::string> command;
   for (int i = 1; i < argc; ++i) {
@@ -157,12 +188,27 @@ int main(int argc, char** argv) {
     std::cerr << "curlretry: " << loaded.error << '\n';
     return 1;
   }
-  const config::Config& cfg = *loaded.config;
+  config::Config cfg = *loaded.config;
+  if (builtin_providers) {
+    for (const std::string_view host : config::builtin_provider_hosts()) {
+      if (std::find(cfg.proxy.intercept.begin(), cfg.proxy.intercept.end(), host) == cfg.proxy.intercept.end()) {
+        cfg.proxy.intercept.emplace_back(host);
+      }
+    }
+  }
 
   const proxy::ListenAddress listen = proxy::parse_listen(listen_text);
   if (!listen.endpoint) {
     std::cerr << "curlretry: proxy: " << listen.error << '\n';
     return 2;
+  }
+  if (status_flag || stop_flag) {
+    if (status_flag && stop_flag) {
+      std::cerr << "curlretry: proxy: --status and --stop contradict\n";
+      return 2;
+    }
+    return status_flag ? proxy::show_status(*listen.endpoint, cfg.proxy.token)
+                       : proxy::stop_proxy(*listen.endpoint, cfg.proxy.token);
   }
   if (ensure) {
     if (listen.endpoint->port() == 0) {
@@ -172,8 +218,11 @@ int main(int argc, char** argv) {
     std::vector<std::string> args;
     for (int i = 1; i < argc; ++i) {
       const std::string_view a = argv[i];
-      if (a == "--ensure" || a.rfind("--config=", 0) == 0) continue;
-      if (a == "--config") {
+      if (a == "--ensure" || a == "-q" || a == "--quiet" || a.rfind("--config=", 0) == 0 ||
+          a.rfind("--reason=", 0) == 0) {
+        continue;
+      }
+      if (a == "--config" || a == "--reason") {
         ++i;
         continue;
       }
@@ -183,6 +232,18 @@ int main(int argc, char** argv) {
     if (config_path) {
       args.emplace_back("--config");
       args.emplace_back(std::getenv("CURLRETRY_CONFIG"));
+    }
+    // A COMMAND run through a proxy with nowhere to send it would get no retry and no word.
+    if (!command.empty() && cfg.proxy.routes.empty() && cfg.proxy.intercept.empty()) {
+      std::cerr << "curlretry: --proxy: nothing to route or intercept in "
+                << (cfg.file.empty() ? std::string("the config (no config file found)") : cfg.file) << ": "
+                << command[0]
+                << " would run with no retries. Name its provider's host in the config, e.g.\n"
+                   "  version: 1\n"
+                   "  proxy:\n"
+                   "    intercept: [\"api.anthropic.com\"]   # through HTTPS_PROXY and the local CA\n"
+                   "or leave out --proxy: `curlretry -- COMMAND` intercepts the providers curlretry knows\n";
+      return 125;
     }
     if (!command.empty() && !cfg.proxy.intercept.empty()) {
       // COMMAND is told to trust the CA, and the proxy about to start needs it: made now if missing.
@@ -196,10 +257,14 @@ int main(int argc, char** argv) {
       }
       if (created) std::cerr << "curlretry: proxy: created the local CA in " << paths.dir << '\n';
     }
-    const int status = proxy::ensure_running(*listen.endpoint, args, cfg.proxy.token);
+    proxy::EnsureRequest request{args, cfg.proxy.token, &cfg, quiet, reason};
+    const int status = proxy::ensure_running(*listen.endpoint, request);
     if (status != 0 || command.empty()) return status;
     return run_with_routes(command, cfg, *listen.endpoint);
   }
+  // A proxy started from a proxied command's environment retries its own transfers.
+  ::unsetenv(shim::kViaProxyVariable);
+  ::unsetenv(shim::kViaProxyInterceptVariable);
   const bool loopback = proxy::is_loopback(listen.endpoint->address());
   if (!loopback && cfg.proxy.token.empty()) {
     std::cerr << "curlretry: proxy: --listen " << listen_text
@@ -247,6 +312,7 @@ int main(int argc, char** argv) {
     options.settings = cfg.proxy;
     options.ca = ca;
     options.identity_secret = identity_secret;
+    options.config_digest = proxy::config_digest_field(proxy::config_digest(identity_secret, cfg, environ));
     options.header_timeout = std::chrono::milliseconds(header_timeout_ms);
     options.shutdown_grace = std::chrono::milliseconds(shutdown_grace_ms);
     proxy::Server server(io, options);

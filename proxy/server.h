@@ -35,6 +35,7 @@ struct ServerOptions {
   std::size_t header_limit = 64 * 1024;
   std::shared_ptr<LocalCa> ca;  // loaded when settings.intercept is not empty
   std::string identity_secret;   // proxy/identity.h: what health proves to --ensure; empty = no proof
+  std::string config_digest;     // proxy/ensure_digest.h: health's "config" field, "" without a secret
 };
 
 class Server {

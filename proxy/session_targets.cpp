@@ -76,7 +76,7 @@ void Session<Stream>::dispatch(Request& request) {
         ",\"active\":" + std::to_string(server_.active_exchanges()) +
         health_proof_field(o.identity_secret, o.listen.address().to_string() + ":" + std::to_string(server_.port()),
                            request[kNonceHeader]) +
-        ",\"routes\":[";
+        o.config_digest + ",\"routes\":[";
     for (std::size_t i = 0; i < o.settings.routes.size(); ++i) {
       body += (i ? "," : "") + json_string(o.settings.routes[i].name);
     }

@@ -11,6 +11,7 @@
 #include "shim/events.h"
 #include "shim/fleet_hook.h"
 #include "shim/log.h"
+#include "shim/proxy_layer.h"
 #include "shim/real_curl.h"
 #include "shim/reentry_guard.h"
 #include "shim/request_headers.h"
@@ -515,6 +516,19 @@ void Transfer::resolve_request() {
   run_.rule = rule;
   run_.policy = rule ? &rule->policy : &runtime_->config.defaults;
   run_.rule_name = rule ? rule->name : "defaults";
+  // Classified only once the connection is made: its address says whether our proxy answered.
+  const char* primary_ip = nullptr;
+  long primary_port = 0;
+  if (auto getinfo = api_->easy_getinfo; getinfo && proxy_named()) {
+    LibcurlScope scope(*api_);
+    if (getinfo(easy_, CURLINFO_PRIMARY_IP, &primary_ip) != CURLE_OK) primary_ip = nullptr;
+    if (getinfo(easy_, CURLINFO_PRIMARY_PORT, &primary_port) != CURLE_OK) primary_port = 0;
+  }
+  if (primary_ip != nullptr && retried_by_own_proxy(primary_ip, primary_port, parts)) {
+    run_.single_attempt = *run_.policy;
+    run_.single_attempt.max_attempts = 1;
+    run_.policy = &run_.single_attempt;
+  }
 }
 
 core::Outcome Transfer::outcome(CURLcode code) const {

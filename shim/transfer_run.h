@@ -37,6 +37,7 @@ struct TransferRun {
   std::string display;
   std::string host;  // for the attempt log
   std::string path;
+  core::Policy single_attempt;  // the policy with max_attempts 1, when the proxy retried it (shim/proxy_layer.h)
 
   core::Heartbeat heartbeat;
   std::string wait_cause;  // "529 overloaded", for the heartbeat lines

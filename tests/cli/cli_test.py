@@ -352,6 +352,29 @@ def launch_without_command_is_a_usage_error(r):
     expect_equal(r.run("run", env={"CURLRETRY_LIBRARY": r.fake_library()}).returncode, 125)
 
 
+def launch_proxy_and_no_proxy_contradict(r):
+    res = r.run("--proxy", "--no-proxy", "--", "true", env={"CURLRETRY_LIBRARY": r.fake_library()})
+    expect_equal(res.returncode, 125)
+    expect_equal(res.stderr.splitlines()[0], "curlretry: --proxy and --no-proxy contradict")
+
+
+def launch_no_proxy_takes_no_listen_address(r):
+    # A python script that never imports pycurl would go through the proxy; --no-proxy says not.
+    script = r.write("agent.py", "print('hi')\n")
+    res = r.run("--no-proxy", "--listen", "127.0.0.1:1", "--", sys.executable, script,
+                env={"CURLRETRY_LIBRARY": r.fake_library()})
+    expect_equal(res.returncode, 125)
+    expect_equal(res.stderr.splitlines()[0], "curlretry: --listen needs --proxy (it names the shared proxy's address)")
+
+
+def help_shows_the_agent_case_next_to_curl(r):
+    res = r.run("--help")
+    expect_equal(res.returncode, 0)
+    expect('  curlretry -- claude -p "hello"    (no libcurl inside: through the shared local proxy, no config)'
+           in res.stdout.splitlines(), res.stdout)
+    expect("--no-proxy" in res.stdout, res.stdout)
+
+
 CASES = {name: fn for name, fn in globals().items() if callable(fn) and name.split("_")[0] in
          ("explain", "check", "help", "launch")}
 

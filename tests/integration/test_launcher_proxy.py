@@ -15,7 +15,7 @@ import unittest
 import urllib.request
 
 import harness
-from harness import ok_body
+from harness import ok_body, overloaded_body
 from proxy_support import NODE, node_problem, wait_for
 
 
@@ -125,6 +125,16 @@ class LauncherProxy(harness.UpstreamTestCase):
         self.assertRun(result, 0, ok_body(key, 2))
         self.assertCount(self.plain, key, 2, result)
 
+    def test_curl_through_the_route_is_retried_once_not_twice(self):
+        # Issue 26 item 3: the preloaded curl leaves the proxy's give-up alone: the proxy's 3
+        # attempts upstream, not 3 x 3 (before: 9 requests, 2 layers of backoff).
+        key = self.key()
+        result = self.through_proxy("sh", "-c", f"exec {harness.CURL} -q -sS -w ' %{{http_code}}' "
+                                                f"\"$FLAKY_BASE_URL/s/{key}/{','.join(['503'] * 12)}\"")
+        self.assertRun(result, 0, overloaded_body(key, 3) + b" 503")
+        self.assertCount(self.plain, key, 3, result)
+        self.assertProxyLines(result)
+
     def test_the_command_keeps_its_exit_status(self):
         result = self.through_proxy("sh", "-c", "exit 7")
         self.assertRun(result, 7, b"")
@@ -213,6 +223,205 @@ class BadCombinations(unittest.TestCase):
         self.assertTrue(result.stderr.startswith(f"curlretry: {config}:4:".encode()), str(result))
         os.unlink(config)
         self.assertNothingStarted(result)
+
+
+class OwnProxy(harness.UpstreamTestCase):
+    """Issue 26: each test its own port, private directory and CA, as a user's first launch."""
+
+    def setUp(self) -> None:
+        import tempfile
+        d = tempfile.TemporaryDirectory(prefix="curlretry-launcher-proxy-")
+        self.addCleanup(d.cleanup)
+        self.runtime = d.name
+        self.port = free_port()
+        self.listen = f"127.0.0.1:{self.port}"
+        self.addCleanup(self.stop)
+
+    def stop(self) -> None:
+        answer = health(self.port)
+        if answer:
+            os.kill(answer["pid"], signal.SIGTERM)
+            wait_for(lambda: not os.path.exists(f"/proc/{answer['pid']}"), 20, "the shared proxy to exit")
+
+    def write(self, name: str, text: str) -> str:
+        path = os.path.join(self.runtime, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def route_config(self, name: str) -> str:
+        return self.write(f"{name}.yaml", f"version: 1\nproxy:\n  routes:\n    {name}: {{upstream: "
+                                          f"\"{self.plain.origin}\", env: FLAKY_BASE_URL}}\n")
+
+    def launch(self, *args: str, env: dict[str, str] | None = None) -> harness.Result:
+        runtime = {"LD_PRELOAD": harness.PRELOAD_PREFIX} if harness.PRELOAD_PREFIX else {}
+        return harness.run([harness.CURLRETRY_BIN, *args], preload=False,
+                           env={**runtime, "CURLRETRY_LIBRARY": harness.LIB, "XDG_RUNTIME_DIR": self.runtime,
+                                "XDG_DATA_HOME": self.runtime, "HOME": self.runtime, "NO_PROXY": None,
+                                "no_proxy": None, "HTTPS_PROXY": None, "https_proxy": None,
+                                "CURLRETRY_BASE_MS": harness.FAST_BASE_MS, "CURLRETRY_FLEET": "off", **(env or {})})
+
+    def started(self, result: harness.Result, how: str = "started", tail: str = "") -> int:
+        answer = health(self.port)
+        self.assertIsNotNone(answer, str(result))
+        log = f"{self.runtime}/curlretry/proxy-127.0.0.1-{self.port}.log"
+        self.assertEqual(result.stderr.decode().splitlines()[-1],
+                         f"curlretry: proxy {how} on http://{self.listen} (pid {answer['pid']}, log {log}){tail}",
+                         str(result))
+        return answer["pid"]
+
+
+class NeverSilentlyNothing(OwnProxy):
+    def test_proxy_with_nothing_to_route_or_intercept_is_an_error(self):
+        # Item 2 (before: the proxy started with no routes, the command ran untouched, exit 0).
+        if os.path.exists("/etc/curlretry/config.yaml"):
+            self.skipTest("a system config would be found")
+        result = self.launch("--proxy", "--listen", self.listen, "--", "sh", "-c", "echo ran")
+        self.assertEqual((result.code, result.stdout), (125, b""), str(result))
+        self.assertEqual(result.stderr.decode(),
+                         "curlretry: --proxy: nothing to route or intercept in the config (no config file found): sh "
+                         "would run with no retries. Name its provider's host in the config, e.g.\n"
+                         "  version: 1\n  proxy:\n    intercept: [\"api.anthropic.com\"]   # through HTTPS_PROXY "
+                         "and the local CA\n"
+                         "or leave out --proxy: `curlretry -- COMMAND` intercepts the providers curlretry knows\n")
+        self.assertIsNone(health(self.port))
+
+    def test_a_running_proxy_with_other_routes_is_restarted_when_idle(self):
+        # Item 2 (before: "already running", the route 404'd and the command failed).
+        first = self.launch("--proxy", "--listen", self.listen, "--config", self.route_config("a"), "--",
+                            "sh", "-c", "echo $FLAKY_BASE_URL")
+        pid = self.started(first)
+        self.assertEqual(health(self.port)["routes"], ["a"])
+        key = self.key()
+        script = (f"import os, urllib.request; print(urllib.request.urlopen(os.environ['FLAKY_BASE_URL'] + "
+                  f"'/s/{key}/503,200').read().decode(), end='')")
+        second = self.launch("--proxy", "--listen", self.listen, "--config", self.route_config("b"), "--",
+                             harness.PYTHON, "-c", script)
+        self.assertRun(second, 0, ok_body(key, 2))
+        self.assertCount(self.plain, key, 2, second)
+        again = self.started(second, "restarted", ": the running one had other routes and config files")
+        self.assertNotEqual(again, pid)
+        self.assertEqual(health(self.port)["routes"], ["b"])
+        wait_for(lambda: not os.path.exists(f"/proc/{pid}"), 20, "the replaced proxy to exit")
+
+    def test_other_curlretry_settings_restart_it_the_same_ones_reuse_it(self):
+        # Item 2 / issue item 3 (before: CURLRETRY_MAX_ATTEMPTS was silently ignored by the running proxy).
+        config = self.route_config("a")
+        pid = self.started(self.launch("--proxy", "--listen", self.listen, "--config", config, "--", "true"))
+        key = self.key()
+        script = (f"import os, urllib.request, urllib.error\ntry:\n  urllib.request.urlopen(os.environ["
+                  f"'FLAKY_BASE_URL'] + '/s/{key}/503,503,503,200')\nexcept urllib.error.HTTPError as e:\n"
+                  "  print(e.code, end='')\n")
+        one = self.launch("--proxy", "--listen", self.listen, "--config", config, "--", harness.PYTHON, "-c", script,
+                          env={"CURLRETRY_MAX_ATTEMPTS": "2"})
+        self.assertRun(one, 0, b"503")
+        self.assertCount(self.plain, key, 2, one)
+        self.assertNotEqual(self.started(one, "restarted", ": the running one had other CURLRETRY_* settings"), pid)
+        same = self.launch("--proxy", "--listen", self.listen, "--config", config, "--", "true",
+                           env={"CURLRETRY_MAX_ATTEMPTS": "2"})
+        self.assertEqual((same.code, same.stderr),
+                         (0, f"curlretry: proxy already running on http://{self.listen}\n".encode()), str(same))
+
+    def test_a_busy_proxy_with_other_routes_is_refused(self):
+        self.started(self.launch("--proxy", "--listen", self.listen, "--config", self.route_config("a"), "--", "true"))
+        pid = health(self.port)["pid"]
+        held = socket.create_connection(("127.0.0.1", self.port))
+        self.addCleanup(held.close)
+        wait_for(lambda: health(self.port)["connections"] >= 2, 20, "the held connection to be accepted")
+        result = self.launch("--proxy", "--listen", self.listen, "--config", self.route_config("b"), "--",
+                             "sh", "-c", "echo ran")
+        self.assertEqual((result.code, result.stdout), (125, b""), str(result))
+        self.assertEqual(result.stderr.decode(),
+                         f"curlretry: your proxy on http://{self.listen} runs with other routes and config files than "
+                         "this launch asks, and carries 0 transfers on 1 other connection: not restarted under them; "
+                         "run the command again once they are done, stop it with `curlretry proxy --stop --listen "
+                         f"{self.listen}`, or choose another port with --listen\n")
+        self.assertEqual((health(self.port)["pid"], health(self.port)["routes"]), (pid, ["a"]))
+
+    def test_status_and_stop_of_the_users_own_proxy(self):
+        # Item 4 (before: no such options).
+        self.started(self.launch("--proxy", "--listen", self.listen, "--config", self.route_config("a"), "--", "true"))
+        pid = health(self.port)["pid"]
+        status = self.launch("proxy", "--status", "--listen", self.listen)
+        self.assertEqual((status.code, status.stdout.decode()),
+                         (0, f"your proxy on http://{self.listen}: pid {pid}, 0 active transfers, 0 other "
+                             "connections, routes [\"a\"]\n"), str(status))
+        stop = self.launch("proxy", "--stop", "--listen", self.listen)
+        self.assertEqual((stop.code, stop.stderr.decode()),
+                         (0, f"curlretry: proxy on http://{self.listen} stopped (pid {pid})\n"), str(stop))
+        self.assertIsNone(health(self.port))
+        wait_for(lambda: not os.path.exists(f"/proc/{pid}"), 20, "the stopped proxy to exit")
+        none = self.launch("proxy", "--status", "--listen", self.listen)
+        self.assertEqual((none.code, none.stdout.decode()), (3, f"no proxy on http://{self.listen}\n"), str(none))
+
+
+class ZeroConfig(OwnProxy):
+    """Item 1: a command that will not load libcurl goes through the shared proxy by itself."""
+
+    ENV_SCRIPT = ("import os\nfor name in ('HTTPS_PROXY', 'SSL_CERT_FILE', 'NO_PROXY'):\n"
+                  "    print(name, os.environ.get(name))\n")
+
+    def reason(self, name: str) -> str:
+        return (f"; {name} does not load libcurl: its requests to the providers curlretry knows go through the "
+                "proxy (HTTPS_PROXY and the local CA; --no-proxy runs it directly)")
+
+    def test_python_without_pycurl_gets_the_proxy_and_the_ca(self):
+        script = self.write("agent.py", self.ENV_SCRIPT)
+        result = self.launch("--listen", self.listen, "--", harness.PYTHON, script)
+        bundle = f"{self.runtime}/curlretry/ca/bundle.pem"
+        self.assertEqual((result.code, result.stdout.decode()),
+                         (0, f"HTTPS_PROXY http://{self.listen}\nSSL_CERT_FILE {bundle}\n"
+                             "NO_PROXY localhost,127.0.0.1,::1\n"), str(result))
+        self.assertEqual(result.stderr.decode().splitlines()[0],
+                         f"curlretry: proxy: created the local CA in {self.runtime}/curlretry/ca", str(result))
+        self.started(result, tail=self.reason(os.path.basename(harness.PYTHON)))
+        quiet = self.launch("-q", "--listen", self.listen, "--", harness.PYTHON, script)
+        self.assertEqual((quiet.code, quiet.stderr), (0, b""), str(quiet))
+        direct = self.launch("--no-proxy", "--", harness.PYTHON, script, env={"HTTPS_PROXY": None})
+        self.assertEqual(direct.stdout.decode().splitlines()[0], "HTTPS_PROXY None", str(direct))
+
+    def test_node_is_intercepted_curl_and_sh_keep_the_preload(self):
+        problem = node_problem()
+        if problem:
+            self.skipTest(problem)
+        result = self.launch("--listen", self.listen, "--", NODE, "-e", "console.log(process.env.HTTPS_PROXY)")
+        self.assertEqual((result.code, result.stdout.decode()), (0, f"http://{self.listen}\n"), str(result))
+        self.started(result, tail=self.reason(os.path.basename(NODE)))
+        # A libcurl program is never routed through the proxy, nor a shell (it may start one).
+        key = self.key()
+        for command, out in (([harness.CURL, "-q", "-sS", "-o", "/dev/null", "-w", "%{http_code}",
+                               self.plain.script_url(key, "503,200")], b"200"),
+                             (["sh", "-c", "echo ${HTTPS_PROXY:-none}"], b"none\n")):
+            with self.subTest(command=command[0]):
+                other = self.launch("--listen", self.listen, "--", *command)
+                self.assertEqual((other.code, other.stdout), (125, b""), str(other))
+                self.assertIn(b"--listen needs --proxy", other.stderr)
+                plain = self.launch("--", *command)
+                self.assertEqual((plain.code, plain.stdout), (0, out), str(plain))
+                self.assertNotIn(b"curlretry: proxy ", plain.stderr, str(plain))
+        self.assertCount(self.plain, key, 2)
+
+    def test_an_intercepted_loopback_upstream_is_retried(self):
+        # Items 1 and 5: interception (HTTPS_PROXY + CA variables) of a host the config names on a
+        # loopback address (before: 127.0.0.1 always went into NO_PROXY, so the client went direct).
+        tls = self.tls()
+        config = self.write("loop.yaml", "version: 1\nproxy:\n  intercept: [\"127.0.0.1\"]\n"
+                                         f"  upstream_ca_file: {tls.cert}\n"
+                                         "  forward: {allow_ports: any, allow_loopback: true}\n")
+        key = self.key()
+        script = self.write("agent.py", "import urllib.request\n"
+                                        f"r = urllib.request.urlopen('{tls.script_url(key, '503,529,200')}')\n"
+                                        "print(r.status, r.read().decode(), end='')\n")
+        result = self.launch("--listen", self.listen, "--config", config, "--", harness.PYTHON, script)
+        self.assertRun(result, 0, b"200 " + ok_body(key, 3))
+        self.assertCount(tls, key, 3, result)
+        self.started(result, tail=self.reason(os.path.basename(harness.PYTHON)))
+        # A libcurl child through the same interception: the proxy's attempts only (item 3).
+        key = self.key("curl")
+        curl = self.launch("--proxy", "--listen", self.listen, "--config", config, "--", harness.CURL, "-q", "-sS",
+                           "-w", " %{http_code}", tls.script_url(key, ",".join(["503"] * 12)))
+        self.assertRun(curl, 0, overloaded_body(key, 3) + b" 503")
+        self.assertCount(tls, key, 3, curl)
 
 
 if __name__ == "__main__":

@@ -566,7 +566,8 @@ class Lifecycle(harness.UpstreamTestCase):
         again = harness.run([*cmd, "--", harness.PYTHON, "-c", script], preload=False,
                             env={"XDG_RUNTIME_DIR": str(runtime)})
         self.assertRun(again, 0, ok_body(key, 2))
-        self.assertIn(b"already running", again.stderr)
+        # The file changed and the settings differ (no fast backoff): the idle proxy is restarted (issue 26).
+        self.assertIn(b"restarted", again.stderr)
 
     def test_the_fleet_budget_applies_through_the_proxy(self):
         # Same engine: the shim's fleet state (issue 12) governs the proxy's transfers unchanged. A

@@ -303,9 +303,10 @@ class EnsureCommandEnvironment(harness.UpstreamTestCase):
         seen = json.loads(result.stdout)
         origin = f"http://127.0.0.1:{port}"
         ca = home / "curlretry" / "ca"
+        # 127.0.0.1 is intercepted and allowed (proxy.forward.allow_loopback): it must not go direct (issue 26).
         self.assertEqual(seen, {"HTTPS_PROXY": origin, "https_proxy": origin, "HTTP_PROXY": origin,
-                                "NO_PROXY": "internal.example,localhost,127.0.0.1,::1",
-                                "no_proxy": "internal.example,localhost,127.0.0.1,::1",
+                                "NO_PROXY": "internal.example,localhost,::1",
+                                "no_proxy": "internal.example,localhost,::1",
                                 "NODE_EXTRA_CA_CERTS": str(ca / "ca.pem"), "SSL_CERT_FILE": str(ca / "bundle.pem"),
                                 "REQUESTS_CA_BUNDLE": str(ca / "bundle.pem"), "GIT_SSL_CAINFO": str(ca / "bundle.pem"),
                                 "CURL_CA_BUNDLE": str(ca / "bundle.pem")})

@@ -1,0 +1,46 @@
+// proxy/ensure_digest: the config digest --ensure compares with a running proxy's health answer.
+#include "proxy/ensure_digest.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace curlretry::proxy {
+namespace {
+
+std::string body(const ConfigDigest& d) { return "{\"status\":\"ok\"" + config_digest_field(d) + ",\"routes\":[]}"; }
+
+TEST(EnsureDigest, EqualConfigsAgreeAndEachPartIsNamed) {
+  config::Config a;
+  a.proxy.routes.push_back({"anthropic", "https://api.anthropic.com", "ANTHROPIC_BASE_URL"});
+  char one[] = "CURLRETRY_MAX_ATTEMPTS=3";
+  char library[] = "CURLRETRY_LIBRARY=/x/libcurlretry.so";
+  char other[] = "PATH=/bin";
+  char* env[] = {one, library, other, nullptr};
+  const ConfigDigest running = config_digest("secret", a, env);
+  EXPECT_EQ(config_differences(config_digest("secret", a, env), body(running)), std::vector<std::string>{});
+
+  config::Config b = a;
+  b.proxy.routes[0].upstream = "https://api.anthropic.com/v2";
+  b.proxy.intercept = {"api.openai.com"};
+  char four[] = "CURLRETRY_MAX_ATTEMPTS=4";
+  char* env4[] = {four, nullptr};
+  EXPECT_EQ(config_differences(config_digest("secret", b, env4), body(running)),
+            (std::vector<std::string>{"routes", "intercept list", "CURLRETRY_* settings"}));
+  // Where the library is does not change how anything is retried.
+  char* env_no_library[] = {one, other, nullptr};
+  EXPECT_EQ(config_differences(config_digest("secret", a, env_no_library), body(running)),
+            std::vector<std::string>{});
+}
+
+TEST(EnsureDigest, KeyedByTheSecretAndAbsentFromAnOlderProxy) {
+  config::Config a;
+  char* env[] = {nullptr};
+  EXPECT_NE(config_digest("one", a, env).routes, config_digest("two", a, env).routes);
+  EXPECT_EQ(config_digest_field(config_digest("", a, env)), "");
+  EXPECT_EQ(config_differences(config_digest("s", a, env), "{\"status\":\"ok\",\"routes\":[]}").size(), 4u);
+}
+
+}  // namespace
+}  // namespace curlretry::proxy
