@@ -27,7 +27,7 @@ std::optional<std::string> proxy_only_reason(const std::vector<std::string>& com
   if (d.verdict != DoctorVerdict::nothing_to_do) return std::nullopt;
   bool runtime = is_own_http_runtime(d.program);
   for (const std::string& file : d.chain) runtime = runtime || is_own_http_runtime(file);
-  if (!runtime && !d.static_program) return std::nullopt;
+  if (!runtime && !d.static_program && !d.bun_executable) return std::nullopt;
   return name + " does not load libcurl";
 }
 
