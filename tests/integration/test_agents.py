@@ -1,6 +1,6 @@
 """The real agent CLIs from npm (issue 26 item 7): Claude Code (`claude -p`, a Bun binary), Pi
 (`pi -p`, Node), Codex (`codex exec`, Rust) and Gemini CLI (`gemini -p`, Node), plus a plain Node
-script on the official Anthropic SDK, each run as a user would, `curlretry --proxy -- AGENT ...`,
+script on the official Anthropic SDK, each run as a user would, `curlretry -- AGENT ...` with no config file,
 against the flaky upstream standing in for the provider's real host (agent_sandbox.py: a private
 network, mount and PID namespace with its own /etc/hosts and CA store). The agents keep their own
 defaults, retries included; only fake keys, a fresh HOME and their offline switches are given.
@@ -24,11 +24,12 @@ from pathlib import Path
 import agent_sandbox
 import harness
 import proxy_support
-from agent_sandbox import PROVIDER_HOSTS, Sandbox, bin_path
+from agent_sandbox import Sandbox, bin_path
 
 CLIENTS = agent_sandbox.CLIENTS_DIR
-# Until `curlretry -- AGENT` knows the providers itself (issue 26 item 1), the launch names them.
-CONFIG = ("version: 1\nproxy:\n  intercept: [" + ", ".join(f'"{h}"' for h in PROVIDER_HOSTS) + "]\n")
+# Node 20's fetch ignores HTTPS_PROXY, so the zero-config interception never sees a plain SDK
+# script's requests (it goes straight to the host and fails on the certificate): the script runs
+# with a route of its own, the base-URL variable the SDK reads.
 SDK_CONFIG = 'version: 1\nproxy:\n  routes:\n    anthropic: {upstream: "https://api.anthropic.com", env: ANTHROPIC_BASE_URL}\n'
 
 
@@ -39,7 +40,7 @@ class AgentScenarios:
     prefix = ""     # the path the agent posts its completion to (upstream /arm/ prefix)
     good = ""       # the provider's healthy stream (upstream/README.md sse-*-good)
     overload = ""   # its in-band overloaded error before any content
-    config = CONFIG
+    config = ""     # a config file for `curlretry --proxy --config F`; none: `curlretry -- AGENT`
     needs_sdk = False
     side_paths: tuple[str, ...] = ()  # other requests the agent makes to the host: 404 and close
 
@@ -80,7 +81,8 @@ class AgentScenarios:
         cls.sandbox = Sandbox().start()
         cls.addClassCleanup(cls.sandbox.stop)
         cls.config_file = cls.sandbox.root / "config.yaml"
-        cls.config_file.write_text(cls.config)
+        if cls.config:
+            cls.config_file.write_text(cls.config)
         cls.events = cls.sandbox.root / "events.jsonl"
         cls.prepare_home(cls.sandbox.home)
         for prefix in cls.side_paths:
@@ -97,7 +99,10 @@ class AgentScenarios:
         runtime = {"LD_PRELOAD": harness.PRELOAD_PREFIX} if harness.PRELOAD_PREFIX else {}
         env = {**runtime, "CURLRETRY_LIBRARY": harness.LIB, "CURLRETRY_BASE_MS": harness.FAST_BASE_MS,
                "CURLRETRY_EVENTS": str(cls.events), **cls.agent_env()}
-        launcher = [harness.CURLRETRY_BIN, "--proxy", "--config", str(cls.config_file), "--"]
+        # No config file: the providers curlretry knows, intercepted through HTTPS_PROXY.
+        launcher = [harness.CURLRETRY_BIN, "--"]
+        if cls.config:
+            launcher = [harness.CURLRETRY_BIN, "--proxy", "--config", str(cls.config_file), "--"]
         return cls.sandbox.run([*launcher, *cls.command(cls.modules)], env)
 
     def attempts(self, since: int) -> list[int]:
