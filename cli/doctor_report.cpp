@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/doctor.h"
+#include "cli/launch_auto.h"
 #include "cli/json.h"
 
 namespace curlretry::cli {
@@ -13,7 +14,10 @@ int run_doctor(const DoctorOptions& options) {
     std::cerr << "curlretry doctor: name a program (usage: curlretry doctor [--json] COMMAND|PATH [ARGS...])\n";
     return 2;
   }
-  const Diagnosis d = diagnose(options.command);
+  Diagnosis d = diagnose(options.command);
+  // What the launcher does with it by itself, so the advice is the command that works as it is.
+  // (not-reachable already says so, with what else would help.)
+  if (d.verdict == DoctorVerdict::nothing_to_do && routed_by_default(d)) d.advice = kRoutedAdvice;
   if (options.json) {
     std::cout << "{\"verdict\":" << json_quote(to_string(d.verdict)) << ",\"program\":" << json_quote(d.program)
               << ",\"chain\":" << json_list(d.chain) << ",\"via\":" << json_quote(d.via)

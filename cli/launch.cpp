@@ -116,6 +116,7 @@ int launch_through_proxy(const LaunchOptions& options, const config::Config& con
                              *options.proxy_reason + ": its requests to the providers curlretry knows go through "
                              "the proxy (HTTPS_PROXY and the local CA; --no-proxy runs it directly)"});
   }
+  if (options.base_url_routes) args.emplace_back("--builtin-routes");
   if (options.quiet) args.emplace_back("--quiet");
   if (options.listen) args.insert(args.end(), {"--listen", *options.listen});
   if (!options.configs.empty()) {

@@ -32,6 +32,7 @@ struct LaunchOptions {
   // Set (by the launcher's caller, cli/launch_auto.h) when COMMAND will not load libcurl: why it
   // runs through the shared proxy with the built-in providers intercepted.
   std::optional<std::string> proxy_reason;
+  bool base_url_routes = false;  // with proxy_reason: the built-in base-URL routes too
   std::vector<std::string> command;
 };
 

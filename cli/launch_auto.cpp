@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "cli/doctor.h"
+#include "config/agent_providers.h"
 
 namespace curlretry::cli {
 namespace {
@@ -19,16 +20,31 @@ bool is_own_http_runtime(const std::string& file) {
 
 }  // namespace
 
-std::optional<std::string> proxy_only_reason(const std::vector<std::string>& command) {
-  if (command.empty()) return std::nullopt;
-  const Diagnosis d = diagnose(command);
-  const std::string name = std::filesystem::path(command[0]).filename().string();
-  if (d.verdict == DoctorVerdict::not_reachable) return name + " cannot be reached by the preload (" + d.summary + ")";
-  if (d.verdict != DoctorVerdict::nothing_to_do) return std::nullopt;
+bool routed_by_default(const Diagnosis& d) {
+  if (d.verdict == DoctorVerdict::not_reachable) return true;
+  if (d.verdict != DoctorVerdict::nothing_to_do) return false;
   bool runtime = is_own_http_runtime(d.program);
   for (const std::string& file : d.chain) runtime = runtime || is_own_http_runtime(file);
-  if (!runtime && !d.static_program && !d.bun_executable) return std::nullopt;
-  return name + " does not load libcurl";
+  return runtime || d.static_program || d.bun_executable;
+}
+
+std::optional<ProxyPath> proxy_path(const std::vector<std::string>& command) {
+  if (command.empty()) return std::nullopt;
+  const Diagnosis d = diagnose(command);
+  if (!routed_by_default(d)) return std::nullopt;
+  const std::string name = std::filesystem::path(command[0]).filename().string();
+  ProxyPath out;
+  out.reason = d.verdict == DoctorVerdict::not_reachable
+                   ? name + " cannot be reached by the preload (" + d.summary + ")"
+                   : name + " does not load libcurl";
+  // Node 20's fetch ignores HTTPS_PROXY: the official SDKs on it are reached by their base URL.
+  bool node = false;
+  for (const std::string& file : d.chain) {
+    const std::string base = std::filesystem::path(file).filename().string();
+    node = node || base == "node" || base == "nodejs";
+  }
+  out.base_url_routes = node && !config::honours_https_proxy(name);
+  return out;
 }
 
 }  // namespace curlretry::cli

@@ -152,7 +152,12 @@ int run_launcher(LaunchOptions& launch, const CLI::App& app, CLI::App* run, cons
   launch.command.insert(launch.command.end(), words.after.begin(), words.after.end());
   if (launch.quiet && launch.verbose) return usage_failure(run->parsed() ? *run : app, "-q and -v contradict");
   if (launch.command.empty()) return usage_failure(run->parsed() ? *run : app, "no command to run");
-  if (!launch.proxy && !launch.no_proxy) launch.proxy_reason = proxy_only_reason(launch.command);
+  if (!launch.proxy && !launch.no_proxy) {
+    if (auto path = proxy_path(launch.command)) {
+      launch.proxy_reason = path->reason;
+      launch.base_url_routes = path->base_url_routes;
+    }
+  }
   if (auto conflict = proxy_conflict(launch)) return usage_failure(run->parsed() ? *run : app, *conflict);
   return run_launch(launch);
 }

@@ -3,12 +3,12 @@
 namespace curlretry::config {
 
 const std::vector<BuiltinProvider>& builtin_providers() {
-  // Hosts only, no base-URL variables: interception keeps each agent on its real host, and every
-  // agent tested honours HTTPS_PROXY while not all read a base URL (docs/PROXY.md: Codex ignores
-  // OPENAI_BASE_URL, Pi reads none).
+  // Interception keeps each agent on its real host: every agent tested honours HTTPS_PROXY while
+  // not all read a base URL (docs/PROXY.md: Codex ignores OPENAI_BASE_URL, Pi reads none). The
+  // base-URL routes are for what ignores HTTPS_PROXY: the official SDKs on Node 20's fetch.
   static const std::vector<BuiltinProvider> table{
-      {"anthropic", "api.anthropic.com"},
-      {"openai", "api.openai.com"},
+      {"anthropic", "api.anthropic.com", "ANTHROPIC_BASE_URL", "https://api.anthropic.com"},
+      {"openai", "api.openai.com", "OPENAI_BASE_URL", "https://api.openai.com/v1"},
       {"gemini", "generativelanguage.googleapis.com"},
       {"zai", "api.z.ai"},
       {"glm", "open.bigmodel.cn"},
@@ -24,6 +24,22 @@ const std::vector<BuiltinProvider>& builtin_providers() {
 std::vector<std::string_view> builtin_provider_hosts() {
   std::vector<std::string_view> out;
   for (const BuiltinProvider& p : builtin_providers()) out.push_back(p.host);
+  return out;
+}
+
+bool honours_https_proxy(std::string_view agent) {
+  // Issue 26's runs of the real CLIs from npm: all four took HTTPS_PROXY and the CA variables.
+  for (const char* name : {"claude", "codex", "gemini", "pi"}) {
+    if (agent == name) return true;
+  }
+  return false;
+}
+
+std::vector<ProxyRoute> builtin_provider_routes() {
+  std::vector<ProxyRoute> out;
+  for (const BuiltinProvider& p : builtin_providers()) {
+    if (!p.base_url_env.empty()) out.push_back({std::string(p.name), std::string(p.upstream), std::string(p.base_url_env)});
+  }
   return out;
 }
 

@@ -6,11 +6,17 @@
 #include <string_view>
 #include <vector>
 
+#include "config/proxy_settings.h"
+
 namespace curlretry::config {
 
 struct BuiltinProvider {
   std::string_view name;          // "anthropic"
   std::string_view host;  // the API host its SDKs and agents call: a proxy.intercept glob
+  // For clients that ignore HTTPS_PROXY (Node 20's fetch, so the official SDKs on it): the base-URL
+  // variable its official SDKs read and the base it stands for, made a route; "" when none.
+  std::string_view base_url_env = {};
+  std::string_view upstream = {};
 };
 
 // In the order of packaging/examples/README.md.
@@ -18,5 +24,13 @@ const std::vector<BuiltinProvider>& builtin_providers();
 
 // Their hosts, as proxy.intercept globs, in table order.
 std::vector<std::string_view> builtin_provider_hosts();
+
+// Agents on Node that honour HTTPS_PROXY themselves (their own proxy agent, unlike Node 20's
+// fetch), by the name they are run as: interception reaches them, no base URL is set for them.
+bool honours_https_proxy(std::string_view agent);
+
+// The providers' routes (route name = provider name) and the variables they go in: a launch sets
+// such a variable only when it is unset (a user's ANTHROPIC_BASE_URL, say z.ai's, stays).
+std::vector<ProxyRoute> builtin_provider_routes();
 
 }  // namespace curlretry::config

@@ -87,11 +87,18 @@ std::string no_proxy_with_loopback(const char* current, const config::ProxySetti
 // COMMAND with each route's `env` variable pointing at the proxy, and the preload (this process's
 // LD_PRELOAD) still in place for children that do use libcurl. With proxy.intercept, also the
 // proxy variables (HTTPS through CONNECT, intercepted or tunnelled) and the CA's trust variables.
+// The built-in providers' routes (`builtin`) set their variable only when `builtin_variables` and
+// the user has not set it.
 int run_with_routes(const std::vector<std::string>& command, const config::Config& cfg,
-                    const boost::asio::ip::tcp::endpoint& where) {
+                    const boost::asio::ip::tcp::endpoint& where, const std::vector<std::string>& builtin,
+                    bool builtin_variables) {
   const std::string origin = "http://" + where.address().to_string() + ":" + std::to_string(where.port());
   for (const auto& route : cfg.proxy.routes) {
-    if (!route.env.empty()) ::setenv(route.env.c_str(), (origin + "/" + route.name).c_str(), 1);
+    if (route.env.empty()) continue;
+    const bool ours = std::find(builtin.begin(), builtin.end(), route.name) != builtin.end();
+    const char* set = std::getenv(route.env.c_str());
+    if (ours && (!builtin_variables || (set != nullptr && *set != '\0'))) continue;
+    ::setenv(route.env.c_str(), (origin + "/" + route.name).c_str(), 1);
   }
   if (!cfg.proxy.intercept.empty()) {
     std::string error;
@@ -100,6 +107,8 @@ int run_with_routes(const std::vector<std::string>& command, const config::Confi
     for (const char* name : {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"}) {
       ::setenv(name, origin.c_str(), 1);
     }
+    // Node from 22.21 / 24.5 makes its fetch and http follow HTTPS_PROXY with this (older ones ignore it).
+    ::setenv("NODE_USE_ENV_PROXY", "1", 0);
     const std::string no_proxy = no_proxy_with_loopback(std::getenv("NO_PROXY") ? std::getenv("NO_PROXY")
                                                                                  : std::getenv("no_proxy"),
                                                  cfg.proxy);
@@ -152,6 +161,10 @@ int main(int argc, char** argv) {
   app.add_flag("--builtin-providers", builtin_providers,
                "Intercept the API hosts of the providers curlretry knows (Anthropic, OpenAI, Gemini, z.ai, ...) "
                "besides proxy.intercept");
+  bool builtin_routes = false;
+  app.add_flag("--builtin-routes", builtin_routes,
+               "With --builtin-providers: give COMMAND the built-in routes' base-URL variables (ANTHROPIC_BASE_URL, "
+               "OPENAI_BASE_URL) where unset, for clients that ignore HTTPS_PROXY");
   bool quiet = false;
   app.add_flag("-q,--quiet", quiet, "With --ensure: no line when all went well");
   std::string reason;
@@ -189,7 +202,18 @@ int main(int argc, char** argv) {
     return 1;
   }
   config::Config cfg = *loaded.config;
+  // The built-in routes are served whenever the providers are (one config for every client, so
+  // one shared proxy); --builtin-routes says whether COMMAND is given their variables.
+  std::vector<std::string> builtin_route_names;
   if (builtin_providers) {
+    for (config::ProxyRoute& route : config::builtin_provider_routes()) {
+      const bool taken = std::any_of(cfg.proxy.routes.begin(), cfg.proxy.routes.end(), [&](const config::ProxyRoute& r) {
+        return r.name == route.name || r.env == route.env;
+      });
+      if (taken) continue;
+      builtin_route_names.push_back(route.name);
+      cfg.proxy.routes.push_back(std::move(route));
+    }
     for (const std::string_view host : config::builtin_provider_hosts()) {
       if (std::find(cfg.proxy.intercept.begin(), cfg.proxy.intercept.end(), host) == cfg.proxy.intercept.end()) {
         cfg.proxy.intercept.emplace_back(host);
@@ -260,7 +284,7 @@ int main(int argc, char** argv) {
     proxy::EnsureRequest request{args, cfg.proxy.token, &cfg, quiet, reason};
     const int status = proxy::ensure_running(*listen.endpoint, request);
     if (status != 0 || command.empty()) return status;
-    return run_with_routes(command, cfg, *listen.endpoint);
+    return run_with_routes(command, cfg, *listen.endpoint, builtin_route_names, builtin_routes);
   }
   // A proxy started from a proxied command's environment retries its own transfers.
   ::unsetenv(shim::kViaProxyVariable);

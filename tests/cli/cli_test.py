@@ -375,6 +375,15 @@ def help_shows_the_agent_case_next_to_curl(r):
     expect("--no-proxy" in res.stdout, res.stdout)
 
 
+def launch_doctor_advises_the_command_that_works_as_it_is(r):
+    # A python script without pycurl: the launcher routes it by itself, so doctor says `curlretry --`.
+    script = r.write("agent.py", "import urllib.request\n")
+    res = r.run("doctor", "--json", "/usr/bin/python3", script)
+    expect_equal(res.returncode, 4)
+    expect(json.loads(res.stdout)["advice"].startswith(
+        "curlretry -- COMMAND runs it through curlretry's local proxy, no config needed:"), res.stdout)
+
+
 CASES = {name: fn for name, fn in globals().items() if callable(fn) and name.split("_")[0] in
          ("explain", "check", "help", "launch")}
 

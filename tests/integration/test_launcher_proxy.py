@@ -358,7 +358,7 @@ class NeverSilentlyNothing(OwnProxy):
 class ZeroConfig(OwnProxy):
     """Item 1: a command that will not load libcurl goes through the shared proxy by itself."""
 
-    ENV_SCRIPT = ("import os\nfor name in ('HTTPS_PROXY', 'SSL_CERT_FILE', 'NO_PROXY'):\n"
+    ENV_SCRIPT = ("import os\nfor name in ('HTTPS_PROXY', 'SSL_CERT_FILE', 'NO_PROXY', 'ANTHROPIC_BASE_URL'):\n"
                   "    print(name, os.environ.get(name))\n")
 
     def reason(self, name: str) -> str:
@@ -371,7 +371,7 @@ class ZeroConfig(OwnProxy):
         bundle = f"{self.runtime}/curlretry/ca/bundle.pem"
         self.assertEqual((result.code, result.stdout.decode()),
                          (0, f"HTTPS_PROXY http://{self.listen}\nSSL_CERT_FILE {bundle}\n"
-                             "NO_PROXY localhost,127.0.0.1,::1\n"), str(result))
+                             "NO_PROXY localhost,127.0.0.1,::1\nANTHROPIC_BASE_URL None\n"), str(result))
         self.assertEqual(result.stderr.decode().splitlines()[0],
                          f"curlretry: proxy: created the local CA in {self.runtime}/curlretry/ca", str(result))
         self.started(result, tail=self.reason(os.path.basename(harness.PYTHON)))
@@ -384,9 +384,22 @@ class ZeroConfig(OwnProxy):
         problem = node_problem()
         if problem:
             self.skipTest(problem)
-        result = self.launch("--listen", self.listen, "--", NODE, "-e", "console.log(process.env.HTTPS_PROXY)")
-        self.assertEqual((result.code, result.stdout.decode()), (0, f"http://{self.listen}\n"), str(result))
+        # Node 20's fetch ignores HTTPS_PROXY: a plain Node script (the official SDKs on it) also gets
+        # the built-in routes' base URLs, where the user set none.
+        script = ("const e = process.env; console.log([e.HTTPS_PROXY, e.NODE_EXTRA_CA_CERTS, e.NODE_USE_ENV_PROXY, "
+                  "e.ANTHROPIC_BASE_URL, e.OPENAI_BASE_URL].join(' '))")
+        result = self.launch("--listen", self.listen, "--", NODE, "-e", script)
+        self.assertEqual((result.code, result.stdout.decode()),
+                         (0, f"http://{self.listen} {self.runtime}/curlretry/ca/ca.pem 1 http://{self.listen}/anthropic "
+                             f"http://{self.listen}/openai\n"), str(result))
         self.started(result, tail=self.reason(os.path.basename(NODE)))
+        self.assertEqual(health(self.port)["routes"], ["anthropic", "openai"])
+        mine = self.launch("--listen", self.listen, "--", NODE, "-e", script,
+                           env={"ANTHROPIC_BASE_URL": "https://api.z.ai/api/anthropic"})
+        self.assertEqual(mine.stdout.decode().split()[3:], ["https://api.z.ai/api/anthropic", f"http://{self.listen}/openai"],
+                         str(mine))
+        self.assertEqual(mine.stderr.decode().splitlines(),
+                         [f"curlretry: proxy already running on http://{self.listen}{self.reason(os.path.basename(NODE))}"])
         # A libcurl program is never routed through the proxy, nor a shell (it may start one).
         key = self.key()
         for command, out in (([harness.CURL, "-q", "-sS", "-o", "/dev/null", "-w", "%{http_code}",
