@@ -1,7 +1,7 @@
 """The real agent CLIs from npm (issue 26 item 7): Claude Code (`claude -p`, a Bun binary), Pi
 (`pi -p`, Node), Codex (`codex exec`, Rust) and Gemini CLI (`gemini -p`, Node), plus a plain Node
-script on the official Anthropic SDK, each run as a user would, `curlretry -- AGENT ...` with no config file,
-against the flaky upstream standing in for the provider's real host (agent_sandbox.py: a private
+script on the official Anthropic SDK, each run as a user would, `curlretry -- AGENT ...` with no
+config file, against the flaky upstream standing in for the provider's real host (agent_sandbox.py: a private
 network, mount and PID namespace with its own /etc/hosts and CA store). The agents keep their own
 defaults, retries included; only fake keys, a fresh HOME and their offline switches are given.
 
@@ -9,8 +9,10 @@ Per agent, in its own wire format (Anthropic Messages SSE, OpenAI Responses SSE,
 streamGenerateContent SSE): 529 twice, 429 with Retry-After, an in-band overloaded error before any
 content, a connection reset. Each must succeed with stdout byte-identical to a healthy run, the
 exact upstream request count (failures + 1), and the retries made by curlretry, not the agent: the
-proxy's attempt log (CURLRETRY_EVENTS) shows ONE transfer from the agent holding every attempt. An
-agent retrying on its own (the control tests run each alone) shows up as several transfers.
+proxy's attempt log (CURLRETRY_EVENTS) shows ONE request from the agent holding every attempt
+(1, 2, 3). An agent retrying on its own shows up as attempt 1 again (1, 1, 1): with curlretry's
+retries off (CURLRETRY_MAX_ATTEMPTS=1) every scenario here fails, and Pi, Codex and the SDK script
+exit 1 on the in-band error.
 """
 
 from __future__ import annotations
@@ -27,10 +29,6 @@ import proxy_support
 from agent_sandbox import Sandbox, bin_path
 
 CLIENTS = agent_sandbox.CLIENTS_DIR
-# Node 20's fetch ignores HTTPS_PROXY, so the zero-config interception never sees a plain SDK
-# script's requests (it goes straight to the host and fails on the certificate): the script runs
-# with a route of its own, the base-URL variable the SDK reads.
-SDK_CONFIG = 'version: 1\nproxy:\n  routes:\n    anthropic: {upstream: "https://api.anthropic.com", env: ANTHROPIC_BASE_URL}\n'
 
 
 class AgentScenarios:
@@ -40,7 +38,6 @@ class AgentScenarios:
     prefix = ""     # the path the agent posts its completion to (upstream /arm/ prefix)
     good = ""       # the provider's healthy stream (upstream/README.md sse-*-good)
     overload = ""   # its in-band overloaded error before any content
-    config = ""     # a config file for `curlretry --proxy --config F`; none: `curlretry -- AGENT`
     needs_sdk = False
     side_paths: tuple[str, ...] = ()  # other requests the agent makes to the host: 404 and close
 
@@ -80,9 +77,6 @@ class AgentScenarios:
         cls.modules = modules
         cls.sandbox = Sandbox().start()
         cls.addClassCleanup(cls.sandbox.stop)
-        cls.config_file = cls.sandbox.root / "config.yaml"
-        if cls.config:
-            cls.config_file.write_text(cls.config)
         cls.events = cls.sandbox.root / "events.jsonl"
         cls.prepare_home(cls.sandbox.home)
         for prefix in cls.side_paths:
@@ -99,11 +93,8 @@ class AgentScenarios:
         runtime = {"LD_PRELOAD": harness.PRELOAD_PREFIX} if harness.PRELOAD_PREFIX else {}
         env = {**runtime, "CURLRETRY_LIBRARY": harness.LIB, "CURLRETRY_BASE_MS": harness.FAST_BASE_MS,
                "CURLRETRY_EVENTS": str(cls.events), **cls.agent_env()}
-        # No config file: the providers curlretry knows, intercepted through HTTPS_PROXY.
-        launcher = [harness.CURLRETRY_BIN, "--"]
-        if cls.config:
-            launcher = [harness.CURLRETRY_BIN, "--proxy", "--config", str(cls.config_file), "--"]
-        return cls.sandbox.run([*launcher, *cls.command(cls.modules)], env)
+        # No config file, no flag: what curlretry knows of the providers decides.
+        return cls.sandbox.run([harness.CURLRETRY_BIN, "--", *cls.command(cls.modules)], env)
 
     def attempts(self, since: int) -> list[int]:
         """The attempt numbers the proxy logged (CURLRETRY_EVENTS) for the agent's completion path
@@ -235,13 +226,13 @@ class GeminiCli(AgentScenarios, unittest.TestCase):
 
 class AnthropicSdkScript(AgentScenarios, unittest.TestCase):
     """A plain user script on @anthropic-ai/sdk (its defaults: own retries, base URL from the
-    environment), reaching the provider through the route the launcher points ANTHROPIC_BASE_URL at."""
+    environment). Node 20's fetch ignores HTTPS_PROXY, so interception never sees it: the launcher
+    points ANTHROPIC_BASE_URL at the proxy's built-in route instead."""
 
     host = "api.anthropic.com"
     prefix = "/v1/messages"
     good = "sse-anthropic-good"
     overload = "sse-overload"
-    config = SDK_CONFIG
     needs_sdk = True
 
     @classmethod
