@@ -23,6 +23,8 @@ packages=(
   # the proxy: Boost.Beast/Asio (headers); its tests' real clients: Node.js fetch and the npm SDKs
   # (scripts/proxy-test-clients.sh installs those from npm into the build tree)
   libboost-dev nodejs busybox-static python3-requests
+  # test_agents: the agents' own network namespace (ip; unshare and nsenter are util-linux's)
+  iproute2 util-linux
 )
 # npm: Debian's, unless a Node.js that bundles its own (NodeSource) is installed already.
 command -v npm >/dev/null || packages+=(npm)
