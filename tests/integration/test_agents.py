@@ -96,27 +96,29 @@ class AgentScenarios:
         # No config file, no flag: what curlretry knows of the providers decides.
         return cls.sandbox.run([harness.CURLRETRY_BIN, "--", *cls.command(cls.modules)], env)
 
-    def attempts(self, since: int) -> list[int]:
-        """The attempt numbers the proxy logged (CURLRETRY_EVENTS) for the agent's completion path
-        after byte `since`: [1, 2, 3] is one request of the agent's, tried three times by curlretry;
-        [1, 1, 1] would be three requests of its own."""
+    def completion_events(self, since: int) -> list[dict]:
+        """What the proxy logged (CURLRETRY_EVENTS) after byte `since` for the agent's completion path."""
         lines = self.events.read_bytes()[since:].decode().splitlines() if self.events.exists() else []
         events = [json.loads(line) for line in lines]
-        return [e["attempt"] for e in events if e.get("host") == self.host and e.get("path", "").startswith(self.prefix)]
+        return [e for e in events if e.get("host") == self.host and e.get("path", "").startswith(self.prefix)]
 
     def events_size(self) -> int:
         return self.events.stat().st_size if self.events.exists() else 0
 
-    def assertScenario(self, script: str, requests: int) -> None:
+    def assertScenario(self, script: str, requests: int) -> list[dict]:
         key = self.key()
         since = self.events_size()
         result = self._launch(key, script)
         self.assertEqual(result.code, 0, f"exit status\n{result}")
         self.assertEqual(result.stdout, self.healthy.stdout, f"stdout differs from the healthy run\n{result}")
         self.assertEqual(self.sandbox.count(self.host, key), requests, f"requests upstream\n{result}")
-        self.assertEqual(self.attempts(since), list(range(1, requests + 1)),
+        # [1, 2, 3]: one request of the agent's, tried three times by curlretry; [1, 1, 1] would be
+        # three requests of its own.
+        events = self.completion_events(since)
+        self.assertEqual([e["attempt"] for e in events], list(range(1, requests + 1)),
                          f"one request from the agent, every attempt curlretry's\n{result}\nevents:\n"
                          + self.events.read_bytes()[since:].decode(errors="replace"))
+        return events
 
     def key(self) -> str:
         return f"{type(self).__name__}-{self._testMethodName.removeprefix('test_')}-{os.getpid()}"
@@ -133,7 +135,10 @@ class AgentScenarios:
         self.assertScenario(f"529,529,{self.good}", 3)
 
     def test_429_with_retry_after(self):
-        self.assertScenario(f"429+ra=1,{self.good}", 2)
+        events = self.assertScenario(f"429+ra=1,{self.good}", 2)
+        # The server's wait, not the backoff's 50 ms base: what curlretry decided, as logged.
+        self.assertEqual([(e["status"], e["verdict"], e["delay_ms"]) for e in events],
+                         [(429, "retry", 1000), (200, "success", 0)])
 
     def test_in_band_overloaded_before_content(self):
         self.assertScenario(f"{self.overload},{self.good}", 2)
