@@ -39,7 +39,9 @@ std::vector<FlagVariable> flag_variables(const LaunchOptions& options) {
   add("--max-delay-ms", "CURLRETRY_MAX_DELAY_MS", options.max_delay_ms);
   add("--jitter", "CURLRETRY_JITTER", options.jitter);
   if (options.verbose) out.push_back({"-v", "CURLRETRY_LOG", "debug"});
-  if (options.quiet) out.push_back({"-q", "CURLRETRY_LOG", "warn"});
+  // On the automatic path -q silences the launch's line only: the shared proxy logs to its file,
+  // and a log level here would make it another config (restarted between quiet and other runs).
+  if (options.quiet && !options.proxy_reason) out.push_back({"-q", "CURLRETRY_LOG", "warn"});
   add("--log-file", "CURLRETRY_LOG_FILE", options.log_file);
   add("--events", "CURLRETRY_EVENTS", options.events);
   return out;
@@ -117,6 +119,7 @@ int launch_through_proxy(const LaunchOptions& options, const config::Config& con
                              "the proxy (HTTPS_PROXY and the local CA; --no-proxy runs it directly)"});
   }
   if (options.base_url_routes) args.emplace_back("--builtin-routes");
+  if (options.proxy_reason) args.emplace_back("--or-direct");
   if (options.quiet) args.emplace_back("--quiet");
   if (options.listen) args.insert(args.end(), {"--listen", *options.listen});
   if (!options.configs.empty()) {

@@ -167,6 +167,10 @@ int main(int argc, char** argv) {
                "OPENAI_BASE_URL) where unset, for clients that ignore HTTPS_PROXY");
   bool quiet = false;
   app.add_flag("-q,--quiet", quiet, "With --ensure: no line when all went well");
+  bool or_direct = false;
+  app.add_flag("--or-direct", or_direct,
+               "With --ensure -- COMMAND: when no proxy of yours can serve, run COMMAND without it (after the "
+               "reason, and a line saying nothing of it is retried) instead of failing");
   std::string reason;
   app.add_option("--reason", reason, "With --ensure: appended to its one line (the launcher says why)")
       ->type_name("TEXT");
@@ -242,7 +246,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> args;
     for (int i = 1; i < argc; ++i) {
       const std::string_view a = argv[i];
-      if (a == "--ensure" || a == "-q" || a == "--quiet" || a.rfind("--config=", 0) == 0 ||
+      if (a == "--ensure" || a == "-q" || a == "--quiet" || a == "--or-direct" || a.rfind("--config=", 0) == 0 ||
           a.rfind("--reason=", 0) == 0) {
         continue;
       }
@@ -283,6 +287,18 @@ int main(int argc, char** argv) {
     }
     proxy::EnsureRequest request{args, cfg.proxy.token, &cfg, quiet, reason};
     const int status = proxy::ensure_running(*listen.endpoint, request);
+    if (status != 0 && or_direct && !command.empty()) {
+      // The launcher's automatic path: the command would have run without a proxy before; it
+      // still runs, and the user is told it is unprotected.
+      std::cerr << "curlretry: running " << command[0]
+                << " without the proxy: none of its requests is retried (--no-proxy says so quietly)\n";
+      std::vector<char*> direct;
+      for (const auto& a : command) direct.push_back(const_cast<char*>(a.c_str()));
+      direct.push_back(nullptr);
+      ::execvp(direct[0], direct.data());
+      std::cerr << "curlretry: cannot run " << command[0] << ": " << std::strerror(errno) << '\n';
+      return errno == ENOENT ? 127 : 126;
+    }
     if (status != 0 || command.empty()) return status;
     return run_with_routes(command, cfg, *listen.endpoint, builtin_route_names, builtin_routes);
   }

@@ -375,8 +375,10 @@ class ZeroConfig(OwnProxy):
         self.assertEqual(result.stderr.decode().splitlines()[0],
                          f"curlretry: proxy: created the local CA in {self.runtime}/curlretry/ca", str(result))
         self.started(result, tail=self.reason(os.path.basename(harness.PYTHON)))
+        pid = health(self.port)["pid"]
         quiet = self.launch("-q", "--listen", self.listen, "--", harness.PYTHON, script)
         self.assertEqual((quiet.code, quiet.stderr), (0, b""), str(quiet))
+        self.assertEqual(health(self.port)["pid"], pid)  # -q is not another config: the same proxy
         direct = self.launch("--no-proxy", "--", harness.PYTHON, script, env={"HTTPS_PROXY": None})
         self.assertEqual(direct.stdout.decode().splitlines()[0], "HTTPS_PROXY None", str(direct))
 
@@ -413,6 +415,22 @@ class ZeroConfig(OwnProxy):
                 self.assertEqual((plain.code, plain.stdout), (0, out), str(plain))
                 self.assertNotIn(b"curlretry: proxy ", plain.stderr, str(plain))
         self.assertCount(self.plain, key, 2)
+
+    def test_a_port_held_by_something_else_runs_it_directly_and_says_so(self):
+        # The automatic path never makes a command fail that ran before; it says it is unprotected.
+        holder = socket.socket()
+        self.addCleanup(holder.close)
+        holder.bind(("127.0.0.1", self.port))
+        holder.listen(8)
+        script = self.write("agent.py", self.ENV_SCRIPT)
+        result = self.launch("--listen", self.listen, "--", harness.PYTHON, script)
+        self.assertEqual((result.code, result.stdout.decode().splitlines()[0]), (0, "HTTPS_PROXY None"), str(result))
+        self.assertEqual(result.stderr.decode().splitlines()[-2:], [
+            f"curlretry: proxy --ensure: {self.listen} answers but is not your curlretry proxy (no answer to the health "
+            f"request; your proxies prove the secret in {self.runtime}/curlretry/proxy.secret); the command is not "
+            "given its URL; stop what listens there or choose another port with --listen",
+            f"curlretry: running {harness.PYTHON} without the proxy: none of its requests is retried (--no-proxy says "
+            "so quietly)"], str(result))
 
     def test_an_intercepted_loopback_upstream_is_retried(self):
         # Items 1 and 5: interception (HTTPS_PROXY + CA variables) of a host the config names on a

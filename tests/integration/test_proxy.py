@@ -549,8 +549,14 @@ class Lifecycle(harness.UpstreamTestCase):
             pid = json.loads(response.read())["pid"]
 
         def stop():
-            os.kill(pid, 15)
-            wait_for(lambda: not os.path.exists(f"/proc/{pid}"), 20, "the background proxy to exit")
+            # The one answering now: the second --ensure below restarts it (issue 26).
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_curlretry/health", timeout=10) as answer:
+                    running = json.loads(answer.read())["pid"]
+            except OSError:
+                return
+            os.kill(running, 15)
+            wait_for(lambda: not os.path.exists(f"/proc/{running}"), 20, "the background proxy to exit")
         self.addCleanup(stop)
         self.assertEqual([p.returncode for p in both], [0, 0], outcomes)
         self.assertIn("curlretry: proxy already running on", outcomes[0])
