@@ -11,7 +11,6 @@
 #include "cli/config_load.h"
 #include "cli/describe.h"
 #include "cli/json.h"
-#include "config/text.h"
 #include "core/ascii.h"
 #include "core/cooldown.h"
 #include "core/fleet_key.h"
@@ -26,7 +25,7 @@
 namespace curlretry::cli {
 namespace {
 
-using config::text::trim;
+using core::ascii::field_value;
 using core::ascii::lower;
 using core::ascii::upper;
 
@@ -56,7 +55,7 @@ bool read_body(const std::string& spec, std::size_t limit, std::string& body, st
 }
 
 bool is_event_stream(std::string_view content_type) {
-  const std::string type = lower(trim(content_type.substr(0, content_type.find(';'))));
+  const std::string type = lower(field_value(content_type.substr(0, content_type.find(';'))));
   return type == "text/event-stream";
 }
 
@@ -109,8 +108,8 @@ std::optional<Explanation> explain(const config::Config& config, const ExplainOp
   for (const auto& header : options.headers) {
     const auto colon = header.find(':');
     if (colon == std::string::npos) continue;  // reported below
-    request_headers.emplace_back(lower(trim(std::string_view(header).substr(0, colon))),
-                                 std::string(trim(std::string_view(header).substr(colon + 1))));
+    request_headers.emplace_back(lower(field_value(std::string_view(header).substr(0, colon))),
+                                 std::string(field_value(std::string_view(header).substr(colon + 1))));
   }
   Explanation e;
   e.matched = config.match(method, url->host, url->path, &request_headers);
@@ -142,12 +141,12 @@ std::optional<Explanation> explain(const config::Config& config, const ExplainOp
 
   for (const auto& header : options.headers) {
     const auto colon = header.find(':');
-    if (colon == std::string::npos || trim(std::string_view(header).substr(0, colon)).empty()) {
+    if (colon == std::string::npos || field_value(std::string_view(header).substr(0, colon)).empty()) {
       error = "--header \"" + header + "\": expected 'Name: value'";
       return std::nullopt;
     }
-    const std::string name = lower(trim(std::string_view(header).substr(0, colon)));
-    const std::string value(trim(std::string_view(header).substr(colon + 1)));
+    const std::string name = lower(field_value(std::string_view(header).substr(0, colon)));
+    const std::string value(field_value(std::string_view(header).substr(colon + 1)));
     // First occurrence wins, as curl_easy_header() reports by default.
     if (name == "retry-after" && !o.retry_after) o.retry_after = value;
     if (name == "retry-after-ms" && !o.retry_after_ms) o.retry_after_ms = value;

@@ -1,15 +1,16 @@
-// Just enough JSON output for `explain --json`: one flat object, strings always valid UTF-8.
+// Just enough JSON output for the CLI's --json modes. The escaping rules are core/json_text.h's.
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/json_text.h"
+
 namespace curlretry::cli {
 
-// `text` as a JSON string literal, quotes included. Invalid UTF-8 (a code taken from an
-// untrusted body) becomes U+FFFD so the output always parses.
-std::string json_quote(std::string_view text);
+// `text` as a JSON string literal, quotes included (core::json_text::quote).
+inline std::string json_quote(std::string_view text) { return core::json_text::quote(text); }
 
 // `items` as a JSON array of strings, `separator` between them ("," or ", ").
 std::string json_list(const std::vector<std::string>& items, std::string_view separator = ",");

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "preload/ld_preload.h"
+
 namespace curlretry::cli {
 
 // The launcher's own failures, as `env` and `timeout` use them.
@@ -68,7 +70,7 @@ int run_launch(const LaunchOptions& options);
 // layers multiply (`max_attempts` is curlretry's, -1 = unlimited); nullopt otherwise.
 std::optional<std::string> stacking_warning(const std::vector<std::string>& command, int max_attempts);
 
-// `library` in front of `current` (an LD_PRELOAD value), unless it is already in the list.
-std::string prepend_preload(const std::string& library, const char* current);
+// preload/ld_preload.h, shared with the proxy.
+using preload::prepend_preload;
 
 }  // namespace curlretry::cli

@@ -12,163 +12,12 @@
 #include <set>
 
 #include "cli/json.h"
+#include "core/attempt_log.h"
 #include "core/civil_date.h"
-#include "core/utf8.h"
+#include "core/json_object.h"
 
 namespace curlretry::cli {
 namespace {
-
-// --- a flat JSON object reader (just what an attempt line needs) --------------------------------
-
-struct JsonValue {
-  enum class Kind { string, number, other } kind = Kind::other;
-  std::string text;
-  double number = 0;
-};
-
-class JsonObjectReader {
- public:
-  explicit JsonObjectReader(std::string_view s) : s_(s) {}
-
-  std::optional<std::map<std::string, JsonValue>> read() {
-    std::map<std::string, JsonValue> out;
-    ws();
-    if (!eat('{')) return std::nullopt;
-    ws();
-    if (eat('}')) return finish(std::move(out));
-    for (;;) {
-      ws();
-      std::string key;
-      if (!string(key)) return std::nullopt;
-      ws();
-      if (!eat(':')) return std::nullopt;
-      ws();
-      JsonValue value;
-      if (!this->value(value)) return std::nullopt;
-      out[key] = std::move(value);
-      ws();
-      if (eat(',')) continue;
-      if (eat('}')) return finish(std::move(out));
-      return std::nullopt;
-    }
-  }
-
- private:
-  std::optional<std::map<std::string, JsonValue>> finish(std::map<std::string, JsonValue> out) {
-    ws();
-    if (i_ != s_.size()) return std::nullopt;
-    return out;
-  }
-  void ws() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\r' || s_[i_] == '\n')) ++i_;
-  }
-  bool eat(char c) {
-    if (i_ < s_.size() && s_[i_] == c) {
-      ++i_;
-      return true;
-    }
-    return false;
-  }
-  bool hex4(unsigned& v) {
-    if (i_ + 4 > s_.size()) return false;
-    v = 0;
-    for (int k = 0; k < 4; ++k) {
-      const char c = s_[i_++];
-      v <<= 4;
-      if (c >= '0' && c <= '9') v |= static_cast<unsigned>(c - '0');
-      else if (c >= 'a' && c <= 'f') v |= static_cast<unsigned>(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') v |= static_cast<unsigned>(c - 'A' + 10);
-      else return false;
-    }
-    return true;
-  }
-  bool string(std::string& out) {
-    if (!eat('"')) return false;
-    while (i_ < s_.size()) {
-      const char c = s_[i_++];
-      if (c == '"') return true;
-      if (static_cast<unsigned char>(c) < 0x20) return false;
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (i_ >= s_.size()) return false;
-      const char e = s_[i_++];
-      switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': {
-          unsigned cp = 0;
-          if (!hex4(cp)) return false;
-          if (cp >= 0xD800 && cp <= 0xDBFF && i_ + 6 <= s_.size() && s_[i_] == '\\' && s_[i_ + 1] == 'u') {
-            i_ += 2;
-            unsigned low = 0;
-            if (!hex4(low) || low < 0xDC00 || low > 0xDFFF) return false;
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-          } else if (cp >= 0xD800 && cp <= 0xDFFF) {
-            cp = 0xFFFD;
-          }
-          core::utf8::append(out, cp);
-          break;
-        }
-        default: return false;
-      }
-    }
-    return false;
-  }
-  bool value(JsonValue& v) {
-    if (i_ >= s_.size()) return false;
-    const char c = s_[i_];
-    if (c == '"') {
-      v.kind = JsonValue::Kind::string;
-      return string(v.text);
-    }
-    if (c == '-' || (c >= '0' && c <= '9')) {
-      const std::size_t start = i_;
-      while (i_ < s_.size() && std::string_view("+-0123456789.eE").find(s_[i_]) != std::string_view::npos) ++i_;
-      const std::string text(s_.substr(start, i_ - start));
-      char* end = nullptr;
-      v.number = std::strtod(text.c_str(), &end);
-      if (end != text.c_str() + text.size()) return false;
-      v.kind = JsonValue::Kind::number;
-      return true;
-    }
-    for (std::string_view word : {"true", "false", "null"}) {
-      if (s_.substr(i_, word.size()) == word) {
-        i_ += word.size();
-        return true;
-      }
-    }
-    if (c == '{' || c == '[') return skip_nested();
-    return false;
-  }
-  bool skip_nested() {
-    int depth = 0;
-    while (i_ < s_.size()) {
-      const char c = s_[i_];
-      if (c == '"') {
-        std::string ignored;
-        if (!string(ignored)) return false;
-        continue;
-      }
-      ++i_;
-      if (c == '{' || c == '[') ++depth;
-      if (c == '}' || c == ']') {
-        if (--depth == 0) return true;
-      }
-    }
-    return false;
-  }
-
-  std::string_view s_;
-  std::size_t i_ = 0;
-};
 
 // --- calendar -----------------------------------------------------------------------------------
 
@@ -565,21 +414,15 @@ std::optional<long long> parse_bucket(std::string_view text) {
 }
 
 std::optional<AttemptRecord> parse_record(std::string_view line) {
-  auto object = JsonObjectReader(line).read();
+  namespace field = core::attempt_log;
+  const auto object = core::json::read_object(line);
   if (!object) return std::nullopt;
-  auto text = [&](const char* key) -> const std::string* {
-    const auto it = object->find(key);
-    return it != object->end() && it->second.kind == JsonValue::Kind::string ? &it->second.text : nullptr;
-  };
-  auto number = [&](const char* key) -> std::optional<double> {
-    const auto it = object->find(key);
-    if (it == object->end() || it->second.kind != JsonValue::Kind::number) return std::nullopt;
-    return it->second.number;
-  };
-  const std::string* time = text("time");
-  const std::string* host = text("host");
-  const std::string* verdict = text("verdict");
-  const auto attempt = number("attempt");
+  auto text = [&](std::string_view key) { return core::json::string_member(*object, key); };
+  auto number = [&](std::string_view key) { return core::json::number_member(*object, key); };
+  const std::string* time = text(field::kTime);
+  const std::string* host = text(field::kHost);
+  const std::string* verdict = text(field::kVerdict);
+  const auto attempt = number(field::kAttempt);
   if (!time || !host || !verdict || !attempt) return std::nullopt;
   const auto kind = core::verdict_kind_from_string(*verdict);
   if (!kind) return std::nullopt;
@@ -590,11 +433,11 @@ std::optional<AttemptRecord> parse_record(std::string_view line) {
   r.host = *host;
   r.verdict = *kind;
   r.attempt = static_cast<int>(*attempt);
-  if (const auto v = number("pid")) r.pid = static_cast<long long>(*v);
-  if (const auto* v = text("program")) r.program = *v;
-  if (const auto v = number("status")) r.status = static_cast<int>(*v);
-  if (const auto* v = text("reason")) r.reason = *v;
-  if (const auto v = number("delay_ms"); v && *v >= 0 && *v < 1e15) r.delay_ms = static_cast<long long>(*v);
+  if (const auto v = number(field::kPid)) r.pid = static_cast<long long>(*v);
+  if (const auto* v = text(field::kProgram)) r.program = *v;
+  if (const auto v = number(field::kStatus)) r.status = static_cast<int>(*v);
+  if (const auto* v = text(field::kReason)) r.reason = *v;
+  if (const auto v = number(field::kDelayMs); v && *v >= 0 && *v < 1e15) r.delay_ms = static_cast<long long>(*v);
   return r;
 }
 

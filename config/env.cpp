@@ -4,14 +4,13 @@
 
 #include "config/keys.h"
 #include "config/limits.h"
-#include "config/text.h"
 #include "core/ascii.h"
 
 namespace curlretry::config {
 namespace {
 
 using core::ascii::lower;
-using text::trim;
+using core::ascii::field_value;
 
 // The value as it may appear in an error message: bounded, no control characters.
 std::string printable(std::string_view value) {
@@ -41,7 +40,7 @@ class Reader {
   // An integer within [min, max], or nullopt after fail().
   std::optional<long long> integer(const char* name, const std::string& value, long long min, long long max,
                                    std::string_view expected) {
-    const ParsedInteger parsed = parse_integer(trim(value));
+    const ParsedInteger parsed = parse_integer(field_value(value));
     if (parsed.overflow) {
       fail(name, value, "too large (expected " + std::string(expected) + ")");
       return std::nullopt;
@@ -106,7 +105,7 @@ EnvReadResult read_env(const Environment& env) {
     for (const char* name : {"CURLRETRY_DISABLE", "CURLRETRY_PERSISTENT"}) {
       auto value = reader.raw(name);
       if (!value) continue;
-      const std::string_view text = trim(*value);
+      const std::string_view text = field_value(*value);
       std::optional<bool> flag = text == "1" ? std::optional(true) : text == "0" ? std::optional(false)
                                                                                  : bool_from_string(text);
       if (!flag) {
@@ -144,7 +143,7 @@ EnvReadResult read_env(const Environment& env) {
     }
 
     if (auto value = reader.raw("CURLRETRY_JITTER")) {
-      if (auto jitter = core::jitter_from_string(lower(trim(*value)))) {
+      if (auto jitter = core::jitter_from_string(lower(field_value(*value)))) {
         out.jitter = FromEnv<core::Jitter>{*jitter, "CURLRETRY_JITTER"};
       } else {
         reader.fail("CURLRETRY_JITTER", *value, "unknown jitter (expected none, full, equal or decorrelated)");
@@ -152,7 +151,7 @@ EnvReadResult read_env(const Environment& env) {
     }
 
     if (auto value = reader.raw("CURLRETRY_LOG")) {
-      if (auto level = log_level_from_string(trim(*value))) {
+      if (auto level = log_level_from_string(field_value(*value))) {
         out.log_level = FromEnv<LogLevel>{*level, "CURLRETRY_LOG"};
       } else {
         reader.fail("CURLRETRY_LOG", *value, "unknown log level (expected off, error, warn, info or debug)");

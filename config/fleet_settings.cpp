@@ -1,12 +1,11 @@
 #include "config/fleet_settings.h"
 
-#include "config/text.h"
 #include "core/ascii.h"
 
 namespace curlretry::config {
 
 std::optional<ParsedStore> parse_fleet_store(std::string_view text, std::string& why) {
-  const std::string_view value = text::trim(text);
+  const std::string_view value = core::ascii::field_value(text);
   const std::string name = core::ascii::lower(value);
   if (name == "off") return ParsedStore{FleetStore::off, {}};
   if (name == "machine") return ParsedStore{FleetStore::machine, {}};

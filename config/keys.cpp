@@ -19,6 +19,19 @@ std::vector<std::string_view> file_keys(KeyScope scope, std::string_view section
   return out;
 }
 
+std::vector<std::string_view> part_keys(std::string_view part) {
+  std::vector<std::string_view> out;
+  for (const PartKey& entry : kPartKeys) {
+    if (entry.part != part) continue;
+    if (entry.key == "*") {
+      for (const std::string_view key : file_keys(KeyScope::policy, "")) out.push_back(key);
+    } else {
+      out.push_back(entry.key);
+    }
+  }
+  return out;
+}
+
 std::string_view key_set_by(std::string_view variable) {
   for (const KeyDef& key : kKeys) {
     if (!variable.empty() && (key.env == variable || key.legacy_env == variable)) return key.name;

@@ -59,6 +59,33 @@ inline constexpr KeyDef kKeys[] = {
     {"fleet.dir", KeyScope::fleet, "CURLRETRY_FLEET_DIR", {}, false},
 };
 
+// The keys that name parts of a file rather than values: the top-level sections, a rule's parts,
+// a `codes` table, a match, a fallback, an auth refresh, the proxy and its routes. Listed by the
+// part that holds them, in the order an "unknown key" error lists them. With kKeys this is every
+// key a file may write; the loader's check_keys() lists all come from here. In "rule", "*" stands
+// for every policy key of kKeys (a rule sets any of them).
+struct PartKey {
+  std::string_view part;  // "" for the top level
+  std::string_view key;
+};
+
+inline constexpr PartKey kPartKeys[] = {
+    {"", "version"},  {"", "include"}, {"", "defaults"}, {"", "settings"},
+    {"", "rules"},    {"", "fleet"},   {"", "proxy"},  // `include:` is read by include_merge.cpp first
+    {"rule", "name"}, {"rule", "match"}, {"rule", "*"}, {"rule", "fallback"}, {"rule", "auth"},
+    {"codes", "path"}, {"codes", "retry"}, {"codes", "permanent"},
+    {"match", "host"}, {"match", "path"}, {"match", "method"}, {"match", "header"},
+    {"fallback", "after"}, {"fallback", "on"}, {"fallback", "model"}, {"fallback", "url"},
+    {"auth", "on"}, {"auth", "command"}, {"auth", "header"}, {"auth", "timeout_ms"},
+    {"proxy", "routes"}, {"proxy", "token"}, {"proxy", "max_body_bytes"}, {"proxy", "intercept"},
+    {"proxy", "upstream_ca_file"}, {"proxy", "forward"}, {"proxy", "tunnel_idle_ms"},
+    {"proxy.forward", "allow_ports"}, {"proxy.forward", "allow_loopback"},
+    {"proxy.route", "upstream"}, {"proxy.route", "env"},
+};
+
+// The keys `part` may hold, in table order ("rule" with its "*" spelled out).
+std::vector<std::string_view> part_keys(std::string_view part);
+
 // The names one level below `section` that a file may write, in table order, each once:
 // (policy, "") -> max_attempts, ..., backoff, ...; (policy, "backoff") -> strategy, base_ms, ...;
 // (fleet, "fleet.budget") -> percent, window_ms, reserve.

@@ -5,13 +5,12 @@
 #include "core/ascii.h"
 
 #include "config/glob.h"
+#include "config/keys.h"
 #include "config/limits.h"
 
 namespace curlretry::config {
 namespace {
 
-constexpr std::string_view kFallbackKeys[] = {"after", "on", "model", "url"};
-constexpr std::string_view kAuthKeys[] = {"on", "command", "header", "timeout_ms"};
 constexpr long long kMaxFallbackAfter = 1000;
 constexpr long long kMaxAuthTimeoutMs = 10LL * 60 * 1000;
 
@@ -78,7 +77,7 @@ std::vector<HeaderMatch> read_header_match(const Values& v, const YamlNode& node
 
 Fallback read_fallback(const Values& v, const YamlNode& node, const std::string& key) {
   v.expect_map(node, key);
-  v.check_keys(node, key, kFallbackKeys);
+  v.check_keys(node, key, part_keys("fallback"));
   Fallback f;
   f.after = 3;
   f.on_status = {529};
@@ -129,7 +128,7 @@ Fallback read_fallback(const Values& v, const YamlNode& node, const std::string&
 
 AuthRefresh read_auth(const Values& v, const YamlNode& node, const std::string& key) {
   v.expect_map(node, key);
-  v.check_keys(node, key, kAuthKeys);
+  v.check_keys(node, key, part_keys("auth"));
   AuthRefresh a;
   a.on = {401};
   if (const YamlNode* on = find(node, "on")) a.on = statuses(v, *on, join_key(key, "on"));

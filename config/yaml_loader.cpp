@@ -22,21 +22,7 @@
 namespace curlretry::config {
 namespace {
 
-// `include:` is read by include_merge.cpp before the loader sees the tree.
-constexpr std::string_view kTopKeys[] = {"version", "include", "defaults", "settings", "rules", "fleet", "proxy"};
-// The value keys come from config/keys.h; these name the parts of a rule and of a `codes` table.
-constexpr std::string_view kCodesKeys[] = {"path", "retry", "permanent"};
-constexpr std::string_view kMatchKeys[] = {"host", "path", "method", "header"};
-
 std::vector<std::string_view> policy_keys(std::string_view section) { return file_keys(KeyScope::policy, section); }
-
-// A rule: its name and match, every policy key, and what only rules have.
-std::vector<std::string_view> rule_keys() {
-  std::vector<std::string_view> keys = {"name", "match"};
-  for (const std::string_view key : policy_keys("")) keys.push_back(key);
-  keys.insert(keys.end(), {"fallback", "auth"});
-  return keys;
-}
 
 constexpr core::Transport kAllTransports[] = {
     core::Transport::ok,           core::Transport::connect_refused, core::Transport::reset,
@@ -87,7 +73,7 @@ class Loader {
                             std::string(describe(root)));
     }
     read_version(root);
-    v_.check_keys(root, "", kTopKeys);
+    v_.check_keys(root, "", part_keys(""));
 
     Config config = builtin_config();
     config.file = v_.file();
@@ -269,7 +255,7 @@ class Loader {
 
   core::CodeTable read_code_table(const YamlNode& map, const std::string& k) {
     v_.expect_map(map, k);
-    v_.check_keys(map, k, kCodesKeys);
+    v_.check_keys(map, k, part_keys("codes"));
     core::CodeTable table;
     const YamlNode* path = find(map, "path");
     if (!path) v_.fail(map, join_key(k, "path"), "missing; say where the code is, e.g. `path: error.code`");
@@ -347,7 +333,7 @@ class Loader {
 
   void read_match(const YamlNode& map, const std::string& k, Match& match) {
     v_.expect_map(map, k);
-    v_.check_keys(map, k, kMatchKeys);
+    v_.check_keys(map, k, part_keys("match"));
     if (const YamlNode* node = find(map, "host")) {
       const std::string key = join_key(k, "host");
       match.host = lower(v_.string(*node, key));
@@ -388,7 +374,7 @@ class Loader {
       const YamlNode& item = node.items[i];
       const std::string k = "rules[" + std::to_string(i) + "]";
       v_.expect_map(item, k);
-      v_.check_keys(item, k, rule_keys());
+      v_.check_keys(item, k, part_keys("rule"));
       Rule rule;
       rule.name = k;
       rule.where = v_.where(item);

@@ -4,14 +4,10 @@
 #include <string_view>
 
 #include "config/glob.h"
+#include "config/keys.h"
 
 namespace curlretry::config {
 namespace {
-
-constexpr std::string_view kProxyKeys[] = {"routes",           "token",   "max_body_bytes", "intercept",
-                                           "upstream_ca_file", "forward", "tunnel_idle_ms"};
-constexpr std::string_view kForwardKeys[] = {"allow_ports", "allow_loopback"};
-constexpr std::string_view kRouteKeys[] = {"upstream", "env"};
 
 bool route_name_ok(const std::string& name) {
   if (name.empty() || name.size() > 64 || name[0] == '_' || name[0] == '.') return false;
@@ -57,7 +53,7 @@ std::string upstream_or_fail(const Values& v, const YamlNode& node, const std::s
 // proxy.forward: {allow_ports: [80, 443] | any, allow_loopback: false}.
 void read_forward(const Values& v, const YamlNode& node, const std::string& key, ProxyForward& out, Sources& sources) {
   v.expect_map(node, key, true);
-  v.check_keys(node, key, kForwardKeys);
+  v.check_keys(node, key, part_keys("proxy.forward"));
   for (const auto& [name, value] : node.entries) {
     const std::string fkey = join_key(key, name.text);
     if (name.text == "allow_loopback") {
@@ -83,7 +79,7 @@ void read_forward(const Values& v, const YamlNode& node, const std::string& key,
 
 void read_proxy(const Values& v, const YamlNode& node, ProxySettings& out, Sources& sources) {
   v.expect_map(node, "proxy", true);
-  v.check_keys(node, "proxy", kProxyKeys);
+  v.check_keys(node, "proxy", part_keys("proxy"));
   for (const auto& [name, value] : node.entries) {
     const std::string key = join_key("proxy", name.text);
     if (name.text == "token") {
@@ -132,7 +128,7 @@ void read_proxy(const Values& v, const YamlNode& node, ProxySettings& out, Sourc
                  "a route name is 1-64 characters of A-Z a-z 0-9 - _ . and does not start with '_' or '.'");
         }
         v.expect_map(route, rkey);
-        v.check_keys(route, rkey, kRouteKeys);
+        v.check_keys(route, rkey, part_keys("proxy.route"));
         ProxyRoute r;
         r.name = route_name.text;
         bool have_upstream = false;

@@ -30,7 +30,27 @@ constexpr bool istarts_with(std::string_view text, std::string_view prefix) {
 std::string lower(std::string_view text);
 std::string upper(std::string_view text);
 
-// Without leading and trailing spaces, tabs, CRs and LFs (header values, Retry-After, dates).
-std::string_view trim(std::string_view text);
+// Trimming, with the set of bytes always said: kBlanks is HTTP's optional whitespace (RFC 9110
+// OWS); kSpaces adds the CR and LF a line read with its end still holds.
+inline constexpr std::string_view kBlanks = " \t";
+inline constexpr std::string_view kSpaces = " \t\r\n";
+
+constexpr std::string_view strip_leading(std::string_view text, std::string_view bytes = kSpaces) {
+  const auto first = text.find_first_not_of(bytes);
+  return first == std::string_view::npos ? std::string_view() : text.substr(first);
+}
+constexpr std::string_view strip_trailing(std::string_view text, std::string_view bytes = kSpaces) {
+  const auto last = text.find_last_not_of(bytes);
+  return last == std::string_view::npos ? std::string_view() : text.substr(0, last + 1);
+}
+
+// A field value as a header line or an env variable holds it: OWS before, OWS and the line's
+// end after. (A CR or LF before the value is kept: it makes a malformed value, not a blank.)
+constexpr std::string_view field_value(std::string_view text) {
+  return strip_trailing(strip_leading(text, kBlanks));
+}
+
+// Without any space, tab, CR or LF at either end (Retry-After, dates, cooldown values).
+constexpr std::string_view trim(std::string_view text) { return strip_trailing(strip_leading(text)); }
 
 }  // namespace curlretry::core::ascii

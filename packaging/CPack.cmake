@@ -11,7 +11,7 @@
 #   /usr/share/doc/curlretry/examples/*.yaml            provider presets
 #   /etc/curlretry/config.yaml                          conffile; equivalent to the built-in defaults
 #
-# cli/library_path.cpp finds the library relative to the binary (../lib/<multiarch>/curlretry/), so
+# preload/library_path.cpp finds the library relative to the binary (../lib/<multiarch>/curlretry/), so
 # the same layout works under /usr, /usr/local, or an unpacked scratch root.
 include(GNUInstallDirs)
 

@@ -1,10 +1,10 @@
 #include "proxy/ca_command.h"
 
-#include <cstdio>
 #include <iostream>
 #include <string>
 #include <string_view>
 
+#include "core/json_text.h"
 #include "proxy/local_ca.h"
 
 namespace curlretry::proxy {
@@ -23,22 +23,7 @@ std::string shell_word(const std::string& text) {
   return out + "'";
 }
 
-std::string json_string(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
+using core::json_text::quote;
 
 }  // namespace
 
@@ -70,11 +55,11 @@ int run_ca_command(int argc, char** argv) {
   }
   const auto variables = ca_environment(paths);
   if (json) {
-    std::cout << "{\"dir\":" << json_string(paths.dir) << ",\"created\":" << (created ? "true" : "false")
-              << ",\"cert\":" << json_string(paths.cert) << ",\"bundle\":" << json_string(paths.bundle)
+    std::cout << "{\"dir\":" << quote(paths.dir) << ",\"created\":" << (created ? "true" : "false")
+              << ",\"cert\":" << quote(paths.cert) << ",\"bundle\":" << quote(paths.bundle)
               << ",\"env\":{";
     for (std::size_t i = 0; i < variables.size(); ++i) {
-      std::cout << (i ? "," : "") << json_string(variables[i].first) << ":" << json_string(variables[i].second);
+      std::cout << (i ? "," : "") << quote(variables[i].first) << ":" << quote(variables[i].second);
     }
     std::cout << "}}\n";
   } else {

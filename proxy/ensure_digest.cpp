@@ -74,9 +74,10 @@ ConfigDigest config_digest(const std::string& secret, const config::Config& cfg,
   std::string intercept;
   for (const std::string& glob : cfg.proxy.intercept) add(intercept, glob);
   out.intercept = mac_hex(secret, "intercept", intercept);
-  // The bytes, not only the names: a file edited since the proxy started is another config.
+  // The bytes, not only the names: a file edited since the proxy started is another config. Every
+  // file read, the `include:`d ones too.
   std::string files;
-  for (const std::string& file : config::split_config_list(cfg.file)) {
+  for (const std::string& file : cfg.files.empty() ? config::split_config_list(cfg.file) : cfg.files) {
     add(files, file);
     std::ifstream in(file, std::ios::binary);
     add(files, std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));

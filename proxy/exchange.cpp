@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/ascii.h"
+#include "core/json_text.h"
 #include "proxy/curl_loop.h"
 #include "proxy/headers.h"
 #include "proxy/request_rules.h"
@@ -21,23 +23,7 @@ std::string reason_for(int status) {
   return text.empty() || text == "<unknown-status>" ? std::string("Unknown") : std::string(text);
 }
 
-std::string json_escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) continue;
-    out += c;
-  }
-  return out;
-}
-
-std::string trim(std::string_view text) {
-  std::size_t b = 0;
-  std::size_t e = text.size();
-  while (b < e && (text[b] == ' ' || text[b] == '\t')) ++b;
-  while (e > b && (text[e - 1] == ' ' || text[e - 1] == '\t' || text[e - 1] == '\r' || text[e - 1] == '\n')) --e;
-  return std::string(text.substr(b, e - b));
-}
+std::string field_value(std::string_view text) { return std::string(core::ascii::field_value(text)); }
 
 }  // namespace
 
@@ -153,7 +139,7 @@ size_t Exchange::header_line(const char* data, size_t n) {
         if (line[i] < '0' || line[i] > '9') return 0;
         status_ = status_ * 10 + (line[i] - '0');
       }
-      reason_ = trim(line.substr(std::min(line.size(), sp + 4)));
+      reason_ = field_value(line.substr(std::min(line.size(), sp + 4)));
     }
     return n;
   }
@@ -163,7 +149,7 @@ size_t Exchange::header_line(const char* data, size_t n) {
   }
   const std::size_t colon = line.find(':');
   if (colon == std::string_view::npos || colon == 0) return n;  // folded or junk: dropped
-  response_headers_.emplace_back(std::string(line.substr(0, colon)), trim(line.substr(colon + 1)));
+  response_headers_.emplace_back(std::string(line.substr(0, colon)), field_value(line.substr(colon + 1)));
   return n;
 }
 
@@ -282,7 +268,7 @@ void Exchange::feed(const char* data, std::size_t n, bool done) {
 }
 
 void Exchange::send_error(int status, const std::string& detail) {
-  const std::string body = "{\"error\":\"curlretry proxy\",\"detail\":\"" + json_escape(detail) + "\"}\n";
+  const std::string body = "{\"error\":\"curlretry proxy\",\"detail\":" + core::json_text::quote(detail) + "}\n";
   std::string out = "HTTP/1.1 " + std::to_string(status) + " " + reason_for(status) +
                     "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
   if (!request_.client_keep_alive) out += "Connection: close\r\n";

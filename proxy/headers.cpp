@@ -3,20 +3,12 @@
 namespace curlretry::proxy {
 namespace {
 
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+using core::ascii::lower;
 
 constexpr std::string_view kHopByHop[] = {"connection", "keep-alive", "proxy-connection", "proxy-authenticate",
                                           "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade"};
 
 }  // namespace
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (lower(a[i]) != lower(b[i])) return false;
-  }
-  return true;
-}
 
 std::vector<std::string> connection_tokens(std::string_view value) {
   std::vector<std::string> out;

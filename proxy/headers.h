@@ -7,9 +7,12 @@
 #include <string_view>
 #include <vector>
 
+#include "core/ascii.h"
+
 namespace curlretry::proxy {
 
-bool iequals(std::string_view a, std::string_view b);
+// Header names compare as core/ascii.h compares them (its one home).
+using core::ascii::iequals;
 
 // The names a Connection header lists, lower case.
 std::vector<std::string> connection_tokens(std::string_view connection_value);

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "cli/launch.h"
-#include "cli/library_path.h"
+#include "preload/ld_preload.h"
+#include "preload/library_path.h"
 
 namespace curlretry::proxy {
 namespace {
@@ -48,12 +48,12 @@ std::string ensure_preloaded(char** argv, const std::optional<std::string>& conf
            std::string(std::getenv("LD_PRELOAD") ? std::getenv("LD_PRELOAD") : "") + "); the proxy retries nothing "
            "without it";
   }
-  const cli::LibraryLookup library = cli::find_library();
+  const preload::LibraryLookup library = preload::find_library();
   if (!library.path) return library.error;
   if (library.path->find_first_of(": ") != std::string::npos) {
     return *library.path + ": LD_PRELOAD cannot carry a path with ':' or ' '";
   }
-  ::setenv("LD_PRELOAD", cli::prepend_preload(*library.path, std::getenv("LD_PRELOAD")).c_str(), 1);
+  ::setenv("LD_PRELOAD", preload::prepend_preload(*library.path, std::getenv("LD_PRELOAD")).c_str(), 1);
   ::setenv(kReexecMarker, "1", 1);
   ::execv("/proc/self/exe", argv);
   return std::string("cannot re-execute /proc/self/exe: ") + std::strerror(errno);

@@ -9,6 +9,7 @@
 #include <boost/beast/http/field.hpp>
 #include <cstring>
 
+#include "core/ascii.h"
 #include "proxy/headers.h"
 
 namespace http = boost::beast::http;
@@ -16,7 +17,7 @@ namespace http = boost::beast::http;
 namespace curlretry::proxy {
 namespace {
 
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+using core::ascii::lower;
 
 // The codings of every Transfer-Encoding field, in order, lower case, empty list elements dropped
 // (RFC 9110 §5.6.1); a coding with parameters keeps them, so that it never equals "chunked".
@@ -244,15 +245,6 @@ std::string presented_token(std::string_view value) {
   decoded.resize(size);
   const std::size_t colon = decoded.find(':');
   return colon == std::string::npos ? std::string() : decoded.substr(colon + 1);
-}
-
-std::string json_string(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) out += c;
-  }
-  return out + "\"";
 }
 
 bool same_secret(std::string_view given, std::string_view expected) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "config/proxy_settings.h"
+#include "core/json_text.h"
 
 struct sockaddr;
 
@@ -73,8 +74,8 @@ bool loopback_host(std::string_view host);
 // case; empty when neither.
 std::string presented_token(std::string_view proxy_authorization);
 
-// `text` as a JSON string literal, control bytes dropped (the proxy's own answers).
-std::string json_string(std::string_view text);
+// `text` as a JSON string literal, for the proxy's own answers (core/json_text.h's rules).
+inline std::string json_string(std::string_view text) { return core::json_text::quote(text); }
 
 // Constant time in the expected secret's length: leaks nothing but a length mismatch.
 bool same_secret(std::string_view given, std::string_view expected);

@@ -4,7 +4,7 @@
 #include <set>
 #include <string_view>
 
-#include "config/text.h"
+#include "core/ascii.h"
 #include "shim/reentry_guard.h"
 
 namespace curlretry::shim {
@@ -75,7 +75,7 @@ std::optional<std::set<std::string, std::less<>>> names_set(const real::Api& api
       if (i > 0 && api.easy_header(easy, "Set-Cookie", i, CURLH_HEADER, static_cast<int>(request), &h) != CURLHE_OK)
         break;
       std::string_view value = h->value ? h->value : "";
-      names.emplace(config::text::trim(value.substr(0, value.find('='))));
+      names.emplace(core::ascii::field_value(value.substr(0, value.find('='))));
     }
   }
   return names;

@@ -13,9 +13,11 @@
 #include <mutex>
 
 #include "core/civil_date.h"
-#include "core/utf8.h"
+#include "core/attempt_log.h"
+#include "core/json_text.h"
 #include "shim/fork_guard.h"
 #include "shim/log.h"
+#include "shim/owned_fd.h"
 
 namespace curlretry::shim::events {
 namespace {
@@ -44,43 +46,20 @@ class Line {
   void string(std::string_view s, std::size_t budget) {
     put('"');
     std::size_t used = 0;
-    std::size_t i = 0;
-    while (i < s.size()) {
-      char piece[8];
-      std::size_t len = 0;
-      std::size_t consumed = 1;
-      const auto c = static_cast<unsigned char>(s[i]);
-      if (c == '"' || c == '\\') {
-        piece[len++] = '\\';
-        piece[len++] = static_cast<char>(c);
-      } else if (c == '\n' || c == '\r' || c == '\t') {
-        piece[len++] = '\\';
-        piece[len++] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
-      } else if (c < 0x20 || c == 0x7f) {
-        static constexpr char kHex[] = "0123456789abcdef";
-        std::memcpy(piece, "\\u00", 4);
-        len = 4;
-        piece[len++] = kHex[c >> 4];
-        piece[len++] = kHex[c & 0xf];
-      } else if (c < 0x80) {
-        piece[len++] = static_cast<char>(c);
-      } else {
-        consumed = core::utf8::sequence_length(s, i);
-        if (consumed == 0) {  // invalid: U+FFFD, skip one byte
-          consumed = 1;
-          std::memcpy(piece, "\xEF\xBF\xBD", 3);
-          len = 3;
-        } else {
-          std::memcpy(piece, s.data() + i, consumed);
-          len = consumed;
-        }
-      }
-      if (used + len > budget) break;
-      for (std::size_t k = 0; k < len; ++k) put(piece[k]);
-      used += len;
-      i += consumed;
+    for (std::size_t i = 0; i < s.size();) {
+      const core::json_text::Piece piece = core::json_text::piece_at(s, i);
+      if (used + piece.size > budget) break;
+      for (std::size_t k = 0; k < piece.size; ++k) put(piece.bytes[k]);
+      used += piece.size;
+      i += piece.consumed;
     }
     put('"');
+  }
+  // ,"name": (or {"name": for the first field)
+  void key(std::string_view name, bool first = false) {
+    raw(first ? "{\"" : ",\"");
+    raw(name);
+    raw("\":");
   }
   bool overflowed() const { return overflow_; }
   std::size_t size() const { return pos_; }
@@ -155,9 +134,7 @@ std::mutex& open_mutex() {
 }
 
 bool same_file(int fd) {
-  struct stat st{};
-  return ::fstat(fd, &st) == 0 && st.st_dev == g_dev.load(std::memory_order_relaxed) &&
-         st.st_ino == g_ino.load(std::memory_order_relaxed);
+  return names_file(fd, g_dev.load(std::memory_order_relaxed), g_ino.load(std::memory_order_relaxed));
 }
 
 // Opens (or, when the host closed our descriptor and reused its number, reopens) the file.
@@ -242,33 +219,36 @@ std::size_t format(const Event& e, long long unix_ms, long pid, std::string_view
   constexpr std::size_t kHost = 256;
   constexpr std::size_t kReserve = 64;  // the fields after path, beyond their strings
   Line line(out, capacity - 1);  // room for the newline
-  line.raw("{\"time\":");
+  namespace field = core::attempt_log;
+  line.key(field::kTime, true);
   put_time(line, unix_ms);
-  line.raw(",\"pid\":");
+  line.key(field::kPid);
   line.number(pid);
-  line.raw(",\"program\":");
+  line.key(field::kProgram);
   line.string(program, kSmall);
-  line.raw(",\"method\":");
+  line.key(field::kMethod);
   line.string(e.method, 32);
-  line.raw(",\"host\":");
+  line.key(field::kHost);
   line.string(e.host, kHost);
-  line.raw(",\"path\":");
+  line.key(field::kPath);
   // numbers, outcome, reason, rule, verdict, fallback
   const std::size_t tail = kReserve + 4 * 24 + 2 * kSmall + kSmall + 32 + kSmall + 16;
   const std::size_t used = line.size() + 2;
   const std::size_t room = capacity - 1 > used + tail ? capacity - 1 - used - tail : 0;
   line.string(e.path, room);
-  line.raw(",\"attempt\":");
+  line.key(field::kAttempt);
   line.number(e.attempt);
-  line.raw(",\"status\":");
+  line.key(field::kStatus);
   line.number(e.status);
-  line.raw(",\"outcome\":");
+  line.key(field::kOutcome);
   line.string(e.outcome, kSmall);
   const bool success = !e.retry && (e.success || e.reason == core::Reason::success);
   using core::VerdictKind;
-  line.raw(",\"verdict\":\"");
+  line.key(field::kVerdict);
+  line.raw("\"");
   line.raw(core::to_string(e.retry ? VerdictKind::retry : success ? VerdictKind::success : VerdictKind::give_up));
-  line.raw("\",\"reason\":");
+  line.raw("\"");
+  line.key(field::kReason);
   // "status:503" composed here without allocating; no more of it than the field can show is needed
   // (each byte shown takes at least one), plus room for a UTF-8 sequence cut at the bound.
   char reason[kSmall + 8];
@@ -285,14 +265,14 @@ std::size_t format(const Event& e, long long unix_ms, long pid, std::string_view
     append(e.reason_detail);
   }
   line.string(std::string_view(reason, length), kSmall);
-  line.raw(",\"delay_ms\":");
+  line.key(field::kDelayMs);
   line.number(e.retry ? e.delay_ms : 0);
-  line.raw(",\"bytes\":");
+  line.key(field::kBytes);
   line.number(e.bytes);
-  line.raw(",\"rule\":");
+  line.key(field::kRule);
   line.string(e.rule, kSmall);
   if (!e.fallback.empty()) {
-    line.raw(",\"fallback\":");
+    line.key(field::kFallback);
     line.string(e.fallback, kSmall);
   }
   line.raw("}");

@@ -17,6 +17,7 @@
 
 #include "core/log_text.h"
 #include "shim/fork_guard.h"
+#include "shim/owned_fd.h"
 
 namespace curlretry::shim::log {
 namespace {
@@ -47,16 +48,9 @@ class CheckedFdSink final : public spdlog::sinks::base_sink<spdlog::details::nul
 
  private:
   void remember_identity() {
-    struct stat st{};
-    valid_ = fd_ >= 0 && ::fstat(fd_, &st) == 0;
-    dev_ = st.st_dev;
-    ino_ = st.st_ino;
+    valid_ = file_identity(fd_, dev_, ino_);
   }
-  bool still_ours() const {
-    if (!valid_) return false;
-    struct stat st{};
-    return ::fstat(fd_, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
-  }
+  bool still_ours() const { return valid_ && names_file(fd_, dev_, ino_); }
 
   int fd_;
   bool valid_ = false;
@@ -82,10 +76,7 @@ StderrIdentity g_stderr;  // constant-initialised: usable before any constructor
 
 void capture_stderr_identity() {
   if (g_stderr.captured) return;
-  struct stat st{};
-  g_stderr.open = ::fstat(STDERR_FILENO, &st) == 0;
-  g_stderr.dev = st.st_dev;
-  g_stderr.ino = st.st_ino;
+  g_stderr.open = file_identity(STDERR_FILENO, g_stderr.dev, g_stderr.ino);
   g_stderr.captured = true;
 }
 
@@ -93,9 +84,7 @@ __attribute__((constructor)) void capture_stderr_at_start() { capture_stderr_ide
 
 int open_stderr() {
   capture_stderr_identity();
-  struct stat st{};
-  if (!g_stderr.open || ::fstat(STDERR_FILENO, &st) != 0 || st.st_dev != g_stderr.dev || st.st_ino != g_stderr.ino)
-    return -1;
+  if (!g_stderr.open || !names_file(STDERR_FILENO, g_stderr.dev, g_stderr.ino)) return -1;
   return ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
 }
 

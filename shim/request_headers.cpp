@@ -2,7 +2,6 @@
 
 #include <string_view>
 
-#include "config/text.h"
 #include "core/ascii.h"
 
 namespace curlretry::shim {
@@ -14,7 +13,7 @@ using core::ascii::lower;
 std::string_view name_of(std::string_view line) {
   const auto end = line.find_first_of(":;");
   if (end == std::string_view::npos) return {};
-  return config::text::trim(line.substr(0, end));
+  return core::ascii::field_value(line.substr(0, end));
 }
 
 }  // namespace
@@ -26,9 +25,9 @@ config::RequestHeaders read_request_headers(const curl_slist* list) {
     const std::string_view line(list->data);
     const auto sep = line.find_first_of(":;");
     if (sep == std::string_view::npos) continue;
-    const std::string_view name = config::text::trim(line.substr(0, sep));
+    const std::string_view name = core::ascii::field_value(line.substr(0, sep));
     if (name.empty()) continue;
-    const std::string_view value = config::text::trim(line.substr(sep + 1));
+    const std::string_view value = core::ascii::field_value(line.substr(sep + 1));
     if (line[sep] == ':' && value.empty()) continue;  // removes libcurl's default: not sent
     if (line[sep] == ';' && !value.empty()) continue;  // not a header line libcurl sends as such
     out.emplace_back(lower(name), std::string(value));

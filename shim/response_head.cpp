@@ -1,6 +1,5 @@
 #include "shim/response_head.h"
 
-#include "config/text.h"
 #include "core/ascii.h"
 #include "shim/url_parts.h"
 
@@ -12,7 +11,7 @@ std::optional<std::string> header_value(std::string_view line, std::string_view 
   if (!core::ascii::istarts_with(line, name) || line.size() <= name.size() || line[name.size()] != ':') {
     return std::nullopt;
   }
-  return std::string(config::text::trim(line.substr(name.size() + 1)));
+  return std::string(core::ascii::field_value(line.substr(name.size() + 1)));
 }
 
 }  // namespace

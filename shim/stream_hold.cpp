@@ -12,7 +12,7 @@ bool is_event_stream(const char* content_type) {
   if (content_type == nullptr) return false;
   constexpr std::string_view kType = "text/event-stream";
   std::string_view text(content_type);
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  text = core::ascii::strip_leading(text, core::ascii::kBlanks);
   if (!core::ascii::istarts_with(text, kType)) return false;
   const std::string_view rest = text.substr(kType.size());
   return rest.empty() || rest.front() == ';' || rest.front() == ' ' || rest.front() == '\t';

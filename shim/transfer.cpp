@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "config/text.h"
+#include "core/ascii.h"
 #include "core/cooldown.h"
 #include "core/duration_text.h"
 #include "shim/events.h"
@@ -34,7 +34,7 @@ void set_real(const real::Api& api, CURL* easy, CURLoption option, V value) {
   }
 }
 
-using config::text::trim;
+using core::ascii::field_value;
 
 core::Transport transport_of(CURLcode code, long os_errno) {
   switch (code) {
@@ -445,7 +445,7 @@ std::optional<std::string> Transfer::libcurl_header(const char* name) const {
     found = header(easy_, name, 0, CURLH_HEADER, -1, &h);
   }
   if (found != CURLHE_OK || h == nullptr || h->value == nullptr) return std::nullopt;
-  return std::string(trim(h->value));
+  return std::string(field_value(h->value));
 }
 
 void Transfer::note_header_line(const char* data, size_t n) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "core/json_text.h"
 #include "upstream/http_request.h"
 #include "upstream/responses.h"
 #include "upstream/script.h"
@@ -41,18 +42,7 @@ class Sha256 {
 // Errors quote the step as written, which may hold any byte a client put in the path.
 std::string json_escape(std::string_view text) {
   std::string out;
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-      out += escaped;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
+  core::json_text::append_escaped(out, text);
   return out;
 }
 

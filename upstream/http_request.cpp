@@ -4,6 +4,8 @@
 #include <charconv>
 #include <optional>
 
+#include "core/ascii.h"
+
 namespace curlretry::upstream {
 namespace {
 
@@ -16,26 +18,14 @@ bool fail(std::string* error, const char* message) {
   return false;
 }
 
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower(x) == lower(y); });
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
+using core::ascii::field_value;
+using core::ascii::iequals;
 
 // Does a comma-separated header value hold `token` (case-insensitive)?
 bool has_token(std::string_view value, std::string_view token) {
   while (!value.empty()) {
     auto comma = value.find(',');
-    if (iequals(trim(value.substr(0, comma)), token)) return true;
+    if (iequals(field_value(value.substr(0, comma)), token)) return true;
     if (comma == std::string_view::npos) break;
     value.remove_prefix(comma + 1);
   }
@@ -66,7 +56,7 @@ bool apply_framing(Request& r, std::string* error) {
       r.chunked = has_token(value, "chunked");
       if (!r.chunked) return fail(error, "unsupported Transfer-Encoding");
     } else if (iequals(name, "expect")) {
-      r.expect_continue = iequals(trim(value), "100-continue");
+      r.expect_continue = iequals(field_value(value), "100-continue");
     } else if (iequals(name, "connection") && has_token(value, "close")) {
       r.keep_alive = false;
     }
@@ -76,7 +66,7 @@ bool apply_framing(Request& r, std::string* error) {
 }
 
 std::optional<std::uint64_t> chunk_size(std::string_view line) {
-  line = trim(line.substr(0, line.find(';')));  // chunk extensions are ignored
+  line = field_value(line.substr(0, line.find(';')));  // chunk extensions are ignored
   if (line.empty() || line.size() > 15) return std::nullopt;
   std::uint64_t n = 0;
   auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), n, 16);
@@ -104,7 +94,7 @@ bool read_chunked(Stream& stream, const std::function<void(std::string_view)>& s
     if (*size == 0) break;
     if (!read_exact(stream, *size, sink)) return false;
     std::string crlf;
-    if (!stream.read_line(crlf, 2) || trim(crlf) != "") return false;
+    if (!stream.read_line(crlf, 2) || field_value(crlf) != "") return false;
   }
   // Trailer fields, up to the blank line.
   for (std::size_t total = 0;;) {
@@ -156,7 +146,7 @@ bool parse_head(std::string_view head, Request& r, std::string* error) {
     auto colon = line.find(':');
     if (colon == 0 || colon == std::string_view::npos) return fail(error, "malformed header");
     if (r.headers.size() == kMaxHeaders) return fail(error, "too many headers");
-    r.headers.emplace_back(std::string(line.substr(0, colon)), std::string(trim(line.substr(colon + 1))));
+    r.headers.emplace_back(std::string(line.substr(0, colon)), std::string(field_value(line.substr(colon + 1))));
   }
   return apply_framing(r, error);
 }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "core/ascii.h"
 #include "upstream/sse_scripts.h"
 
 namespace curlretry::upstream {
@@ -132,7 +133,7 @@ std::string error_body(int status, std::string_view key, std::uint64_t attempt) 
   if (status == 503 || status == 529) {
     word = "overloaded";
   } else {
-    for (char c : reason_phrase(status)) word += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    word = core::ascii::lower(reason_phrase(status));
   }
   return R"({"error":")" + word + R"(","key":")" + std::string(key) + R"(","attempt":)" +
          std::to_string(attempt) + "}";

@@ -176,6 +176,15 @@ class RoutePaths(MirrorCase):
         self.assertEqual(status_of(raw), 200, raw)
         self.assertEqual(json.loads(raw.partition(b"\r\n\r\n")[2])["path"], f"/prefix/a/{key}/?q=/../")
 
+    def test_an_unknown_route_name_comes_back_as_json_that_parses(self):
+        # The name is the client's bytes: a quote, a backslash and a byte that is not UTF-8 must
+        # come back escaped (core/json_text.h), never as a body no JSON reader accepts.
+        raw = raw_exchange(self.proxy.port, b'GET /no"ro\\ute\xff/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+        self.assertEqual(status_of(raw), 404, raw)
+        body = raw.partition(b"\r\n\r\n")[2]
+        self.assertEqual(body, b'{"error":"no route","route":"no\\"ro\\\\ute\xef\xbf\xbd"}\n')
+        self.assertEqual(json.loads(body.decode("utf-8"))["route"], 'no"ro\\ute\ufffd')
+
 
 class Token(harness.UpstreamTestCase):
     TOKEN = "t0ken-0123456789abcdef"

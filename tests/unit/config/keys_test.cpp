@@ -66,6 +66,30 @@ TEST(Keys, SectionsAreDerivedFromTheDottedNames) {
   EXPECT_EQ(std::count(top.begin(), top.end(), "backoff.strategy"), 0);
 }
 
+// The structural keys: a rule's list is its parts with every policy key where "*" stands, in the
+// order "unknown key" errors list them (the order the loader's private lists had).
+TEST(Keys, PartKeysSpellOutARuleAndKeepTheirOrder) {
+  std::vector<std::string_view> rule = {"name", "match"};
+  for (const auto key : file_keys(KeyScope::policy, "")) rule.push_back(key);
+  rule.insert(rule.end(), {"fallback", "auth"});
+  EXPECT_EQ(part_keys("rule"), rule);
+  EXPECT_EQ(part_keys(""), (std::vector<std::string_view>{"version", "include", "defaults", "settings", "rules",
+                                                          "fleet", "proxy"}));
+  EXPECT_EQ(part_keys("codes"), (std::vector<std::string_view>{"path", "retry", "permanent"}));
+  EXPECT_EQ(part_keys("proxy"), (std::vector<std::string_view>{"routes", "token", "max_body_bytes", "intercept",
+                                                               "upstream_ca_file", "forward", "tunnel_idle_ms"}));
+  EXPECT_EQ(part_keys("proxy.route"), (std::vector<std::string_view>{"upstream", "env"}));
+  EXPECT_TRUE(part_keys("no such part").empty());
+}
+
+// A file's unknown rule key still names the rule's keys in the old order.
+TEST(Keys, AnUnknownRuleKeyGetsTheRuleList) {
+  const auto r = load_from_string("version: 1\nrules:\n  - name: a\n    zzzzzzzzzzzz: 1\n", "t.yaml", FakeEnv{}.env());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error.find("unknown key (known keys here: name, match, max_attempts,"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find(", fallback, auth)"), std::string::npos) << r.error;
+}
+
 // Every variable of the table is read, and the source it records is its key's.
 TEST(Keys, EveryVariableIsReadAndRecordedUnderItsKey) {
   const std::map<std::string_view, std::string> valid = {

@@ -30,6 +30,25 @@ TEST(Ascii, TrimsSpaceTabCrLf) {
   EXPECT_EQ(trim(" \t 5 \r\n"), "5");
   EXPECT_EQ(trim(" \r\n"), "");
   EXPECT_EQ(trim("a b"), "a b");
+  EXPECT_EQ(trim("\n5\n"), "5");
+}
+
+TEST(Ascii, StripsOnlyTheBytesAsked) {
+  EXPECT_EQ(strip_leading(" \t\r\nx \r\n"), "x \r\n");
+  EXPECT_EQ(strip_trailing(" x \t\r\n"), " x");
+  EXPECT_EQ(strip_leading("\r\n x", kBlanks), "\r\n x");
+  EXPECT_EQ(strip_trailing("x\r\n", kBlanks), "x\r\n");
+  EXPECT_EQ(strip_leading("   "), "");
+  EXPECT_EQ(strip_trailing("   "), "");
+  EXPECT_EQ(strip_leading(""), "");
+  static_assert(strip_trailing("a ") == "a", "usable at compile time");
+}
+
+TEST(Ascii, FieldValueIsOwsBeforeAndOwsOrLineEndAfter) {
+  EXPECT_EQ(field_value(" \t 5 \t\r\n"), "5");
+  EXPECT_EQ(field_value("\n5"), "\n5");  // a line end before the value is not blank: kept, so it fails to parse
+  EXPECT_EQ(field_value("\r\n"), "");
+  EXPECT_EQ(field_value(" a b "), "a b");
 }
 
 }  // namespace

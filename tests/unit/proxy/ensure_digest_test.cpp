@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,24 @@ TEST(EnsureDigest, EqualConfigsAgreeAndEachPartIsNamed) {
   char* env_no_library[] = {one, other, nullptr};
   EXPECT_EQ(config_differences(config_digest("secret", a, env_no_library), body(running)),
             std::vector<std::string>{});
+}
+
+TEST(EnsureDigest, AnIncludedFileCounts) {
+  const std::string path = ::testing::TempDir() + "ensure_digest_included.yaml";
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("rules: []\n", f);
+  std::fclose(f);
+  config::Config a;
+  a.file = "/nonexistent/top.yaml";
+  a.files = {path, a.file};
+  char* env[] = {nullptr};
+  const ConfigDigest before = config_digest("s", a, env);
+  f = std::fopen(path.c_str(), "w");
+  std::fputs("rules: [] # edited\n", f);
+  std::fclose(f);
+  EXPECT_EQ(config_differences(config_digest("s", a, env), body(before)), std::vector<std::string>{"config files"});
+  std::remove(path.c_str());
 }
 
 TEST(EnsureDigest, KeyedByTheSecretAndAbsentFromAnOlderProxy) {

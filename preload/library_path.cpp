@@ -1,4 +1,4 @@
-#include "cli/library_path.h"
+#include "preload/library_path.h"
 
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 #define CURLRETRY_MULTIARCH ""
 #endif
 
-namespace curlretry::cli {
+namespace curlretry::preload {
 namespace {
 
 constexpr const char* kLibraryName = "libcurlretry.so";
@@ -84,4 +84,4 @@ LibraryLookup find_library() {
   return find_library(std::getenv("CURLRETRY_LIBRARY"), exe.string());
 }
 
-}  // namespace curlretry::cli
+}  // namespace curlretry::preload
