@@ -187,6 +187,7 @@ void diagnose_elf(Diagnosis& d, const Examined& x, const std::string& script, co
                                      : "no libcurl in what it loads") +
               ")";
   d.static_program = e.interpreter.empty();
+  d.bun_executable = e.sections.count(".bun") > 0;
   d.advice = kNothingToRetry;
 }
 

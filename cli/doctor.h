@@ -31,6 +31,8 @@ struct Diagnosis {
   std::string libcurl;             // the libcurl soname that matters, when one was found
   std::string flavour;             // "OpenSSL", "GnuTLS", ... when known
   bool static_program = false;     // nothing-to-do for a static ELF program (no loader at all)
+  bool bun_executable = false;     // nothing-to-do for a Bun single-file executable (.bun section):
+                                   // Bun's own HTTP stack, e.g. Claude Code's claude.exe
 };
 
 struct DoctorOptions {

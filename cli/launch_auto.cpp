@@ -25,7 +25,7 @@ bool routed_by_default(const Diagnosis& d) {
   if (d.verdict != DoctorVerdict::nothing_to_do) return false;
   bool runtime = is_own_http_runtime(d.program);
   for (const std::string& file : d.chain) runtime = runtime || is_own_http_runtime(file);
-  return runtime || d.static_program;
+  return runtime || d.static_program || d.bun_executable;
 }
 
 std::optional<ProxyPath> proxy_path(const std::vector<std::string>& command) {

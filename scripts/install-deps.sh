@@ -25,6 +25,8 @@ packages=(
   libboost-dev nodejs busybox-static python3-requests
   # the success path's CI guard (tests/integration/test_success_path.py): callgrind's counts
   valgrind
+  # test_agents: the agents' own network namespace (ip; unshare and nsenter are util-linux's)
+  iproute2 util-linux
 )
 # npm: Debian's, unless a Node.js that bundles its own (NodeSource) is installed already.
 command -v npm >/dev/null || packages+=(npm)

@@ -1,12 +1,24 @@
 #!/usr/bin/env bash
-# Installs the npm clients the proxy tests drive (@anthropic-ai/sdk, openai, versions pinned in
-# tests/integration/proxy_clients/package.json) into DIR (default build/proxy-test-clients), from
-# the npm registry. Needs node and npm (scripts/install-deps.sh). Idempotent.
+# Installs the npm clients the proxy tests drive from the npm registry, versions pinned:
+#   proxy-test-clients.sh [DIR]           the SDKs (@anthropic-ai/sdk, openai, undici) of
+#                                         tests/integration/proxy_clients/package.json, into DIR
+#                                         (default build/proxy-test-clients)
+#   proxy-test-clients.sh --agents [DIR]  the agent CLIs (Claude Code, Pi, Codex, Gemini CLI) of
+#                                         tests/integration/proxy_clients/agents/package.json, into
+#                                         DIR (default build/proxy-test-agents); about 1 GiB
+# Needs node and npm (scripts/install-deps.sh). Idempotent.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-dir="${1:-$here/build/proxy-test-clients}"
+manifest="$here/tests/integration/proxy_clients/package.json"
+default="$here/build/proxy-test-clients"
+if [[ "${1:-}" == "--agents" ]]; then
+  shift
+  manifest="$here/tests/integration/proxy_clients/agents/package.json"
+  default="$here/build/proxy-test-agents"
+fi
+dir="${1:-$default}"
 mkdir -p "$dir"
-cp "$here/tests/integration/proxy_clients/package.json" "$dir/package.json"
+cp "$manifest" "$dir/package.json"
 cd "$dir"
 npm install --no-audit --no-fund --no-save --omit=dev --loglevel=error
-echo "proxy-test-clients: installed in $dir"
+echo "proxy-test-clients: installed $(basename "$(dirname "$manifest")")/package.json in $dir"

@@ -46,7 +46,7 @@ std::string json_escape(std::string_view text) {
   return out;
 }
 
-enum class RouteKind : std::uint8_t { script, count, reset, big, ok, not_found, bad };
+enum class RouteKind : std::uint8_t { script, count, reset, big, ok, arm, not_found, bad };
 
 struct Route {
   RouteKind kind = RouteKind::not_found;
@@ -54,6 +54,7 @@ struct Route {
   Script script;
   std::uint64_t bytes = 0;  // /big/<bytes>
   std::string error;        // why a request is `bad`
+  std::string arm_prefix;   // /arm/...?path=<prefix>
 };
 
 Route bad(std::string error) {
@@ -63,8 +64,10 @@ Route bad(std::string error) {
   return r;
 }
 
+Route script_route(std::string_view rest);
+
 // "/s/<key>/<script>": the script is everything after the key, so `+ct=a/b` needs no escaping.
-Route route_of(std::string_view path) {
+Route route_of(std::string_view path, std::string_view target) {
   Route r;
   auto after = [&path](std::string_view prefix) -> std::optional<std::string_view> {
     if (!path.starts_with(prefix)) return std::nullopt;
@@ -73,15 +76,19 @@ Route route_of(std::string_view path) {
   if (path == "/ok") {
     r.kind = RouteKind::ok;
   } else if (auto rest = after("/s/")) {
-    auto slash = rest->find('/');
-    if (slash == std::string_view::npos) return bad("want /s/<key>/<step>,<step>,...");
-    r.key = std::string(rest->substr(0, slash));
-    if (!valid_key(r.key)) return bad("keys are 1-200 characters of [A-Za-z0-9._~-]");
-    std::string error;
-    auto script = parse_script(rest->substr(slash + 1), &error);
-    if (!script) return bad(error);
-    r.kind = RouteKind::script;
-    r.script = std::move(*script);
+    return script_route(*rest);
+  } else if (auto rest = after("/arm/")) {
+    // Checked now, so that a typo fails the arming, not the program's request later.
+    Route checked = script_route(*rest);
+    if (checked.kind == RouteKind::bad) return checked;
+    const std::size_t query = target.find("?path=");
+    auto prefix = query == std::string_view::npos ? std::nullopt : percent_decode(target.substr(query + 6));
+    if (!prefix || !prefix->starts_with("/") || prefix->find('&') != std::string::npos) {
+      return bad("want /arm/<key>/<script>?path=<prefix>, the prefix starting with /");
+    }
+    r.kind = RouteKind::arm;
+    r.key = std::string(*rest);
+    r.arm_prefix = std::move(*prefix);
   } else if (auto key = after("/count/")) {
     r.kind = RouteKind::count;
     r.key = std::string(*key);
@@ -101,6 +108,20 @@ Route route_of(std::string_view path) {
   return r;
 }
 
+Route script_route(std::string_view rest) {
+  Route r;
+  auto slash = rest.find('/');
+  if (slash == std::string_view::npos) return bad("want /s/<key>/<step>,<step>,...");
+  r.key = std::string(rest.substr(0, slash));
+  if (!valid_key(r.key)) return bad("keys are 1-200 characters of [A-Za-z0-9._~-]");
+  std::string error;
+  auto script = parse_script(rest.substr(slash + 1), &error);
+  if (!script) return bad(error);
+  r.kind = RouteKind::script;
+  r.script = std::move(*script);
+  return r;
+}
+
 // The helper endpoints, and the upstream's own complaints.
 Response utility_response(const Route& route, ServeContext& context) {
   Response r;
@@ -115,6 +136,10 @@ Response utility_response(const Route& route, ServeContext& context) {
     case RouteKind::reset:
       context.counters.reset(route.key);
       r.body = "reset key=" + route.key + "\n";
+      break;
+    case RouteKind::arm:
+      if (context.arms) context.arms->arm(route.arm_prefix, route.key);
+      r.body = "armed " + route.arm_prefix + "\n";
       break;
     case RouteKind::big:
       r.content_type = "application/octet-stream";
@@ -138,8 +163,10 @@ Response utility_response(const Route& route, ServeContext& context) {
 void log_request(const Request& request, const Route& route, std::uint64_t attempt, const Step* step) {
   // The path without query; the query may carry a test's fake secret, and logs should not.
   if (step) {
-    std::fprintf(stderr, "flaky-upstream: %s /s/%s attempt=%llu step=%s\n", request.method.c_str(),
-                 route.key.c_str(), static_cast<unsigned long long>(attempt), step->text.c_str());
+    const bool armed = !request.path.starts_with("/s/");
+    std::fprintf(stderr, "flaky-upstream: %s %s%s/s/%s attempt=%llu step=%s\n", request.method.c_str(),
+                 armed ? request.path.c_str() : "", armed ? " -> " : "", route.key.c_str(),
+                 static_cast<unsigned long long>(attempt), step->text.c_str());
   } else {
     std::fprintf(stderr, "flaky-upstream: %s %s\n", request.method.c_str(), request.path.c_str());
   }
@@ -162,7 +189,10 @@ void serve_connection(Stream& stream, ServeContext& context) {
     }
     context.served.fetch_add(1, std::memory_order_relaxed);
 
-    Route route = route_of(request.path);
+    Route route = route_of(request.path, request.target);
+    if (route.kind == RouteKind::not_found && context.arms) {
+      if (auto armed = context.arms->find(request.path)) route = script_route(*armed);
+    }
     if (route.kind == RouteKind::bad) std::fprintf(stderr, "flaky-upstream: bad request: %s\n", route.error.c_str());
     Exchange exchange;
     exchange.key = route.key;

@@ -4,6 +4,8 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -48,6 +50,19 @@ bool fail(std::string* error, std::string message) {
 
 bool fail_errno(std::string* error, const std::string& what) { return fail(error, what + ": " + std::strerror(errno)); }
 
+// Whether `address` is assigned to a loopback interface (IFF_LOOPBACK): the only ones we bind.
+bool on_loopback_interface(const in_addr& address) {
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return false;
+  bool found = false;
+  for (ifaddrs* i = list; i && !found; i = i->ifa_next) {
+    if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_LOOPBACK)) continue;
+    found = reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr.s_addr == address.s_addr;
+  }
+  ::freeifaddrs(list);
+  return found;
+}
+
 }  // namespace
 
 struct FlakyUpstream::Impl {
@@ -59,6 +74,7 @@ struct FlakyUpstream::Impl {
   std::unique_ptr<TlsContext> tls;
   std::string certificate_pem;
   Counters counters;
+  Arms arms;
   std::atomic<std::uint64_t> served{0};
   std::thread acceptor;
   bool running = false;
@@ -81,10 +97,16 @@ bool FlakyUpstream::Impl::listen_loopback(int wanted_port, std::string* error) {
   ::setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   sockaddr_in address{};
   address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);  // loopback only, never a real interface
+  const std::string& where = options.listen_address;
+  if (::inet_pton(AF_INET, where.c_str(), &address.sin_addr) != 1) {
+    return fail(error, "listen address '" + where + "' is not an IPv4 address");
+  }
+  if (!on_loopback_interface(address.sin_addr)) {  // loopback only, never a real interface
+    return fail(error, "listen address " + where + " is not on a loopback interface");
+  }
   address.sin_port = htons(static_cast<std::uint16_t>(wanted_port));
   if (::bind(listen_fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    return fail_errno(error, "bind 127.0.0.1:" + std::to_string(wanted_port));
+    return fail_errno(error, "bind " + where + ":" + std::to_string(wanted_port));
   }
   if (::listen(listen_fd, kBacklog) != 0) return fail_errno(error, "listen");
   socklen_t size = sizeof address;
@@ -153,7 +175,7 @@ void FlakyUpstream::Impl::serve(int fd) {
   {
     Stream stream(fd, tls ? tls->get() : nullptr, stop_read);
     if (stream.handshake()) {
-      ServeContext context{counters, served, options.verbose};
+      ServeContext context{counters, served, options.verbose, &arms};
       serve_connection(stream, context);
     } else {
       stream.finish_clean();
@@ -186,7 +208,7 @@ bool FlakyUpstream::start(const Options& options, std::string* error) {
   s.options = options;
   if (options.tls) {
     s.tls = std::make_unique<TlsContext>();
-    if (!s.tls->init(error)) return false;
+    if (!s.tls->init(options.tls_names, error)) return false;
     s.certificate_pem = s.tls->certificate_pem();
     if (!options.cert_out.empty()) {
       std::ofstream out(options.cert_out, std::ios::binary | std::ios::trunc);

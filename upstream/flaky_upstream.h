@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace curlretry::upstream {
 
@@ -16,6 +17,10 @@ class FlakyUpstream {
     int port = 0;          // 0 = an ephemeral port, see port()
     std::string cert_out;  // with tls: also write the certificate PEM here (for curl --cacert)
     bool verbose = false;  // one stderr line per request: key, attempt, step
+    // An IPv4 address of a loopback interface (127.0.0.1, or one a test added to `lo` in a
+    // network namespace of its own, to stand in for a provider's host): never a real interface.
+    std::string listen_address = "127.0.0.1";
+    std::vector<std::string> tls_names;  // extra DNS names in the certificate (api.example.com)
   };
 
   FlakyUpstream();
@@ -23,7 +28,7 @@ class FlakyUpstream {
   FlakyUpstream(const FlakyUpstream&) = delete;
   FlakyUpstream& operator=(const FlakyUpstream&) = delete;
 
-  // Listens on 127.0.0.1 and serves from background threads. False with `error` set otherwise.
+  // Listens on options.listen_address (127.0.0.1) and serves from background threads. False with `error` set otherwise.
   bool start(const Options& options, std::string* error);
   int port() const;
   const std::string& certificate_pem() const;  // empty without TLS

@@ -23,9 +23,12 @@ namespace {
 using curlretry::upstream::FlakyUpstream;
 
 constexpr const char* kUsage =
-    "usage: flaky-upstream [--port N] [--tls] [--cert-out FILE] [--port-file FILE] [--verbose]\n"
+    "usage: flaky-upstream [--port N] [--listen ADDR] [--tls] [--tls-name NAME]... [--cert-out FILE]\n"
+    "                      [--port-file FILE] [--verbose]\n"
     "  --port N         listen on 127.0.0.1:N (default 0: an ephemeral port)\n"
+    "  --listen ADDR    listen on ADDR instead: an IPv4 address of a loopback interface\n"
     "  --tls            serve HTTPS with a certificate made at start (CN=localhost, IP 127.0.0.1)\n"
+    "  --tls-name NAME  the certificate also names DNS NAME (repeatable)\n"
     "  --cert-out FILE  write that certificate (PEM) to FILE, for curl --cacert\n"
     "  --port-file FILE write the port number to FILE once listening\n"
     "  --verbose        log one line per request on stderr\n"
@@ -57,6 +60,14 @@ bool parse_args(int argc, char** argv, Args& args, std::string& error) {
         return false;
       }
       args.options.port = port;
+    } else if (arg == "--listen" || arg == "--tls-name") {
+      const char* v = value();
+      if (!v) {
+        error = std::string(arg) + (arg == "--listen" ? " wants an address" : " wants a DNS name");
+        return false;
+      }
+      if (arg == "--listen") args.options.listen_address = v;
+      else args.options.tls_names.emplace_back(v);
     } else if (arg == "--cert-out" || arg == "--port-file") {
       const char* v = value();
       if (!v) {
@@ -68,6 +79,10 @@ bool parse_args(int argc, char** argv, Args& args, std::string& error) {
       error = "unknown argument '" + std::string(arg) + "'";
       return false;
     }
+  }
+  if (!args.options.tls_names.empty() && !args.options.tls) {
+    error = "--tls-name needs --tls";
+    return false;
   }
   if (!args.options.cert_out.empty() && !args.options.tls) {
     error = "--cert-out needs --tls";

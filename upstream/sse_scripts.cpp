@@ -13,7 +13,8 @@ constexpr long kCutGapMs = 20;   // between the two halves of +cut
 
 constexpr std::string_view kNames[] = {"sse-overload",       "sse-good",          "sse-late-error",
                                        "sse-invalid",        "sse-oai-chat-good", "sse-oai-chat-overload",
-                                       "sse-oai-responses-overload"};
+                                       "sse-oai-responses-overload", "sse-anthropic-good", "sse-oai-responses-good",
+                                       "sse-gemini-good",    "sse-gemini-overload"};
 
 std::string event(std::string_view type, std::string_view data) {
   return "event: " + std::string(type) + "\ndata: " + std::string(data) + "\n\n";
@@ -43,6 +44,50 @@ std::vector<std::string> good_tail() {
           event("content_block_stop", R"({"type":"content_block_stop","index":0})"),
           event("message_delta", R"({"type":"message_delta","delta":{"stop_reason":"end_turn"}})"),
           event("message_stop", R"({"type":"message_stop"})")};
+}
+
+// Complete streams as the agent CLIs parse them (usage counts, ids, the closing event each SDK
+// waits for), with the text "Hello world".
+std::vector<std::string> anthropic_good(std::string_view key, std::uint64_t attempt) {
+  return {event("message_start", R"({"type":"message_start","message":{"id":"msg_)" + std::string(key) + "_" +
+                                     std::to_string(attempt) +
+                                     R"(","type":"message","role":"assistant","content":[],"model":"claude-test",)"
+                                     R"("stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,)"
+                                     R"("output_tokens":1}}})"),
+          ping(), block_start(), text_delta("Hello"), text_delta(" world"),
+          event("content_block_stop", R"({"type":"content_block_stop","index":0})"),
+          event("message_delta", R"({"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},)"
+                                 R"("usage":{"output_tokens":2}})"),
+          event("message_stop", R"({"type":"message_stop"})")};
+}
+
+std::vector<std::string> responses_good(std::string_view key, std::uint64_t attempt) {
+  const std::string id = "resp_" + std::string(key) + "_" + std::to_string(attempt);
+  const std::string item = "msg_" + std::string(key) + "_" + std::to_string(attempt);
+  const std::string message = R"({"type":"message","id":")" + item +
+                              R"(","status":"completed","role":"assistant","content":[{"type":"output_text",)"
+                              R"("text":"Hello world","annotations":[]}]})";
+  return {event("response.created", R"({"type":"response.created","response":{"id":")" + id +
+                                        R"(","status":"in_progress","error":null}})"),
+          event("response.output_item.added", R"({"type":"response.output_item.added","output_index":0,"item":{)"
+                                              R"("type":"message","id":")" + item +
+                                              R"(","status":"in_progress","role":"assistant","content":[]}})"),
+          event("response.output_text.delta", R"({"type":"response.output_text.delta","item_id":")" + item +
+                                              R"(","output_index":0,"content_index":0,"delta":"Hello world"})"),
+          event("response.output_item.done", R"({"type":"response.output_item.done","output_index":0,"item":)" +
+                                             message + "}"),
+          event("response.completed", R"({"type":"response.completed","response":{"id":")" + id +
+                                          R"(","status":"completed","error":null,"output":[)" + message +
+                                          R"(],"usage":{"input_tokens":1,"input_tokens_details":{"cached_tokens":0},)"
+                                          R"("output_tokens":2,"output_tokens_details":{"reasoning_tokens":0},)"
+                                          R"("total_tokens":3}}})")};
+}
+
+std::string gemini_chunk(std::string_view key, std::uint64_t attempt) {
+  return R"(data: {"candidates":[{"content":{"parts":[{"text":"Hello world"}],"role":"model"},)"
+         R"("finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":2,)"
+         R"("totalTokenCount":3},"modelVersion":"gemini-test","responseId":")" +
+         std::string(key) + "_" + std::to_string(attempt) + "\"}\n\n";
 }
 
 std::string chat_chunk(std::string_view key, std::uint64_t attempt, std::string_view delta, std::string_view finish) {
@@ -107,7 +152,8 @@ std::optional<bool> parse_sse_script(std::string_view base, Step& step, std::str
   if (error) {
     *error = "unknown SSE script '" + std::string(base) +
              "' (sse-overload, sse-good, sse-late-error, sse-invalid, sse-stall-<ms>, sse-pings-<bytes>, "
-             "sse-oai-chat-good, sse-oai-chat-overload, sse-oai-responses-overload)";
+             "sse-oai-chat-good, sse-oai-chat-overload, sse-oai-responses-overload, sse-anthropic-good, "
+             "sse-oai-responses-good, sse-gemini-good, sse-gemini-overload)";
   }
   return false;
 }
@@ -139,6 +185,15 @@ std::vector<SsePiece> sse_script_pieces(const Step& step, std::string_view key, 
     events = {chat_chunk(key, attempt, R"({"role":"assistant","content":"","refusal":null})", "null"),
               R"(data: {"error":{"message":"The server is overloaded","type":"server_error","param":null,)"
               R"("code":"server_is_overloaded"}})"
+              "\n\n"};
+  } else if (name == "sse-anthropic-good") {
+    events = anthropic_good(key, attempt);
+  } else if (name == "sse-oai-responses-good") {
+    events = responses_good(key, attempt);
+  } else if (name == "sse-gemini-good") {
+    events = {gemini_chunk(key, attempt)};
+  } else if (name == "sse-gemini-overload") {
+    events = {R"(data: {"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}})"
               "\n\n"};
   } else if (name == "sse-oai-responses-overload") {
     const std::string id = "resp_" + std::string(key) + "_" + std::to_string(attempt);

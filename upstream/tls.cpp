@@ -7,6 +7,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "x509/build.h"
@@ -27,7 +28,7 @@ bool fail(std::string* error, const std::string& what) {
 
 // Self-signed and marked as a CA so that OpenSSL accepts it as the trust anchor given with
 // --cacert, while also being a valid serverAuth leaf for localhost and 127.0.0.1.
-CertPtr make_certificate(EVP_PKEY* key) {
+CertPtr make_certificate(EVP_PKEY* key, const std::string& alt_names) {
   CertPtr cert(X509_new());
   if (!cert) return nullptr;
   bool ok = x509::random_serial(cert.get());
@@ -43,7 +44,7 @@ CertPtr make_certificate(EVP_PKEY* key) {
        x509::add_extension(cert.get(), cert.get(), NID_key_usage, "critical,digitalSignature,keyCertSign") &&
        x509::add_extension(cert.get(), cert.get(), NID_ext_key_usage, "serverAuth") &&
        x509::add_extension(cert.get(), cert.get(), NID_subject_key_identifier, "hash") &&
-       x509::add_extension(cert.get(), cert.get(), NID_subject_alt_name, "DNS:localhost,IP:127.0.0.1") &&
+       x509::add_extension(cert.get(), cert.get(), NID_subject_alt_name, alt_names.c_str()) &&
        X509_sign(cert.get(), key, EVP_sha256()) > 0;
   return ok ? std::move(cert) : nullptr;
 }
@@ -62,10 +63,22 @@ TlsContext::~TlsContext() {
   if (ctx_) SSL_CTX_free(ctx_);
 }
 
-bool TlsContext::init(std::string* error) {
+bool TlsContext::init(const std::vector<std::string>& names, std::string* error) {
+  std::string alt_names = "DNS:localhost,IP:127.0.0.1";
+  for (const std::string& name : names) {
+    // Checked before it joins the SAN text: only letters, digits, '-' and '.' (no ',' or ':').
+    const bool ldh = !name.empty() && name.size() <= 253 && std::all_of(name.begin(), name.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+    });
+    if (!ldh) {
+      if (error) *error = "TLS setup: '" + name + "' is not a DNS name";
+      return false;
+    }
+    alt_names += ",DNS:" + name;
+  }
   KeyPtr key(EVP_EC_gen("P-256"));
   if (!key) return fail(error, "generating the P-256 key");
-  CertPtr cert = make_certificate(key.get());
+  CertPtr cert = make_certificate(key.get(), alt_names);
   if (!cert) return fail(error, "making the certificate");
   certificate_pem_ = to_pem(cert.get());
   if (certificate_pem_.empty()) return fail(error, "writing the certificate PEM");

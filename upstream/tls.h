@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 typedef struct ssl_ctx_st SSL_CTX;
 
@@ -15,7 +16,8 @@ class TlsContext {
   TlsContext(const TlsContext&) = delete;
   TlsContext& operator=(const TlsContext&) = delete;
 
-  bool init(std::string* error);
+  // `names`: DNS names the certificate carries besides localhost (LDH labels, else an error).
+  bool init(const std::vector<std::string>& names, std::string* error);
 
   SSL_CTX* get() const { return ctx_; }
   // The certificate in PEM: it is its own CA, so clients trust it with `curl --cacert FILE`.

@@ -73,6 +73,37 @@ def events(name: str, key: str, attempt: int, number: int = 0) -> list[str]:
                        '"status":"in_progress","error":null}}' % rid),
                 _event("response.failed", '{"type":"response.failed","response":{"id":"%s","status":"failed",'
                        '"error":{"code":"server_is_overloaded","message":"The server is overloaded"}}}' % rid)]
+    if name == "sse-anthropic-good":
+        return [_event("message_start", '{"type":"message_start","message":{"id":"msg_%s_%d","type":"message",'
+                       '"role":"assistant","content":[],"model":"claude-test","stop_reason":null,"stop_sequence":null,'
+                       '"usage":{"input_tokens":1,"output_tokens":1}}}' % (key, attempt)),
+                PING, BLOCK_START, _delta("Hello"), _delta(" world"),
+                _event("content_block_stop", '{"type":"content_block_stop","index":0}'),
+                _event("message_delta", '{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},'
+                       '"usage":{"output_tokens":2}}'),
+                _event("message_stop", '{"type":"message_stop"}')]
+    if name == "sse-oai-responses-good":
+        rid, item = f"resp_{key}_{attempt}", f"msg_{key}_{attempt}"
+        message = ('{"type":"message","id":"%s","status":"completed","role":"assistant","content":[{"type":'
+                   '"output_text","text":"Hello world","annotations":[]}]}' % item)
+        return [_event("response.created", '{"type":"response.created","response":{"id":"%s","status":"in_progress",'
+                       '"error":null}}' % rid),
+                _event("response.output_item.added", '{"type":"response.output_item.added","output_index":0,"item":{'
+                       '"type":"message","id":"%s","status":"in_progress","role":"assistant","content":[]}}' % item),
+                _event("response.output_text.delta", '{"type":"response.output_text.delta","item_id":"%s",'
+                       '"output_index":0,"content_index":0,"delta":"Hello world"}' % item),
+                _event("response.output_item.done", '{"type":"response.output_item.done","output_index":0,"item":%s}'
+                       % message),
+                _event("response.completed", '{"type":"response.completed","response":{"id":"%s","status":"completed",'
+                       '"error":null,"output":[%s],"usage":{"input_tokens":1,"input_tokens_details":{"cached_tokens":0},'
+                       '"output_tokens":2,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":3}}}'
+                       % (rid, message))]
+    if name == "sse-gemini-good":
+        return ['data: {"candidates":[{"content":{"parts":[{"text":"Hello world"}],"role":"model"},"finishReason":"STOP",'
+                '"index":0}],"usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":2,"totalTokenCount":3},'
+                '"modelVersion":"gemini-test","responseId":"%s_%d"}\n\n' % (key, attempt)]
+    if name == "sse-gemini-overload":
+        return ['data: {"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}\n\n']
     raise ValueError(f"unknown SSE script {name}")
 
 

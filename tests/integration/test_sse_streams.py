@@ -65,6 +65,7 @@ class SseStreams(harness.UpstreamTestCase):
     def test_control_mirror_matches_every_script(self):
         for step in ("sse-overload", "sse-good", "sse-late-error", "sse-invalid", "sse-stall-10", "sse-pings-1000",
                      "sse-oai-chat-good", "sse-oai-chat-overload", "sse-oai-responses-overload",
+                     "sse-anthropic-good", "sse-oai-responses-good", "sse-gemini-good", "sse-gemini-overload",
                      "sse-overload+eol=crlf", "sse-overload+eol=cr", "sse-overload+split=7",
                      "sse-overload+cut=100"):
             with self.subTest(step):

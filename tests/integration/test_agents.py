@@ -1,0 +1,251 @@
+"""The real agent CLIs from npm (issue 26 item 7): Claude Code (`claude -p`, a Bun binary), Pi
+(`pi -p`, Node), Codex (`codex exec`, Rust) and Gemini CLI (`gemini -p`, Node), plus a plain Node
+script on the official Anthropic SDK, each run as a user would, `curlretry -- AGENT ...` with no
+config file, against the flaky upstream standing in for the provider's real host (agent_sandbox.py: a private
+network, mount and PID namespace with its own /etc/hosts and CA store). The agents keep their own
+defaults, retries included; only fake keys, a fresh HOME and their offline switches are given.
+
+Per agent, in its own wire format (Anthropic Messages SSE, OpenAI Responses SSE, Gemini
+streamGenerateContent SSE): 529 twice, 429 with Retry-After, an in-band overloaded error before any
+content, a connection reset. Each must succeed with stdout byte-identical to a healthy run, the
+exact upstream request count (failures + 1), and the retries made by curlretry, not the agent: the
+proxy's attempt log (CURLRETRY_EVENTS) shows ONE request from the agent holding every attempt
+(1, 2, 3). An agent retrying on its own shows up as attempt 1 again (1, 1, 1): with curlretry's
+retries off (CURLRETRY_MAX_ATTEMPTS=1) every scenario here fails, and Pi, Codex and the SDK script
+exit 1 on the in-band error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import unittest
+from pathlib import Path
+
+import agent_sandbox
+import harness
+import proxy_support
+from agent_sandbox import Sandbox, bin_path
+
+CLIENTS = agent_sandbox.CLIENTS_DIR
+
+
+class AgentScenarios:
+    """One agent in one sandbox; subclasses say how to run it and what its provider streams."""
+
+    host = ""
+    prefix = ""     # the path the agent posts its completion to (upstream /arm/ prefix)
+    good = ""       # the provider's healthy stream (upstream/README.md sse-*-good)
+    overload = ""   # its in-band overloaded error before any content
+    needs_sdk = False
+    side_paths: tuple[str, ...] = ()  # other requests the agent makes to the host: 404 and close
+
+    @classmethod
+    def command(cls, modules: str) -> list[str]:
+        raise NotImplementedError
+
+    @classmethod
+    def agent_env(cls) -> dict[str, str]:
+        return {}
+
+    @classmethod
+    def prepare_home(cls, home: Path) -> None:
+        pass
+
+    # --- the sandbox, shared by the class's tests ------------------------------------------
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        problem = harness.library_problem()
+        if problem:
+            raise AssertionError(problem)
+        problem = agent_sandbox.namespace_problem()
+        if problem:
+            raise unittest.SkipTest(problem)
+        modules, why = agent_sandbox.agent_modules()
+        if cls.needs_sdk and modules:
+            sdk, why = proxy_support.node_modules()
+            cls.sdk_modules = sdk
+            modules = modules if sdk else None
+        if not modules:
+            # npm unreachable: visible as a skip; under CURLRETRY_STRICT_DEPS=1 (CI), a failure.
+            if agent_sandbox.strict():
+                raise AssertionError(f"CURLRETRY_STRICT_DEPS=1: {why}")
+            raise unittest.SkipTest(why)
+        cls.modules = modules
+        cls.sandbox = Sandbox().start()
+        cls.addClassCleanup(cls.sandbox.stop)
+        cls.events = cls.sandbox.root / "events.jsonl"
+        cls.prepare_home(cls.sandbox.home)
+        for prefix in cls.side_paths:
+            # Closed after the answer, so that the completion request never rides a connection
+            # they left in the proxy's pool (see test_reset).
+            cls.sandbox.arm(cls.host, prefix, f"side-{os.getpid()}", "404+close")
+        cls.healthy_key = f"healthy-{os.getpid()}"
+        cls.healthy = cls._launch(cls.healthy_key, cls.good)
+
+    @classmethod
+    def _launch(cls, key: str, script: str) -> harness.Result:
+        cls.sandbox.arm(cls.host, cls.prefix, key, script)
+        # Under the sanitizer presets the launched programs need the sanitizer runtime first.
+        runtime = {"LD_PRELOAD": harness.PRELOAD_PREFIX} if harness.PRELOAD_PREFIX else {}
+        env = {**runtime, "CURLRETRY_LIBRARY": harness.LIB, "CURLRETRY_BASE_MS": harness.FAST_BASE_MS,
+               "CURLRETRY_EVENTS": str(cls.events), **cls.agent_env()}
+        # No config file, no flag: what curlretry knows of the providers decides.
+        return cls.sandbox.run([harness.CURLRETRY_BIN, "--", *cls.command(cls.modules)], env)
+
+    def completion_events(self, since: int) -> list[dict]:
+        """What the proxy logged (CURLRETRY_EVENTS) after byte `since` for the agent's completion path."""
+        lines = self.events.read_bytes()[since:].decode().splitlines() if self.events.exists() else []
+        events = [json.loads(line) for line in lines]
+        return [e for e in events if e.get("host") == self.host and e.get("path", "").startswith(self.prefix)]
+
+    def events_size(self) -> int:
+        return self.events.stat().st_size if self.events.exists() else 0
+
+    def assertScenario(self, script: str, requests: int) -> list[dict]:
+        key = self.key()
+        since = self.events_size()
+        result = self._launch(key, script)
+        self.assertEqual(result.code, 0, f"exit status\n{result}")
+        self.assertEqual(result.stdout, self.healthy.stdout, f"stdout differs from the healthy run\n{result}")
+        self.assertEqual(self.sandbox.count(self.host, key), requests, f"requests upstream\n{result}")
+        # [1, 2, 3]: one request of the agent's, tried three times by curlretry; [1, 1, 1] would be
+        # three requests of its own.
+        events = self.completion_events(since)
+        self.assertEqual([e["attempt"] for e in events], list(range(1, requests + 1)),
+                         f"one request from the agent, every attempt curlretry's\n{result}\nevents:\n"
+                         + self.events.read_bytes()[since:].decode(errors="replace"))
+        return events
+
+    def key(self) -> str:
+        return f"{type(self).__name__}-{self._testMethodName.removeprefix('test_')}-{os.getpid()}"
+
+    # --- the scenarios ----------------------------------------------------------------------
+
+    def test_healthy_run(self):
+        result = self.healthy
+        self.assertEqual(result.code, 0, str(result))
+        self.assertIn(b"Hello world", result.stdout, str(result))
+        self.assertEqual(self.sandbox.count(self.host, self.healthy_key), 1, str(result))
+
+    def test_529_twice(self):
+        self.assertScenario(f"529,529,{self.good}", 3)
+
+    def test_429_with_retry_after(self):
+        events = self.assertScenario(f"429+ra=1,{self.good}", 2)
+        # The server's wait, not the backoff's 50 ms base: what curlretry decided, as logged.
+        self.assertEqual([(e["status"], e["verdict"], e["delay_ms"]) for e in events],
+                         [(429, "retry", 1000), (200, "success", 0)])
+
+    def test_in_band_overloaded_before_content(self):
+        self.assertScenario(f"{self.overload},{self.good}", 2)
+
+    def test_reset(self):
+        # On a connection it reuses, libcurl itself re-sends a request the peer reset before any
+        # byte of answer: a new proxy, so that the reset meets a fresh connection and curlretry.
+        self.sandbox.stop_proxy()
+        self.assertScenario(f"reset,{self.good}", 2)
+
+
+class ClaudeCode(AgentScenarios, unittest.TestCase):
+    host = "api.anthropic.com"
+    prefix = "/v1/messages"
+    good = "sse-anthropic-good"
+    overload = "sse-overload"
+    side_paths = ("/api/claude_code/",)  # settings and policy_limits, fetched at start
+
+    @classmethod
+    def command(cls, modules):
+        return [bin_path(modules, "claude"), "-p", "Say hello"]
+
+    @classmethod
+    def agent_env(cls):
+        # Claude Code's documented switch for telemetry, error reports and update checks.
+        return {"ANTHROPIC_API_KEY": "sk-ant-test-not-a-key", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+
+
+class Pi(AgentScenarios, unittest.TestCase):
+    host = "api.anthropic.com"
+    prefix = "/v1/messages"
+    good = "sse-anthropic-good"
+    overload = "sse-overload"
+
+    @classmethod
+    def command(cls, modules):
+        # --offline: no startup network operations (its update and package checks).
+        return [bin_path(modules, "pi"), "-p", "--provider", "anthropic", "--model", "claude-sonnet-4-5",
+                "--no-session", "--offline", "Say hello"]
+
+    @classmethod
+    def agent_env(cls):
+        return {"ANTHROPIC_API_KEY": "sk-ant-test-not-a-key"}
+
+
+class Codex(AgentScenarios, unittest.TestCase):
+    host = "api.openai.com"
+    prefix = "/v1/responses"
+    good = "sse-oai-responses-good"
+    overload = "sse-oai-responses-overload"
+
+    @classmethod
+    def command(cls, modules):
+        return [bin_path(modules, "codex"), "exec", "--skip-git-repo-check", "Say hello"]
+
+    @classmethod
+    def agent_env(cls):
+        return {"OPENAI_API_KEY": "sk-test-not-a-key"}
+
+    @classmethod
+    def prepare_home(cls, home):
+        # Codex's built-in provider opens a WebSocket first (GET /v1/responses with Upgrade),
+        # which no HTTP proxy hop carries; the same provider with supports_websockets = false
+        # posts over HTTPS from the start (see the file).
+        (home / ".codex").mkdir()
+        shutil.copy(CLIENTS / "agents" / "codex-config.toml", home / ".codex" / "config.toml")
+
+
+class GeminiCli(AgentScenarios, unittest.TestCase):
+    host = "generativelanguage.googleapis.com"
+    # -m: one model, so no routing-classifier call (generateContent) before the stream.
+    prefix = "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+    good = "sse-gemini-good"
+    overload = "sse-gemini-overload"
+
+    @classmethod
+    def command(cls, modules):
+        return [bin_path(modules, "gemini"), "-m", "gemini-2.5-flash", "-p", "Say hello"]
+
+    @classmethod
+    def agent_env(cls):
+        # A fresh directory is untrusted, and headless runs then refuse to start.
+        return {"GEMINI_API_KEY": "test-not-a-key", "GEMINI_CLI_TRUST_WORKSPACE": "true"}
+
+    @classmethod
+    def prepare_home(cls, home):
+        (home / ".gemini").mkdir()
+        (home / ".gemini" / "settings.json").write_text('{"privacy": {"usageStatisticsEnabled": false}}\n')
+
+
+class AnthropicSdkScript(AgentScenarios, unittest.TestCase):
+    """A plain user script on @anthropic-ai/sdk (its defaults: own retries, base URL from the
+    environment). Node 20's fetch ignores HTTPS_PROXY, so interception never sees it: the launcher
+    points ANTHROPIC_BASE_URL at the proxy's built-in route instead."""
+
+    host = "api.anthropic.com"
+    prefix = "/v1/messages"
+    good = "sse-anthropic-good"
+    overload = "sse-overload"
+    needs_sdk = True
+
+    @classmethod
+    def command(cls, modules):
+        return [proxy_support.NODE, str(CLIENTS / "sdk-script.mjs")]
+
+    @classmethod
+    def agent_env(cls):
+        return {"ANTHROPIC_API_KEY": "sk-ant-test-not-a-key", "CURLRETRY_NODE_MODULES": cls.sdk_modules}
+
+
