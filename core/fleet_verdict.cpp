@@ -15,9 +15,10 @@ Gate plan(Millis planned, Millis cooling, const Limits& limits) {
   if (cooling <= planned) return Gate{Kind::go, planned, std::nullopt};
   // Another request's answer delays this retry by at most what this request's own policy lets a
   // server-announced wait last (retry_after.max_ms); then it goes, and its success ends the
-  // cooldown for everyone. Only a wait that cannot fit the time left gives up.
+  // cooldown for everyone. A wait that cannot fit the time left is not waited for: the retry goes
+  // at its own time, as it would without the fleet (the fleet changes when, never whether).
   const Millis wait = std::max(planned, std::min(cooling, limits.max_server_wait));
-  if (!fits_left(wait, limits)) return Gate{Kind::give_up_cooldown, wait, std::nullopt};
+  if (!fits_left(wait, limits)) return Gate{Kind::go, planned, std::nullopt};
   return Gate{Kind::wait_cooldown, wait, std::nullopt};
 }
 

@@ -30,10 +30,13 @@ TEST(FleetVerdict, PlanWaitsForALongCooldownAtMostRetryAfterMax) {
   EXPECT_EQ(g.wait, milliseconds(120000));
 }
 
-TEST(FleetVerdict, PlanGivesUpOnACooldownBeyondTheTimeLeft) {
+TEST(FleetVerdict, PlanKeepsItsOwnDelayWhenTheCooldownCannotFitTheTimeLeft) {
+  // Issue 23: a cooldown never makes a retry give up; one that cannot fit is not waited for.
   Limits short_left = kLimits;
   short_left.time_left = milliseconds(3000);
-  EXPECT_EQ(plan(milliseconds(10), milliseconds(3000), short_left).kind, Kind::give_up_cooldown);
+  const Gate g = plan(milliseconds(10), milliseconds(3000), short_left);
+  EXPECT_EQ(g.kind, Kind::go);
+  EXPECT_EQ(g.wait, milliseconds(10));
   EXPECT_EQ(plan(milliseconds(10), milliseconds(2999), short_left).kind, Kind::wait_cooldown);
 }
 
