@@ -236,7 +236,8 @@ class Package(harness.UpstreamTestCase):
     # --- /etc/curlretry/config.yaml ------------------------------------------------------------
 
     def check_values(self, config: Path) -> dict[str, str]:
-        r = self.installed("check", "--config", str(config), env={"CURLRETRY_BASE_MS": None})
+        # Without the harness's own fleet directory: the built-in values, every one of them.
+        r = self.installed("check", "--config", str(config), env={"CURLRETRY_BASE_MS": None, "CURLRETRY_FLEET_DIR": None})
         self.assertEqual(r.code, 0, r)
         values = {}
         section = ""
