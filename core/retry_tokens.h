@@ -58,14 +58,9 @@ std::optional<Millis> eta(Bucket bucket, const Budget& budget, std::uint64_t kep
 // them). Short, so that an outage's retries are paced almost from its start: a retry waits at least
 // its own backoff, and a Retry-After of a second already outlasts it.
 inline constexpr Millis kHealthyWithin{1000};
-// A request whose first attempt went within this time of a success began on a key that was not
-// in an outage (or only just in one). Its retries go without a token once the key is healthy
-// again; those of a request begun deep in an outage stay paced after it ends, so that the
-// outage's backlog is released at the budget's pace, never as one burst.
-inline constexpr Millis kBornHealthyWithin{5000};
-// Whether a success sent at `sent_stamp` (Unix ms mod 2^32; 0 = never) is within `within` of
+// Whether a success sent at `sent_stamp` (Unix ms mod 2^32; 0 = never) is within kHealthyWithin of
 // `now_ms`. A stamp ahead of now (a clock that stepped back) counts as recent.
-bool healthy(std::uint32_t sent_stamp, std::int64_t now_ms, Millis within = kHealthyWithin);
+bool healthy(std::uint32_t sent_stamp, std::int64_t now_ms);
 
 // Which successes a key's bucket has been credited with, and how many decisions in a row found
 // none new: 48 bits of a running success count, 16 bits of streak.

@@ -118,10 +118,9 @@ bool Store::count(std::string_view key, bool retry, std::int64_t now_ms) {
   return count(core::fleet_key::hash(key), key, retry, now_ms);
 }
 
-bool Store::count(std::uint64_t hash, std::string_view key, bool retry, std::int64_t now_ms, bool* healthy) {
+bool Store::count(std::uint64_t hash, std::string_view key, bool retry, std::int64_t now_ms) {
   Entry* e = find_or_claim(hash, key, now_ms);
   if (e == nullptr) return false;
-  if (healthy != nullptr) *healthy = budget::healthy(e->success_sent.load(kRelaxed), now_ms, budget::kBornHealthyWithin);
   const std::uint32_t epoch = budget::epoch_of(now_ms);
   auto& slot = e->ring[budget::ring_index(epoch)];
   std::uint64_t word = slot.load(kRelaxed);

@@ -51,9 +51,8 @@ class Store {
 
   // Counts one request (first attempt) or one retry against `key`. False: the table is full.
   bool count(std::string_view key, bool retry, std::int64_t now_ms);
-  // The same with the key's hash (core::fleet_key::hash) already known; `healthy` (when given)
-  // gets whether the key had a success sent within core::budget::kBornHealthyWithin.
-  bool count(std::uint64_t hash, std::string_view key, bool retry, std::int64_t now_ms, bool* healthy = nullptr);
+  // The same with the key's hash (core::fleet_key::hash) already known.
+  bool count(std::uint64_t hash, std::string_view key, bool retry, std::int64_t now_ms);
   // A transfer to the key succeeded: it earns the key's bucket percent/100 of a token at the next
   // decision, and when it was sent (`sent_ms`, Unix ms) after the key's cooldown was set, the
   // cooldown ends: the server coped again. One atomic add and one load while nothing cools.

@@ -185,8 +185,7 @@ void count_request(const Runtime& runtime, const HostOptions& host, KeyCache& ca
   }
   if (cache.key.empty()) return;
   cache.sent_ms = now_ms();
-  cache.born_healthy = false;
-  if (!s->count(cache.hash, cache.key, false, cache.sent_ms, &cache.born_healthy)) warn_full_once();
+  if (!s->count(cache.hash, cache.key, false, cache.sent_ms)) warn_full_once();
   if (auto* link = redis(runtime)) link->note_request(cache.hash, cache.key);
 }
 
@@ -326,12 +325,9 @@ core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& f) {
   // Still cooling: no token is taken for a retry that is not going yet.
   if (const fv::Gate g = fv::at_send(cooling, fv::Bucket{true, {}}, f.waited, limits); g.kind != fv::Kind::go) return g;
   const std::uint64_t hash = fleet_key::hash(key);
-  // A key that answered a request with a success within the last second (and within 5 s of when
-  // this request began) is not in an outage: the budget does not pace its retries (they take no
-  // token; core::budget::kHealthyWithin). The retries of requests that began in an outage stay paced
-  // after it ends: they are released at the budget's pace, not as one burst, and the first
-  // failures after the recovery (which began healthy) never wait behind them.
-  if (f.ledger != nullptr && f.ledger->born_healthy && s->healthy(hash, now)) {
+  // A key that answered a request with a success within the last second is not in an outage:
+  // the budget does not pace its retries (they take no token; core::budget::kHealthyWithin).
+  if (s->healthy(hash, now)) {
     if (!s->count(hash, key, true, now)) warn_full_once();
     if (f.ledger != nullptr) {
       f.ledger->charge = Charge{};

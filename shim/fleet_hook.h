@@ -42,7 +42,6 @@ struct KeyCache {
   std::string key;
   std::uint64_t hash = 0;
   std::int64_t sent_ms = 0;  // Unix ms the attempt under way was sent: its success is evidence after that
-  bool born_healthy = false;  // a success within kBornHealthyWithin when this request's first attempt went
   Charge charge;
 };
 

@@ -127,18 +127,6 @@ TEST(RetryTokens, AdvanceWrapsWithTheCounter) {
   EXPECT_EQ(advance(m, (std::uint64_t{1} << 48) + 3), 5u);
 }
 
-TEST(RetryTokens, HealthyMeansASuccessSentWithinTheLastSecond) {
-  EXPECT_FALSE(healthy(0, 5000));  // never a success
-  EXPECT_TRUE(healthy(4001, 5000));
-  EXPECT_FALSE(healthy(4000, 5000));
-  EXPECT_TRUE(healthy(6000, 5000));  // ahead of now: a clock that stepped back
-  // Unix ms wrap modulo 2^32 in the stamp.
-  const std::int64_t now = (std::int64_t{1} << 32) + 100;
-  EXPECT_TRUE(healthy(static_cast<std::uint32_t>(now - 500), now));
-  EXPECT_TRUE(healthy(4000, 8999, kBornHealthyWithin));
-  EXPECT_FALSE(healthy(4000, 9000, kBornHealthyWithin));
-}
-
 TEST(RetryTokens, TheStreakSaturates) {
   Mark m{0, 0xfffe};
   advance(m, 0);

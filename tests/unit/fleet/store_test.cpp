@@ -47,26 +47,6 @@ TEST(Store, RefusesADirectoryOpenToOthers) {
   EXPECT_NE(error.find("is open to others (mode 0777, must be 0700)"), std::string::npos) << error;
 }
 
-TEST(Store, AKeyIsHealthyForASecondAfterASuccessWasSent) {
-  // Issue 23: the budget paces only a key in an outage (no success sent within 1 s).
-  TempDir tmp;
-  auto store = open_store(tmp.store());
-  ASSERT_TRUE(store);
-  const std::uint64_t hash = core::fleet_key::hash("api.example:443");
-  ASSERT_TRUE(store->count(hash, "api.example:443", false, kNow));
-  EXPECT_FALSE(store->healthy(hash, kNow));  // no success yet
-  const std::int64_t sent = kNow + 1;  // odd: the stamp is exact (0 is kept for "never")
-  store->earn(hash, sent);
-  EXPECT_TRUE(store->healthy(hash, sent + 999));
-  EXPECT_FALSE(store->healthy(hash, sent + 1000));
-  bool born = false;
-  ASSERT_TRUE(store->count(hash, "api.example:443", false, sent + 4999, &born));
-  EXPECT_TRUE(born);
-  ASSERT_TRUE(store->count(hash, "api.example:443", false, sent + 5000, &born));
-  EXPECT_FALSE(born);
-  EXPECT_FALSE(store->healthy(core::fleet_key::hash("other.example:443"), kNow));
-}
-
 TEST(Store, CountsRequestsAndRetriesPerKey) {
   TempDir tmp;
   auto store = open_store(tmp.store());
