@@ -128,16 +128,30 @@ def summarise(mode, results, lines, bounds):
             by_phase[results[key][0]]["upstream"] += 1
     # A retry (a key's attempt >= 2) that reached the upstream before a Retry-After announced at
     # least 100 ms earlier (time for the answer to reach its process and the store) had ended
-    # broke a cooldown. Lines are time-stamped on arrival at the reader: 50 ms of slack.
+    # broke a cooldown, unless a success of a request that arrived after the cooldown was raised
+    # had ended it (issue 23: a cooldown ends on evidence, and the fleet then rightly lets retries
+    # go); a success's answer is on its way for a few ms only (20 ms allowed). Lines are
+    # time-stamped on arrival at the reader: 50 ms of slack.
     ordered = sorted(lines)
+    events = []  # (when the fleet can know it, what, arrival time)
+    for kt, _, _, kstep in ordered:
+        if kstep.startswith("529") and "ra=" in kstep:
+            events.append((kt + 0.1, "raise", kt))
+        elif kstep.startswith("200"):
+            events.append((kt + 0.02, "end", kt))
+    events.sort()
     cooling_until = 0.0
-    known = 0  # ordered[:known] are old enough to count
+    raised_at = 0.0
+    known = 0  # events[:known] are known
     breaks = 0
     for t, key, attempt, step in ordered:
-        while known < len(ordered) and ordered[known][0] <= t - 0.1:
-            kt, _, _, kstep = ordered[known]
-            if kstep.startswith("529") and "ra=" in kstep:
-                cooling_until = max(cooling_until, kt + RETRY_AFTER_S)
+        while known < len(events) and events[known][0] <= t:
+            _, what, kt = events[known]
+            if what == "raise":
+                if kt + RETRY_AFTER_S > cooling_until:
+                    cooling_until, raised_at = kt + RETRY_AFTER_S, kt
+            elif kt > raised_at:
+                cooling_until = 0.0  # ended by a success sent after it was raised
             known += 1
         if attempt >= 2 and t < cooling_until - 0.05:
             breaks += 1

@@ -280,7 +280,7 @@ pid_nginx_proxy=$!
 pids+=($!)
 pid_haproxy=$!
 "${pin_server[@]}" env -u LD_PRELOAD -u CURLRETRY_CONFIG HOME="$work/home" XDG_CONFIG_HOME="$work/xdg" \
-  CURLRETRY_LIBRARY="$lib" CURLRETRY_BASE_MS=0 CURLRETRY_FLEET=off \
+  CURLRETRY_LIBRARY="$lib" CURLRETRY_BASE_MS=0 CURLRETRY_FLEET_DIR="$work/fleet" \
   "$crproxy" --listen "127.0.0.1:$p_crproxy" --config "$work/crproxy/config.yaml" \
   </dev/null >"$work/logs/crproxy.out" 2>"$work/logs/crproxy.err" 9>&- &
 pids+=($!)
@@ -378,9 +378,9 @@ run_one() {
 }
 
 preload=(LD_PRELOAD="$lib")
-# The retry rows measure what one retry costs, as HAProxy's retry-on does for every request: the
-# fleet's retry budget (on by default, 10 % of requests) would refuse most of them.
-retry_env=(LD_PRELOAD="$lib" CURLRETRY_BASE_MS=0 CURLRETRY_FLEET=off)
+# The retry rows measure what one retry costs, as HAProxy's retry-on does for every request, with
+# the default fleet (its budget paces retries; a retry that succeeds gives its token back).
+retry_env=(LD_PRELOAD="$lib" CURLRETRY_BASE_MS=0)
 
 # One variant of one row. Keys of the retry rows are unique per row, variant and run, so every
 # request's first attempt is a 503 and its second a 200 (flaky-upstream keeps a counter per key).

@@ -63,7 +63,7 @@ if [ "$with_proxy" = 1 ]; then
   # The proxy's upstream is the measuring process's server, on a port fixed for every run.
   sse_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   printf 'version: 1\nproxy:\n  routes:\n    sse: {upstream: "http://127.0.0.1:%s"}\n' "$sse_port" >"$work/proxy.yaml"
-  "${clean[@]}" CURLRETRY_LIBRARY="$lib" CURLRETRY_FLEET=off "$crproxy" --listen 127.0.0.1:0 \
+  "${clean[@]}" CURLRETRY_LIBRARY="$lib" CURLRETRY_FLEET_DIR="$work/fleet" "$crproxy" --listen 127.0.0.1:0 \
     --config "$work/proxy.yaml" --port-file "$work/proxy.port" </dev/null >/dev/null 2>"$work/proxy.err" &
   proxy_pid=$!
   for _ in $(seq 1 200); do [ -s "$work/proxy.port" ] && break; sleep 0.05; done

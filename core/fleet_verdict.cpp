@@ -13,11 +13,15 @@ bool fits_left(Millis wait, const Limits& limits) { return !limits.time_left || 
 
 Gate plan(Millis planned, Millis cooling, const Limits& limits) {
   if (cooling <= planned) return Gate{Kind::go, planned, std::nullopt};
-  // Another request's answer delays this retry by at most what this request's own policy lets a
-  // server-announced wait last (retry_after.max_ms); then it goes, and its success ends the
-  // cooldown for everyone. Only a wait that cannot fit the time left gives up.
-  const Millis wait = std::max(planned, std::min(cooling, limits.max_server_wait));
-  if (!fits_left(wait, limits)) return Gate{Kind::give_up_cooldown, wait, std::nullopt};
+  // Another request's answer delays this retry as the server's own wait would: for as long as it
+  // lasts when that is within what this request's policy lets a server-announced wait last
+  // (retry_after.max_ms); its success then ends the cooldown for everyone. A longer cooldown (a
+  // wait this request's own policy would refuse, so it is not its to wait for) or one that cannot
+  // fit the time left is not waited for: the retry goes at its own time, as it would without the
+  // fleet (the fleet changes when, never whether).
+  if (cooling > limits.max_server_wait) return Gate{Kind::go, planned, std::nullopt};
+  const Millis wait = cooling;
+  if (!fits_left(wait, limits)) return Gate{Kind::go, planned, std::nullopt};
   return Gate{Kind::wait_cooldown, wait, std::nullopt};
 }
 

@@ -32,7 +32,7 @@ enum class Kind : unsigned char {
   go,                // send the retry now (at_send: its token is taken)
   wait_cooldown,     // the key cools down: look again after `wait`
   wait_token,        // no token: look again after `wait`, a token is due in about `eta`
-  give_up_cooldown,  // the cooldown outlasts the request's limits
+  give_up_cooldown,  // the cooldown outlasts the request's limits (no longer decided: kept for explain's JSON)
   give_up_budget,    // no token came within backoff.max_ms, or none can before the deadline
 };
 
@@ -43,7 +43,8 @@ struct Gate {
 };
 
 // At the verdict: the policy's `planned` delay stretched to the key's cooldown (`cooling` left),
-// at most to retry_after.max_ms; give_up_cooldown only when that wait does not fit the time left.
+// at most to retry_after.max_ms; when that wait does not fit the time left, the planned delay
+// alone (go): another request's answer never costs this one a retry its policy would make.
 Gate plan(Millis planned, Millis cooling, const Limits& limits);
 
 // What a retry has waited for the fleet since its planned delay ended.

@@ -88,6 +88,12 @@ std::uint64_t pack(Mark mark) {
 
 Mark unpack_mark(std::uint64_t word) { return Mark{word & kMarkMask, static_cast<std::uint32_t>(word >> 48)}; }
 
+bool healthy(std::uint32_t sent_stamp, std::int64_t now_ms) {
+  if (sent_stamp == 0) return false;
+  const auto age = static_cast<std::int32_t>(static_cast<std::uint32_t>(now_ms) - sent_stamp);
+  return age < kHealthyWithin.count();
+}
+
 std::uint64_t advance(Mark& mark, std::uint64_t earned) {
   const std::uint64_t fresh = (earned - mark.credited) & kMarkMask;
   // More than half the counter's range ahead: a count read before another decision moved the

@@ -52,6 +52,16 @@ Bucket give_back(Bucket bucket);
 // nullopt when nothing trickles (reserve 0): only a success or a refund can bring one.
 std::optional<Millis> eta(Bucket bucket, const Budget& budget, std::uint64_t kept);
 
+// A key with a success sent within this time is not failing outright: the budget paces only a
+// key in an outage (no success for this long), so a host that still answers some requests gets
+// every retry its requests' own policies allow (a cooldown, the server's own word, still delays
+// them). Short, so that an outage's retries are paced almost from its start: a retry waits at least
+// its own backoff, and a Retry-After of a second already outlasts it.
+inline constexpr Millis kHealthyWithin{1000};
+// Whether a success sent at `sent_stamp` (Unix ms mod 2^32; 0 = never) is within kHealthyWithin of
+// `now_ms`. A stamp ahead of now (a clock that stepped back) counts as recent.
+bool healthy(std::uint32_t sent_stamp, std::int64_t now_ms);
+
 // Which successes a key's bucket has been credited with, and how many decisions in a row found
 // none new: 48 bits of a running success count, 16 bits of streak.
 struct Mark {

@@ -45,7 +45,7 @@ struct alignas(64) Entry {
   std::atomic<std::int64_t> cool_ended_ms;        // when a success ended the last cooldown (display)
   std::atomic<std::int64_t> cool_ended_until_ms;  // the deadline it had then (display)
   std::atomic<std::uint32_t> cool_end_pid;        // the process whose success ended it (display)
-  std::atomic<std::uint32_t> cool_end_spare;
+  std::atomic<std::uint32_t> success_sent;         // Unix ms (mod 2^32) the latest success was sent
   std::atomic<std::uint64_t> bucket;  // core::budget::Bucket, packed
   std::atomic<std::uint64_t> mark;    // core::budget::Mark, packed: successes credited
   std::atomic<std::uint64_t> earned;  // successful transfers, a running count

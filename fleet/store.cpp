@@ -46,6 +46,7 @@ void reset_entry(Entry& e) {
   e.cool_ended_ms.store(0, kRelaxed);
   e.cool_ended_until_ms.store(0, kRelaxed);
   e.cool_end_pid.store(0, kRelaxed);
+  e.success_sent.store(0, kRelaxed);
   for (auto& slot : e.ring) slot.store(0, kRelaxed);
   e.bucket.store(0, kRelaxed);
   e.mark.store(0, kRelaxed);
@@ -133,8 +134,18 @@ bool Store::earn(std::uint64_t hash, std::int64_t sent_ms) {
   Entry* e = find(hash);
   if (e == nullptr) return false;
   e->earned.fetch_add(1, kRelaxed);
+  // 0 means never: a stamp that is 0 mod 2^32 becomes 1 (a millisecond off, harmless). Only a
+  // later send moves it: a slow success (sent long ago) must not make the key look idle.
+  const std::uint32_t stamp = static_cast<std::uint32_t>(sent_ms) | 1u;
+  const std::uint32_t seen = e->success_sent.load(kRelaxed);
+  if (seen == 0 || static_cast<std::int32_t>(stamp - seen) > 0) e->success_sent.store(stamp, kRelaxed);
   if (e->cool_until_ms.load(kRelaxed) != 0) end_cooling(*e, sent_ms);
   return e->cred_cooling.load(kRelaxed) != 0;
+}
+
+bool Store::healthy(std::uint64_t hash, std::int64_t now_ms) const {
+  const Entry* e = find(hash);
+  return e != nullptr && budget::healthy(e->success_sent.load(kRelaxed), now_ms);
 }
 
 void Store::end_cooling(std::uint64_t hash, std::int64_t sent_ms) {

@@ -58,6 +58,9 @@ class Store {
   // cooldown ends: the server coped again. One atomic add and one load while nothing cools.
   // True when a credential key of this host was ever cooled (the caller then ends that one too).
   bool earn(std::uint64_t hash, std::int64_t sent_ms);
+  // Whether a success to the key was sent within core::budget::kHealthyWithin of `now_ms`: the
+  // key is not failing outright, and its retries go without a token (core/retry_tokens.h).
+  bool healthy(std::uint64_t hash, std::int64_t now_ms) const;
   // Ends the key's cooldown when it was set before `sent_ms` (a success on a credential key).
   void end_cooling(std::uint64_t hash, std::int64_t sent_ms);
   // Decides one retry against the key's bucket (credit, trickle, cap; core/retry_tokens.h), takes

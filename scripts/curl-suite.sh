@@ -119,9 +119,10 @@ run_one() {
     # The user's own curlretry settings must not reach the runs.
     for v in $(env | sed -n 's/^\(\(CURLRETRY\|BILI_REPLAY\)_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
     export XDG_CONFIG_HOME=$dir/xdg
-    # Every test talks to the same server port, so with the fleet on, one test's Retry-After would
-    # cool the tests after it (the fleet working as designed): each test is compared alone.
-    export CURLRETRY_FLEET=off
+    # The default fleet, in a store of this run's own shared by every test of it (as a user's
+    # processes share theirs); nothing of another run or of the user's own store.
+    mkdir -m 700 "$dir/fleet"
+    export CURLRETRY_FLEET_DIR=$dir/fleet
     # runtests.pl stops altogether ("Can't start ssh server due to lack of USER name") without it.
     export USER=${USER:-$(id -un)}
     exec env "$@" perl runtests.pl -a -am -n "${tests[@]}"

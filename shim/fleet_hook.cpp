@@ -325,6 +325,16 @@ core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& f) {
   // Still cooling: no token is taken for a retry that is not going yet.
   if (const fv::Gate g = fv::at_send(cooling, fv::Bucket{true, {}}, f.waited, limits); g.kind != fv::Kind::go) return g;
   const std::uint64_t hash = fleet_key::hash(key);
+  // A key that answered a request with a success within the last second is not in an outage:
+  // the budget does not pace its retries (they take no token; core::budget::kHealthyWithin).
+  if (s->healthy(hash, now)) {
+    if (!s->count(hash, key, true, now)) warn_full_once();
+    if (f.ledger != nullptr) {
+      f.ledger->charge = Charge{};
+      f.ledger->sent_ms = now;
+    }
+    return fv::Gate{};
+  }
   Charge charge{true, false, false, hash};
   fv::Bucket token;
   if (auto fleet = redis_take(runtime, *s, f, key, now)) {

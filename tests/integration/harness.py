@@ -257,9 +257,10 @@ def environment(preload: bool, env: dict[str, str] | None = None) -> dict[str, s
         existing = child.get("LD_PRELOAD", "")
         child["LD_PRELOAD"] = ":".join(p for p in (PRELOAD_PREFIX, LIB, existing) if p)
         child["CURLRETRY_BASE_MS"] = FAST_BASE_MS
-        # Tests provoke failures on purpose, far beyond any fleet budget, and run side by side:
-        # the shared store is off unless a test turns it on (test_fleet.py).
-        child["CURLRETRY_FLEET"] = "off"
+    # The default fleet, as a user gets it, in a store of this module's own: every process the
+    # module starts shares it (as a user's processes share theirs), and modules run side by side
+    # never see each other's cooldowns or budget.
+    child["CURLRETRY_FLEET_DIR"] = fleet_dir()
     for key, value in (env or {}).items():
         if value is None:
             child.pop(key, None)
@@ -269,6 +270,15 @@ def environment(preload: bool, env: dict[str, str] | None = None) -> dict[str, s
 
 
 _empty = None
+_fleet = None
+
+
+def fleet_dir() -> str:
+    """This module's machine store directory (fresh, private, removed at exit)."""
+    global _fleet
+    if _fleet is None:
+        _fleet = tempfile.TemporaryDirectory(prefix="curlretry-fleet-")
+    return _fleet.name
 
 
 def _empty_dir() -> str:

@@ -204,25 +204,30 @@ class Cooldown(FleetTestCase):
         self.assertNotIn("key-A", json.dumps(keys))
         self.assertEqual(keys[tagged[0]]["status"], 429)
 
-    def test_a_cooldown_longer_than_retry_after_max_delays_the_retry_that_long(self):
-        # Another request's answer delays this retry by at most this request's own cap on a
-        # server's wait, never denies it (issue 23; before, it gave up at once: "cooldown").
+    def test_a_cooldown_longer_than_retry_after_max_is_not_waited_for(self):
+        # Another request's answer longer than this request's own cap on a server's wait is a
+        # wait its own policy would refuse: the retry neither waits for it (before: the cap, here
+        # 1 s; 120 s with the defaults) nor gives up (before that: "cooldown"); it goes at its own
+        # time, and its success ends the cooldown (issue 23).
         self.write_config("defaults: {retry_after: {max_ms: 1000}}\n")
         self.cool_the_host("503+ra=30")
         k = self.key()
         r = self.get(k, "500,200")
         self.assertRun(r, 0, ok_body(k, 2))
         self.assertCount(self.plain, k, 2, r)
-        self.assertGreaterEqual(r.elapsed, 1.0, str(r))
-        self.assertLess(r.elapsed, 1.0 + FAST_S, str(r))
+        self.assertLess(r.elapsed, FAST_S, str(r))
+        self.assertEqual(self.keys()[self.host_key()].get("ended_by"), "success", "the retry's success ended it")
 
-    def test_a_cooldown_beyond_the_programs_timeout_gives_up(self):
+    def test_a_cooldown_beyond_the_programs_timeout_is_not_waited_for(self):
+        # Issue 23: a cooldown that cannot fit the request's own time left never costs it the
+        # retry its policy makes: the retry goes at its own time (before: "giving up after 1
+        # attempt (cooldown)", the 500's body).
         self.cool_the_host("503+ra=30")
         k = self.key()
         r = self.get(k, "500,200", "--max-time", "3")
-        self.assertRun(r, 0, error_body("internal server error", k, 1))
-        self.assertCount(self.plain, k, 1, r)
-        self.assertIn(b"giving up after 1 attempt (cooldown)", r.stderr)
+        self.assertRun(r, 0, ok_body(k, 2))
+        self.assertCount(self.plain, k, 2, r)
+        self.assertNotIn(b"(cooldown)", r.stderr)
         self.assertLess(r.elapsed, FAST_S, str(r))
 
     def test_hold_new_makes_a_first_attempt_wait(self):
@@ -368,6 +373,10 @@ class Budget(FleetTestCase):
         healthy = self.key("healthy")
         outputs = self.run_fleet(lambda i: [self.plain.script_url(f"{healthy}{i}", "200")] * 4, 50)
         self.assertEqual([code for code, _, _ in outputs], [0] * 50, outputs[:3])
+        # An outage is a key with no success for a second (core::budget::kHealthyWithin): until
+        # then a retry goes without a token (issue 23), and this outage, with its 10 ms backoff,
+        # would be over within that second. The bench's outages last 6 and 20 s.
+        time.sleep(1.2)
         down = self.key("down")
         outputs = self.run_fleet(lambda i: [self.plain.script_url(f"{down}{i}", "503")] * 2, 50)
         self.assertEqual([code for code, _, _ in outputs], [0] * 50, outputs[:3])
@@ -723,7 +732,14 @@ class Redis(FleetTestCase):
         self.other_dir = str(self.temp_dir() / "other-machine")
 
     def on(self, machine, key, script, *args, **env):
-        d = self.dir if machine == 1 else self.other_dir
+        if machine > 2:  # another machine, whose local view has seen nothing yet
+            machines = self.__dict__.setdefault("machines", {})
+            if machine not in machines:
+                machines[machine] = self.temp_dir() / f"machine{machine}"
+                machines[machine].mkdir(mode=0o700)
+            d = str(machines[machine])
+        else:
+            d = self.dir if machine == 1 else self.other_dir
         return self.get(key, script, *args, CURLRETRY_FLEET=self.redis.url, CURLRETRY_FLEET_DIR=d, **env)
 
     def test_a_cooldown_crosses_machines(self):
@@ -764,9 +780,11 @@ class Redis(FleetTestCase):
         self.assertRun(self.on(1, first, "503,200"), 0, ok_body(first, 2))
         r = self.on(2, second, "503,200")
         self.assertRun(r, 0, ok_body(second, 2))
-        third = self.key("third")  # control: a retry that failed again stays charged
-        self.assertRun(self.on(1, third, "503", CURLRETRY_MAX_ATTEMPTS="2"), 0, overloaded_body(third, 2))
-        r = self.on(2, self.key("fourth"), "503,200")
+        # Control: a retry that failed again stays charged. On two more machines, whose local
+        # views saw no success (one that just saw one lets its retries go without a token).
+        third = self.key("third")
+        self.assertRun(self.on(3, third, "503", CURLRETRY_MAX_ATTEMPTS="2"), 0, overloaded_body(third, 2))
+        r = self.on(4, self.key("fourth"), "503,200")
         self.assertIn(b"(budget)", r.stderr)
 
     def test_successes_on_one_machine_earn_retries_on_another(self):

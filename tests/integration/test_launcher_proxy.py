@@ -82,7 +82,7 @@ class LauncherProxy(harness.UpstreamTestCase):
         runtime = {"LD_PRELOAD": harness.PRELOAD_PREFIX} if harness.PRELOAD_PREFIX else {}
         return harness.run([harness.CURLRETRY_BIN, *args], preload=False,
                            env={**runtime, "CURLRETRY_LIBRARY": harness.LIB, "XDG_RUNTIME_DIR": self.runtime,
-                                "CURLRETRY_BASE_MS": harness.FAST_BASE_MS, "CURLRETRY_FLEET": "off", **(env or {})})
+                                "CURLRETRY_BASE_MS": harness.FAST_BASE_MS, **(env or {})})
 
     def through_proxy(self, *command: str) -> harness.Result:
         return self.launch("--proxy", "--listen", f"127.0.0.1:{self.port}", "--config", self.config, "--", *command)

@@ -170,8 +170,7 @@ class Package(harness.UpstreamTestCase):
             port_file = Path(scratch, "port")
             proxy = subprocess.Popen(
                 [str(self.bin), "proxy", "--listen", "127.0.0.1:0", "--config", str(config), "--port-file",
-                 str(port_file)], env=harness.environment(False, {"CURLRETRY_BASE_MS": harness.FAST_BASE_MS,
-                                                                  "CURLRETRY_FLEET": "off"}),
+                 str(port_file)], env=harness.environment(False, {"CURLRETRY_BASE_MS": harness.FAST_BASE_MS}),
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             try:
                 deadline = time.monotonic() + 20
@@ -237,7 +236,8 @@ class Package(harness.UpstreamTestCase):
     # --- /etc/curlretry/config.yaml ------------------------------------------------------------
 
     def check_values(self, config: Path) -> dict[str, str]:
-        r = self.installed("check", "--config", str(config), env={"CURLRETRY_BASE_MS": None})
+        # Without the harness's own fleet directory: the built-in values, every one of them.
+        r = self.installed("check", "--config", str(config), env={"CURLRETRY_BASE_MS": None, "CURLRETRY_FLEET_DIR": None})
         self.assertEqual(r.code, 0, r)
         values = {}
         section = ""

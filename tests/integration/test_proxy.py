@@ -539,8 +539,7 @@ class Lifecycle(harness.UpstreamTestCase):
         with socket.socket() as probe:  # a free port: --ensure needs a fixed one
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
-        env = harness.environment(False, {"XDG_RUNTIME_DIR": str(runtime), "CURLRETRY_BASE_MS": harness.FAST_BASE_MS,
-                                          "CURLRETRY_FLEET": "off"})
+        env = harness.environment(False, {"XDG_RUNTIME_DIR": str(runtime), "CURLRETRY_BASE_MS": harness.FAST_BASE_MS})
         cmd = [harness.CURLRETRY_BIN, "proxy", "--ensure", "--listen", f"127.0.0.1:{port}", "--config", str(config)]
         both = [subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE) for _ in range(2)]

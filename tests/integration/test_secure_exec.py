@@ -151,6 +151,10 @@ class SecureExecution(harness.UpstreamTestCase):
         cls.writable = cls.dir / "nobody"
         cls.writable.mkdir()
         os.chown(cls.writable, NOBODY, NOBODY)
+        # nobody's own private fleet store for this module (the harness's is root's).
+        cls.fleet = cls.dir / "nobody-fleet"
+        cls.fleet.mkdir(mode=0o700)
+        os.chown(cls.fleet, NOBODY, NOBODY)
         cls.counter = 0
 
     def config(self, text: str) -> Path:
@@ -166,8 +170,8 @@ class SecureExecution(harness.UpstreamTestCase):
                str(program), library or harness.LIB, url]
         # No user config unless a test asks for one (the harness's empty XDG_CONFIG_HOME is
         # root's, and a directory nobody cannot search is an error, not an absence).
-        # The control runs share no fleet budget with the rest of the suite (secure runs never do).
-        child_env = {"HOME": "/nonexistent", "XDG_CONFIG_HOME": None, "CURLRETRY_FLEET": "off", **env}
+        # The default fleet, in nobody's own store for this module (a secure run never opens one).
+        child_env = {"HOME": "/nonexistent", "XDG_CONFIG_HOME": None, "CURLRETRY_FLEET_DIR": str(self.fleet), **env}
         # Sanitizer reports to stderr: nobody cannot write the presets' report directory, and
         # LeakSanitizer does not run in a setgid process.
         for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS"):

@@ -24,16 +24,22 @@ TEST(FleetVerdict, PlanStretchesTheDelayToTheCooldownWhenItFits) {
   EXPECT_EQ(g.wait, milliseconds(4000));
 }
 
-TEST(FleetVerdict, PlanWaitsForALongCooldownAtMostRetryAfterMax) {
+TEST(FleetVerdict, PlanDoesNotWaitForACooldownLongerThanRetryAfterMax) {
+  // Issue 23: another request's 200 s Retry-After (which its own process refused) neither holds
+  // this retry for 120 s nor makes it give up: it goes at its own time.
   const Gate g = plan(milliseconds(10), milliseconds(200000), kLimits);
-  EXPECT_EQ(g.kind, Kind::wait_cooldown);
-  EXPECT_EQ(g.wait, milliseconds(120000));
+  EXPECT_EQ(g.kind, Kind::go);
+  EXPECT_EQ(g.wait, milliseconds(10));
+  EXPECT_EQ(plan(milliseconds(10), milliseconds(120000), kLimits).kind, Kind::wait_cooldown);
 }
 
-TEST(FleetVerdict, PlanGivesUpOnACooldownBeyondTheTimeLeft) {
+TEST(FleetVerdict, PlanKeepsItsOwnDelayWhenTheCooldownCannotFitTheTimeLeft) {
+  // Issue 23: a cooldown never makes a retry give up; one that cannot fit is not waited for.
   Limits short_left = kLimits;
   short_left.time_left = milliseconds(3000);
-  EXPECT_EQ(plan(milliseconds(10), milliseconds(3000), short_left).kind, Kind::give_up_cooldown);
+  const Gate g = plan(milliseconds(10), milliseconds(3000), short_left);
+  EXPECT_EQ(g.kind, Kind::go);
+  EXPECT_EQ(g.wait, milliseconds(10));
   EXPECT_EQ(plan(milliseconds(10), milliseconds(2999), short_left).kind, Kind::wait_cooldown);
 }
 
