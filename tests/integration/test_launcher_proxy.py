@@ -259,7 +259,7 @@ class OwnProxy(harness.UpstreamTestCase):
                            env={**runtime, "CURLRETRY_LIBRARY": harness.LIB, "XDG_RUNTIME_DIR": self.runtime,
                                 "XDG_DATA_HOME": self.runtime, "HOME": self.runtime, "NO_PROXY": None,
                                 "no_proxy": None, "HTTPS_PROXY": None, "https_proxy": None,
-                                "CURLRETRY_BASE_MS": harness.FAST_BASE_MS, "CURLRETRY_FLEET": "off", **(env or {})})
+                                "CURLRETRY_BASE_MS": harness.FAST_BASE_MS, **(env or {})})
 
     def started(self, result: harness.Result, how: str = "started", tail: str = "") -> int:
         answer = health(self.port)
