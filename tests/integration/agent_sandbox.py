@@ -144,17 +144,9 @@ class Sandbox:
         return self
 
     def _await_port(self, timeout: float = 20.0) -> None:
-        fd = self._proc.stdout.fileno()
-        line = b""
-        deadline = time.monotonic() + timeout
-        while not line.endswith(b"\n"):
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                raise RuntimeError(f"the sandbox's upstream printed no port within {timeout} s")
-            chunk = os.read(fd, 64)
-            if not chunk:
-                raise RuntimeError(f"the sandbox's upstream exited: {self._proc.stderr.read()!r}")
-            line += chunk
+        proc = self._proc
+        line = harness.first_line(proc, timeout, "the sandbox's upstream printed no port",
+                                  lambda: f"the sandbox's upstream exited: {proc.stderr.read()!r}")
         if line != b"port=443\n":
             raise RuntimeError(f"the sandbox's upstream said {line!r}")
 

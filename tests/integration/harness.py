@@ -106,6 +106,24 @@ class Result:
 
 # --- the upstream ----------------------------------------------------------------------------
 
+def first_line(proc: subprocess.Popen, timeout: float, silent: str, exited) -> bytes:
+    """The first line a server process prints on stdout (its port), awaited without a sleep and
+    within timeout: the condition the tests wait for before they talk to it. silent names what is
+    missing when nothing comes; exited() says why when the process ends first."""
+    fd = proc.stdout.fileno()
+    line = b""
+    deadline = time.monotonic() + timeout
+    while not line.endswith(b"\n"):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise RuntimeError(f"{silent} within {timeout} s")
+        chunk = os.read(fd, 64)
+        if not chunk:
+            raise RuntimeError(exited())
+        line += chunk
+    return line
+
+
 class Upstream:
     """A flaky-upstream process. Its stdin is a pipe we hold: if this test process dies, the
     pipe closes and the server exits on its own."""
@@ -140,17 +158,9 @@ class Upstream:
 
     def _read_port(self, timeout: float) -> int:
         assert self._proc and self._proc.stdout
-        fd = self._proc.stdout.fileno()
-        line = b""
-        deadline = time.monotonic() + timeout
-        while not line.endswith(b"\n"):
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                raise RuntimeError(f"flaky-upstream printed no port within {timeout} s")
-            chunk = os.read(fd, 64)
-            if not chunk:
-                raise RuntimeError(f"flaky-upstream exited (status {self._proc.wait()}) before listening")
-            line += chunk
+        proc = self._proc
+        line = first_line(proc, timeout, "flaky-upstream printed no port",
+                          lambda: f"flaky-upstream exited (status {proc.wait()}) before listening")
         if not line.startswith(b"port="):
             raise RuntimeError(f"flaky-upstream said {line!r}, expected port=<n>")
         return int(line[5:])
