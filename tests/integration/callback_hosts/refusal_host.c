@@ -145,17 +145,20 @@ static int on_fnmatch(void* userp, const char* pattern, const char* string) {
 
 static int on_xferinfo(void* userp, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un) {
   (void)userp;
-  (void)dt;
-  (void)dn;
-  (void)ut;
-  (void)un;
   if (is("write-pause")) {
+    /* the program resumes from its progress callback, which libcurl keeps calling while the
+       transfer is paused (easy and multi alike); what it is told then is printed */
     if (paused) {
       paused = 0;
+      printf("xferinfo(%ld/%ld, %ld/%ld)\n", (long)dn, (long)dt, (long)un, (long)ut);
       printf("resume=%d\n", (int)curl_easy_pause(the_easy, CURLPAUSE_CONT));
     }
     return 0;
   }
+  (void)dt;
+  (void)dn;
+  (void)ut;
+  (void)un;
   ++calls;
   if (calls == 1) printf("xferinfo\n");
   return 1;
