@@ -695,8 +695,25 @@ Transfer::Step Transfer::resume_replay() {
 }
 
 CURLcode Transfer::unpause_replay() {
-  // libcurl's curl_easy_pause answers with the write callback's refusal of the pending data.
-  return resume_replay().code == CURLE_WRITE_ERROR && attempt_.held_refusal.refused() ? CURLE_WRITE_ERROR : CURLE_OK;
+  const CURLcode code = attempt_.replay_code;
+  resume_replay();
+  if (!attempt_.held_refusal.refused()) return CURLE_OK;
+  // libcurl (7.88, lib/easy.c) answers this call with the callback's refusal of the pending
+  // data, its text in the error buffer (end_refused() wrote it), and drops that data: the
+  // transfer is not stopped, what follows reaches the program after this call, and it ends
+  // with its own result.
+  const WriteRefusal refused = attempt_.held_refusal;
+  if (refused.by == WriteRefusal::By::body && attempt_.flushed_lines == attempt_.held_line_ends.size())
+    attempt_.flushed_body += refused.passed;
+  else
+    ++attempt_.flushed_lines;
+  attempt_.held_refusal = WriteRefusal{};
+  attempt_.host_refused = false;
+  attempt_.replay_code = code;
+  replay_thread_.store(std::this_thread::get_id(), std::memory_order_release);
+  request_unpause();
+  enter(Phase::replay_paused);
+  return CURLE_WRITE_ERROR;
 }
 
 bool Transfer::replay_progress_continue() {
