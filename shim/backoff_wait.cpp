@@ -40,7 +40,12 @@ CURLcode wait_for_unpause(Transfer& transfer, Transfer::Step step) {
     }
     if (auto deadline = transfer.deadline(); deadline && Clock::now() >= *deadline) return CURLE_OPERATION_TIMEDOUT;
     std::this_thread::sleep_for(kSlice);
-    if (slice % kSlicesPerProgressCall == 0 && !transfer.host_progress_continue()) return CURLE_ABORTED_BY_CALLBACK;
+    if (slice % kSlicesPerProgressCall == 0) {
+      if (!transfer.replay_progress_continue()) return CURLE_ABORTED_BY_CALLBACK;
+      // The program's curl_easy_pause(CONT) in its progress callback went on with the replay.
+      step.paused = transfer.replay_paused();
+      step.code = transfer.replay_code();
+    }
   }
   return step.code;
 }

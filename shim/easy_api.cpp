@@ -169,6 +169,9 @@ __attribute__((visibility("default"))) CURLcode curl_easy_pause(CURL* easy, int 
     // libcurl has finished this transfer; only our replay of its held response is paused.
     Transfer* transfer = registry::find(easy);
     if (transfer != nullptr && transfer->replay_paused()) {
+      // On the transfer's own thread the pending data is handed over now, inside this call, as
+      // libcurl does; from elsewhere (which libcurl does not allow) the transfer's loop does it.
+      if (transfer->replay_paused_here()) return transfer->unpause_replay();
       transfer->request_unpause();
       return CURLE_OK;
     }

@@ -70,6 +70,7 @@ MultiState* find_multi(CURLM* multi) {
 // what is parked.
 CURLMcode after_drive(MultiState* state, CURLMcode code, int* running) {
   try {
+    state->progress_paused_replays();
     state->drain();
     state->update_host_timer();
   } catch (...) {

@@ -228,11 +228,29 @@ void MultiState::resume_replays() {
   for (auto& [easy, msg] : waiting) {
     Member* m = member(easy);
     if (m == nullptr) continue;
-    if (!m->transfer->unpause_requested()) {
+    Transfer* transfer = m->transfer;
+    if (!transfer->replay_paused()) {
+      // Unpaused inside the host's curl_easy_pause (or aborted from its progress callback).
+      finish(*m, msg, Transfer::Step{false, core::Millis{0}, transfer->replay_code()});
+      continue;
+    }
+    if (!transfer->unpause_requested()) {
       replaying_.emplace_back(easy, msg);
       continue;
     }
-    finish(*m, msg, m->transfer->resume_replay());
+    finish(*m, msg, transfer->resume_replay());
+  }
+}
+
+void MultiState::progress_paused_replays() {
+  if (replaying_.empty()) return;
+  // By handle, looked up after each call: the host's callback may unpause, or end, a transfer.
+  std::vector<CURL*> paused;
+  paused.reserve(replaying_.size());
+  for (const auto& r : replaying_) paused.push_back(r.first);
+  for (CURL* easy : paused) {
+    Member* m = member(easy);
+    if (m != nullptr && m->transfer->replay_paused()) m->transfer->replay_progress_continue();
   }
 }
 

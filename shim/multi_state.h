@@ -37,6 +37,10 @@ class MultiState {
   void readd_due();
   // Reads libcurl's DONE messages: retries are parked, final results queued for the host.
   void drain();
+  // The host drove the multi handle (perform, socket_action): as libcurl does for each transfer
+  // it runs, the progress callback of every transfer whose replay the host holds paused is
+  // called (where a program typically resumes it). Never from curl_multi_info_read.
+  void progress_paused_replays();
   // The host's curl_multi_info_read.
   CURLMsg* next_message(int* msgs_in_queue);
 

@@ -1,5 +1,6 @@
 #include "shim/transfer.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -323,6 +324,7 @@ Transfer::Step Transfer::end_refused() {
   // What libcurl reports when the callback refuses the data itself (lib/sendf.c): the code, and
   // its text in the program's error buffer, where libcurl wrote the text of our own stop, or none.
   report_refusal(*api_, attempt_.held_refusal, host.error_buffer);
+  attempt_.replay_code = CURLE_WRITE_ERROR;
   enter(Phase::done);
   return Step{false, core::Millis{0}, CURLE_WRITE_ERROR};
 }
@@ -684,11 +686,64 @@ Transfer::Step Transfer::resume_replay() {
     case Flush::done: enter(Phase::done); break;
     case Flush::paused:
       step.paused = true;
+      replay_thread_.store(std::this_thread::get_id(), std::memory_order_release);
       enter(Phase::replay_paused);
       break;
     case Flush::refused: return end_refused();
   }
   return step;
+}
+
+CURLcode Transfer::unpause_replay() {
+  const CURLcode code = attempt_.replay_code;
+  resume_replay();
+  if (!attempt_.held_refusal.refused()) return CURLE_OK;
+  // libcurl (7.88, lib/easy.c) answers this call with the callback's refusal of the pending
+  // data, its text in the error buffer (end_refused() wrote it), and drops that data: the
+  // transfer is not stopped, what follows reaches the program after this call, and it ends
+  // with its own result.
+  const WriteRefusal refused = attempt_.held_refusal;
+  if (refused.by == WriteRefusal::By::body && attempt_.flushed_lines == attempt_.held_line_ends.size())
+    attempt_.flushed_body += refused.passed;
+  else
+    ++attempt_.flushed_lines;
+  attempt_.held_refusal = WriteRefusal{};
+  attempt_.host_refused = false;
+  attempt_.replay_code = code;
+  replay_thread_.store(std::this_thread::get_id(), std::memory_order_release);
+  request_unpause();
+  enter(Phase::replay_paused);
+  return CURLE_WRITE_ERROR;
+}
+
+bool Transfer::replay_progress_continue() {
+  // libcurl counts body bytes as it reads them, and calls the program's write callback with what
+  // it read: a program that paused on a chunk has had the count up to the end of that chunk
+  // (nothing while the headers are still being handed over). The totals are libcurl's own.
+  curl_off_t dltotal = 0, dlnow = 0, ultotal = 0, ulnow = 0;
+  if (auto getinfo = api_->easy_getinfo) {
+    LibcurlScope scope(*api_);
+    getinfo(easy_, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &dltotal);
+    getinfo(easy_, CURLINFO_SIZE_DOWNLOAD_T, &dlnow);
+    getinfo(easy_, CURLINFO_CONTENT_LENGTH_UPLOAD_T, &ultotal);
+    getinfo(easy_, CURLINFO_SIZE_UPLOAD_T, &ulnow);
+  }
+  const bool in_headers = attempt_.flushed_lines < attempt_.held_line_ends.size();
+  const size_t pending = std::min(kChunk, attempt_.held_body.size() - attempt_.flushed_body);
+  const auto seen = in_headers ? curl_off_t{0} : static_cast<curl_off_t>(attempt_.flushed_body + pending);
+  if (host_progress_continue(std::max<curl_off_t>(dltotal, 0), std::clamp<curl_off_t>(dlnow, 0, seen),
+                             std::max<curl_off_t>(ultotal, 0), std::max<curl_off_t>(ulnow, 0)))
+    return true;
+  replay_aborted();
+  return false;
+}
+
+CURLcode Transfer::replay_aborted() {
+  // What libcurl reports when a progress callback aborts (lib/progress.c).
+  if (host.error_buffer) std::snprintf(host.error_buffer, CURL_ERROR_SIZE, "Callback aborted");
+  attempt_.replay_code = CURLE_ABORTED_BY_CALLBACK;
+  enter(Phase::done);
+  return CURLE_ABORTED_BY_CALLBACK;
 }
 
 CURLcode Transfer::aborted_during_backoff() {
@@ -698,15 +753,18 @@ CURLcode Transfer::aborted_during_backoff() {
   return CURLE_ABORTED_BY_CALLBACK;
 }
 
-bool Transfer::host_progress_continue() {
+bool Transfer::host_progress_continue() { return host_progress_continue(0, 0, 0, 0); }
+
+bool Transfer::host_progress_continue(curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
   if (host.noprogress) return true;
   HostScope scope;
   if (host.xferinfo_fn) {
-    int r = host.xferinfo_fn(host.progress_data, 0, 0, 0, 0);
+    int r = host.xferinfo_fn(host.progress_data, dltotal, dlnow, ultotal, ulnow);
     return r == 0 || r == CURL_PROGRESSFUNC_CONTINUE;
   }
   if (host.progress_fn) {
-    int r = host.progress_fn(host.progress_data, 0, 0, 0, 0);
+    int r = host.progress_fn(host.progress_data, static_cast<double>(dltotal), static_cast<double>(dlnow),
+                             static_cast<double>(ultotal), static_cast<double>(ulnow));
     return r == 0 || r == CURL_PROGRESSFUNC_CONTINUE;
   }
   return true;

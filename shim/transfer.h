@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "config/config.h"
 #include "core/decide.h"
@@ -80,6 +81,20 @@ class Transfer {
   bool unpause_requested() const { return unpause_requested_.load(std::memory_order_acquire); }
   // The transfer's final code once the replay is complete; `paused` stays set while it is not.
   Step resume_replay();
+  // The host's curl_easy_pause(CONT) on the thread that runs the transfer: as libcurl does, the
+  // pending data reaches the write callback inside that call (curl_easy_pause(3)). Returns what
+  // libcurl's curl_easy_pause would: CURLE_WRITE_ERROR when the program refused it.
+  bool replay_paused_here() const {
+    return replay_paused() && replay_thread_.load(std::memory_order_acquire) == std::this_thread::get_id();
+  }
+  CURLcode unpause_replay();
+  // The transfer's result once its replay is over (a refusal included).
+  CURLcode replay_code() const { return attempt_.replay_code; }
+  // While the host holds the replay paused, libcurl keeps calling its progress callback: with
+  // the counts libcurl had when the paused chunk was read. False: the host aborted, and the
+  // transfer ended with replay_aborted().
+  bool replay_progress_continue();
+  CURLcode replay_aborted();
   // Arms the handle for the next attempt (fresh connection, remaining deadline).
   void prepare_next_attempt();
   // The first attempt is held back (fleet.hold_new): the next prepare_next_attempt() arms it.
@@ -106,6 +121,7 @@ class Transfer {
   // Calls the host's progress callback, as libcurl would during a transfer. False: the host
   // asked to abort.
   bool host_progress_continue();
+  bool host_progress_continue(curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow);
   // The host's deadline for the whole transfer, if it set CURLOPT_TIMEOUT(_MS).
   std::optional<Clock::time_point> deadline() const { return run_.deadline; }
   // The "still waiting" lines of the wait that finish_attempt() asked for (shim/heartbeat.cpp):
@@ -245,6 +261,8 @@ class Transfer {
   // Per attempt.
   Attempt attempt_;
   std::atomic<bool> unpause_requested_{false};  // set from any thread by curl_easy_pause
+  // The thread that paused the replay: only there may curl_easy_pause hand the data over.
+  std::atomic<std::thread::id> replay_thread_{};
 };
 
 }  // namespace curlretry::shim

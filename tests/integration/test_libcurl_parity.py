@@ -262,14 +262,16 @@ class LibcurlParity(harness.UpstreamTestCase):
     def test_an_early_response_to_a_paused_upload_reaches_the_write_callback(self):
         # Every attempt is answered early: this program's upload waits for the response, so it
         # cannot talk to a server that waits for the upload (with or without curlretry).
-        plain = callback_host("pause-upload", self.plain.script_url(self.key(), "early503"), preload=False)
+        # (Keys of one length: the response names its key, and its length is compared.)
+        keys = [self.key() for _ in range(4)]
+        keys = [k.ljust(max(map(len, keys)), "x") for k in keys]
+        plain = callback_host("pause-upload", self.plain.script_url(keys[0], "early503"), preload=False)
         self.assertEqual(plain.code, 0, plain)
         self.assertIn(b"status=503", plain.stdout)
         # Without the fix the library holds the 503 body, the host never resumes its upload and
         # the program is killed by its alarm after 20 s.
-        for _ in range(3):
-            preloaded = callback_host("pause-upload", self.plain.script_url(self.key(), "early503"),
-                                      preload=True)
+        for key in keys[1:]:
+            preloaded = callback_host("pause-upload", self.plain.script_url(key, "early503"), preload=True)
             self.assertSame(plain, preloaded)
 
     # --- item 6, curl test 1915: callbacks libcurl calls once per transfer ------------------
@@ -509,16 +511,39 @@ class LibcurlParity(harness.UpstreamTestCase):
         self.assertEqual(plain.stdout.count(b"write("), 2, plain)
         self.assertIn(b"resume=0\n", plain.stdout, plain)
 
-    # Known gap (issue 25, left for the replay's owner): a held body handed over after the
-    # retries and paused by the program is resumed after its curl_easy_pause(CONT) returns,
-    # where libcurl hands the chunk over inside that call. (On a multi handle the program's
-    # progress callback is not called while the hand-over is paused, so a program that resumes
-    # from it waits forever: not run here, it would only wait for refusal_host's alarm.)
-    @unittest.expectedFailure
+    # A held body (a 503 retried until given up, then handed over) that the program pauses, then
+    # resumes from its progress callback: libcurl hands the pending chunk over inside
+    # curl_easy_pause(CONT), and keeps calling the progress callback while the transfer is
+    # paused, with the counts it had when it read that chunk. (Before: easy got the chunk after
+    # curl_easy_pause returned; multi never called the progress callback, a hang of the host.)
+    # write-pause-abort: the progress callback aborts the paused transfer instead;
+    # write-pause-refuse: the chunk handed over inside curl_easy_pause is refused (libcurl 7.88:
+    # that call says 23, the transfer keeps its own result).
+    PAUSED_HELD_BODY = {
+        "write-pause": rb"header\(2\): \r\nwrite\((\d+)\)\npause\nxferinfo\(\1/\1, 0/0\)\nwrite\(\1\)\nresume=0\n"
+                       rb"(done\n)?result=0 \(No error\)\nerror=\n",
+        "write-pause-abort": rb"header\(2\): \r\nwrite\((\d+)\)\npause\nxferinfo\(\1/\1, 0/0\)\n(done\n)?result=42 "
+                             rb"\(.*\)\nerror=Callback aborted\n",
+        "write-pause-refuse": rb"header\(2\): \r\nwrite\((\d+)\)\npause\nxferinfo\(\1/\1, 0/0\)\nwrite\(\1\)\n"
+                              rb"resume=23\n(done\n)?result=0 \(No error\)\nerror=Failure writing output to destination\n",
+    }
+
+    def assertPausedHeldBodySame(self, mode):
+        for scenario, plain_shape in self.PAUSED_HELD_BODY.items():
+            with self.subTest(scenario=scenario):
+                plain_key, key = self.twin_keys()
+                plain = refusal_host(scenario, mode, self.plain.script_url(plain_key, "503"), preload=False)
+                self.assertRegex(plain.stdout, plain_shape, plain)
+                preloaded = refusal_host(scenario, mode, self.plain.script_url(key, "503"), preload=True)
+                self.assertSame(plain, preloaded)
+                self.assertCount(self.plain, plain_key, 1, plain)
+                self.assertCount(self.plain, key, 3, preloaded)  # max_attempts 3: held, then given
+
     def test_a_paused_held_body_is_resumed_inside_curl_easy_pause(self):
-        plain_key, key = self.twin_keys()
-        plain = refusal_host("write-pause", "easy", self.plain.script_url(plain_key, "503"), preload=False)
-        self.assertSame(plain, refusal_host("write-pause", "easy", self.plain.script_url(key, "503"), preload=True))
+        self.assertPausedHeldBodySame("easy")
+
+    def test_a_paused_held_body_on_a_multi_handle_is_resumed_from_the_progress_callback(self):
+        self.assertPausedHeldBodySame("multi")
 
     def test_ftp_wildcard_callback_refusals_are_libcurls_own(self):
         # CURLOPT_WILDCARDMATCH over FTP: not HTTP, never an attempt of curlretry's; each refusal

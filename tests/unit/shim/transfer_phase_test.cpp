@@ -8,6 +8,7 @@
 
 #include <cstdarg>
 #include <deque>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -285,6 +286,61 @@ TEST_F(TransferPhases, AHeldBodyTheProgramPausesIsReplayedOnUnpause) {
   EXPECT_EQ(resumed.code, CURLE_OK);
   EXPECT_EQ(transfer_.phase(), Phase::done);
   EXPECT_EQ(program_.body, "held body");
+}
+
+TEST_F(TransferPhases, AHeldBodyUnpausedOnItsThreadIsHandedOverInsideThePauseCall) {
+  // As libcurl: curl_easy_pause(CONT) delivers the pending chunk before it returns; a refusal
+  // of it is that call's answer (23), and the transfer goes on to its own result.
+  policy().max_attempts = 2;
+  for (const bool refuse : {false, true}) {
+    program_ = Program{};
+    ASSERT_TRUE(transfer_.begin(runtime_));
+    respond(503, {}, "first");
+    ASSERT_TRUE(transfer_.finish_attempt(CURLE_OK).retry);
+    transfer_.prepare_next_attempt();
+    respond(503, {}, "held body");
+    program_.write_answers = {CURL_WRITEFUNC_PAUSE};
+    if (refuse) program_.write_answers.push_back(0);
+    ASSERT_TRUE(transfer_.finish_attempt(CURLE_OK).paused);
+    bool elsewhere = true;
+    std::thread([&] { elsewhere = transfer_.replay_paused_here(); }).join();
+    EXPECT_FALSE(elsewhere) << "only the transfer's own thread hands the data over";
+    ASSERT_TRUE(transfer_.replay_paused_here());
+    if (!refuse) {
+      EXPECT_EQ(transfer_.unpause_replay(), CURLE_OK);
+      EXPECT_EQ(program_.body, "held body");
+      EXPECT_EQ(transfer_.phase(), Phase::done);
+    } else {
+      EXPECT_EQ(transfer_.unpause_replay(), CURLE_WRITE_ERROR);
+      EXPECT_EQ(program_.body, "");
+      EXPECT_TRUE(transfer_.replay_paused());
+      EXPECT_TRUE(transfer_.unpause_requested()) << "what follows comes after the call";
+      const Transfer::Step rest = transfer_.resume_replay();
+      EXPECT_FALSE(rest.paused);
+      EXPECT_EQ(rest.code, CURLE_OK);
+      EXPECT_EQ(transfer_.phase(), Phase::done);
+    }
+    EXPECT_EQ(transfer_.replay_code(), CURLE_OK);
+    transfer_.end();
+  }
+}
+
+TEST_F(TransferPhases, AProgressAbortWhileTheReplayIsPausedEndsItWith42) {
+  policy().max_attempts = 2;
+  ASSERT_TRUE(transfer_.begin(runtime_));
+  respond(503, {}, "first");
+  ASSERT_TRUE(transfer_.finish_attempt(CURLE_OK).retry);
+  transfer_.prepare_next_attempt();
+  respond(503, {}, "held body");
+  program_.write_answers = {CURL_WRITEFUNC_PAUSE};
+  ASSERT_TRUE(transfer_.finish_attempt(CURLE_OK).paused);
+  EXPECT_TRUE(transfer_.replay_progress_continue());
+  EXPECT_TRUE(transfer_.replay_paused());
+  program_.abort_at_progress_call = program_.progress_calls + 1;
+  EXPECT_FALSE(transfer_.replay_progress_continue());
+  EXPECT_EQ(transfer_.phase(), Phase::done);
+  EXPECT_EQ(transfer_.replay_code(), CURLE_ABORTED_BY_CALLBACK);
+  EXPECT_EQ(program_.body, "");
 }
 
 TEST_F(TransferPhases, AProgramRefusingTheReplayEndsTheTransferWithAWriteError) {
