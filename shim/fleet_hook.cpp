@@ -176,6 +176,7 @@ bool active(const Runtime& runtime) { return store(runtime) != nullptr; }
 void count_request(const Runtime& runtime, const HostOptions& host, KeyCache& cache) {
   fleet::Store* s = store(runtime);
   cache.charge.pending = false;
+  cache.paced = false;
   if (s == nullptr) return;
   if (cache.url != host.url) {
     char buffer[kAuthorityMax];

@@ -43,6 +43,10 @@ struct KeyCache {
   std::uint64_t hash = 0;
   std::int64_t sent_ms = 0;  // Unix ms the attempt under way was sent: its success is evidence after that
   Charge charge;
+  // This request's retries take a budget token even while the key is healthy: it was woken from its
+  // backoff by another request's success (a recovery), or it met its key's outage. Such a backlog
+  // goes at the budget's pace, never as one burst. Reset by count_request() (a new request).
+  bool paced = false;
 };
 
 // A first attempt begins: one request counted against the URL's host. Atomics only once the
