@@ -62,6 +62,29 @@ inline constexpr Millis kHealthyWithin{1000};
 // `now_ms`. A stamp ahead of now (a clock that stepped back) counts as recent.
 bool healthy(std::uint32_t sent_stamp, std::int64_t now_ms);
 
+// A key's current failing run, as a store keeps it in two words (Unix ms mod 2^32; 0 = never):
+// when the run began and its latest failure. A failure after a success *sent* since the run began,
+// or after kRunGap without one, begins a new run. Kept so that a request can tell whether it was
+// sent into an outage already under way (met_outage) or is one of a fresh burst's first failures.
+struct FailingRun {
+  std::uint32_t began = 0;
+  std::uint32_t last = 0;
+};
+inline constexpr Millis kRunGap{2000};
+// The run after a failure answered at `now_ms`, the key's latest success having been sent at
+// `success_sent` (0 = never).
+FailingRun note_failure(FailingRun run, std::uint32_t success_sent, std::int64_t now_ms);
+// A request sent this long into a failing run met an outage: its retries stay paced (a token each)
+// for the rest of the request, even once the key is healthy again, so the outage's backlog goes
+// out at the budget's pace instead of as one burst at recovery. Long enough that the concurrent
+// first failures of a fresh burst (all sent before the first of them was answered, or within a
+// backoff of it) never count: they go unpaced as soon as the key answers again.
+inline constexpr Millis kOutageAge{3000};
+// Whether a request whose first attempt was sent at `born_ms` met its key's outage, given the run
+// as it is after the request's own first failure: its own failure, had the key succeeded since
+// the run began, began a new run later than `born_ms`.
+bool met_outage(FailingRun run, std::int64_t born_ms);
+
 // Which successes a key's bucket has been credited with, and how many decisions in a row found
 // none new: 48 bits of a running success count, 16 bits of streak.
 struct Mark {

@@ -50,7 +50,13 @@ struct alignas(64) Entry {
   std::atomic<std::uint64_t> mark;    // core::budget::Mark, packed: successes credited
   std::atomic<std::uint64_t> earned;  // successful transfers, a running count
   std::atomic<std::uint64_t> ring[core::budget::kSlots];
+  // Appended in the entry's padding (its size and every offset above unchanged: still layout v3;
+  // an older process never writes them, a new file has them zero): the key's failing run.
+  std::atomic<std::uint32_t> run_began;  // core::budget::FailingRun::began
+  std::atomic<std::uint32_t> run_last;   // core::budget::FailingRun::last
 };
+// The entry's size is the layout: the run words above fit the padding an alignas(64) entry had.
+static_assert(sizeof(Entry) == 1216, "the v3 entry's size and offsets must not change");
 
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "the store needs lock-free 64-bit atomics");
 static_assert(std::atomic<std::int64_t>::is_always_lock_free);

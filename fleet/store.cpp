@@ -51,6 +51,8 @@ void reset_entry(Entry& e) {
   e.bucket.store(0, kRelaxed);
   e.mark.store(0, kRelaxed);
   e.earned.store(0, kRelaxed);
+  e.run_began.store(0, kRelaxed);
+  e.run_last.store(0, kRelaxed);
 }
 
 }  // namespace
@@ -146,6 +148,23 @@ bool Store::earn(std::uint64_t hash, std::int64_t sent_ms) {
 bool Store::healthy(std::uint64_t hash, std::int64_t now_ms) const {
   const Entry* e = find(hash);
   return e != nullptr && budget::healthy(e->success_sent.load(kRelaxed), now_ms);
+}
+
+void Store::note_failure(std::uint64_t hash, std::int64_t now_ms) {
+  Entry* e = find(hash);
+  if (e == nullptr) return;
+  // Relaxed and unsynchronised between the two words: racing failures write nearly the same
+  // stamps, and the run is a heuristic about when pacing starts, never about whether a retry goes.
+  const budget::FailingRun seen{e->run_began.load(kRelaxed), e->run_last.load(kRelaxed)};
+  const budget::FailingRun next = budget::note_failure(seen, e->success_sent.load(kRelaxed), now_ms);
+  if (next.began != seen.began) e->run_began.store(next.began, kRelaxed);
+  if (next.last != seen.last) e->run_last.store(next.last, kRelaxed);
+}
+
+budget::FailingRun Store::run(std::uint64_t hash) const {
+  const Entry* e = find(hash);
+  if (e == nullptr) return {};
+  return budget::FailingRun{e->run_began.load(kRelaxed), e->run_last.load(kRelaxed)};
 }
 
 void Store::end_cooling(std::uint64_t hash, std::int64_t sent_ms) {

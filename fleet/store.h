@@ -61,6 +61,11 @@ class Store {
   // Whether a success to the key was sent within core::budget::kHealthyWithin of `now_ms`: the
   // key is not failing outright, and its retries go without a token (core/retry_tokens.h).
   bool healthy(std::uint64_t hash, std::int64_t now_ms) const;
+  // A request to the key failed, answered at `now_ms`: the key's failing run (core::budget::FailingRun)
+  // begins or goes on. Two loads and up to two relaxed stores; nothing when the key is unknown.
+  void note_failure(std::uint64_t hash, std::int64_t now_ms);
+  // The key's failing run as it stands; a zero FailingRun when the key is unknown.
+  core::budget::FailingRun run(std::uint64_t hash) const;
   // Ends the key's cooldown when it was set before `sent_ms` (a success on a credential key).
   void end_cooling(std::uint64_t hash, std::int64_t sent_ms);
   // Decides one retry against the key's bucket (credit, trickle, cap; core/retry_tokens.h), takes

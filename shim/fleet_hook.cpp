@@ -155,17 +155,51 @@ void earn(const Runtime& runtime, fleet::Store& s, const KeyCache& cache, const 
   if (auto* link = redis(runtime)) link->note_success(cache.hash);
 }
 
-void settle_success(const Runtime& runtime, fleet::Store& s, const Attempt& a, const core::Verdict& verdict) {
-  const bool ok = succeeded(a, verdict);
-  if (a.ledger == nullptr) return;
-  if (ok && !a.ledger->key.empty()) earn(runtime, s, *a.ledger, *a.host);
-  if (!a.ledger->charge.pending) return;
-  const Charge charge = a.ledger->charge;
-  a.ledger->charge.pending = false;
+// A retry that succeeded gives its token back; one that failed keeps it spent.
+void settle_charge(const Runtime& runtime, fleet::Store& s, KeyCache& ledger, bool ok) {
+  if (!ledger.charge.pending) return;
+  const Charge charge = ledger.charge;
+  ledger.charge.pending = false;
   if (!ok) return;
   if (charge.machine) s.refund(charge.hash);
   if (charge.redis) {
     if (auto* link = redis(runtime)) link->note_refund(charge.hash);
+  }
+}
+
+void settle_success(const Runtime& runtime, fleet::Store& s, const Attempt& a, const core::Verdict& verdict) {
+  const bool ok = succeeded(a, verdict);
+  if (a.ledger == nullptr) return;
+  if (ok && !a.ledger->key.empty() && !a.ledger->earned) {
+    earn(runtime, s, *a.ledger, *a.host);
+    a.ledger->earned = true;
+  }
+  settle_charge(runtime, s, *a.ledger, ok);
+}
+
+// The attempt failed in a way a retry answers (or would have, within the request's limits; or
+// an overload status delivered as it is, e.g. by a request allowed one attempt): the key's failing
+// run goes on, and the request learns whether it was sent into an outage.
+bool failed(const core::Verdict& verdict, int status) {
+  if (verdict.action == core::Action::retry || cooldown::cools_fleet(status)) return true;
+  switch (verdict.reason) {
+    case core::Reason::exhausted:
+    case core::Reason::max_elapsed:
+    case core::Reason::deadline:
+    case core::Reason::retry_after_too_long:
+    case core::Reason::cooldown:
+    case core::Reason::budget: return true;
+    default: return false;
+  }
+}
+
+void note_failure(fleet::Store& s, const Attempt& a, const core::Verdict& verdict, std::uint64_t hash,
+                  std::int64_t now) {
+  if (!failed(verdict, status_of(a))) return;
+  s.note_failure(hash, now);
+  // Sticky for the request: once it met the outage, the rest of its retries are paced.
+  if (a.ledger != nullptr && a.ledger->born_ms != 0 && core::budget::met_outage(s.run(hash), a.ledger->born_ms)) {
+    a.ledger->paced = true;
   }
 }
 
@@ -177,6 +211,7 @@ void count_request(const Runtime& runtime, const HostOptions& host, KeyCache& ca
   fleet::Store* s = store(runtime);
   cache.charge.pending = false;
   cache.paced = false;
+  cache.earned = false;
   if (s == nullptr) return;
   if (cache.url != host.url) {
     char buffer[kAuthorityMax];
@@ -186,14 +221,24 @@ void count_request(const Runtime& runtime, const HostOptions& host, KeyCache& ca
   }
   if (cache.key.empty()) return;
   cache.sent_ms = now_ms();
+  cache.born_ms = cache.sent_ms;
   if (!s->count(cache.hash, cache.key, false, cache.sent_ms)) warn_full_once();
   if (auto* link = redis(runtime)) link->note_request(cache.hash, cache.key);
 }
 
 void count_success(const Runtime& runtime, const HostOptions& host, const KeyCache& cache) {
   fleet::Store* s = store(runtime);
+  if (s == nullptr || cache.key.empty() || cache.earned) return;
+  earn(runtime, *s, cache, host);
+}
+
+void commit_success(const Runtime& runtime, const HostOptions& host, KeyCache& cache, int status) {
+  if (cache.earned || status < 200 || status >= 400 || cooldown::cools_fleet(status)) return;
+  fleet::Store* s = store(runtime);
   if (s == nullptr || cache.key.empty()) return;
   earn(runtime, *s, cache, host);
+  cache.earned = true;
+  settle_charge(runtime, *s, cache, true);
 }
 
 core::Millis cooling_left(const Runtime& runtime, const HostOptions& host) {
@@ -241,6 +286,7 @@ void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
   if (key.empty()) return;
   const std::int64_t now = now_ms();
   settle_success(runtime, *s, a, verdict);
+  note_failure(*s, a, verdict, a.ledger != nullptr && a.ledger->key == key ? a.ledger->hash : fleet_key::hash(key), now);
   if (cooldown::cools_fleet(status_of(a))) record_cooldown(runtime, *s, a, key, now);
   if (verdict.action != core::Action::retry) return;
   namespace fv = core::fleet_verdict;
@@ -327,8 +373,14 @@ core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& f) {
   if (const fv::Gate g = fv::at_send(cooling, fv::Bucket{true, {}}, f.waited, limits); g.kind != fv::Kind::go) return g;
   const std::uint64_t hash = fleet_key::hash(key);
   // A key that answered a request with a success within the last second is not in an outage:
-  // the budget does not pace its retries (they take no token; core::budget::kHealthyWithin).
-  if (s->healthy(hash, now)) {
+  // the budget does not pace its retries (they take no token; core::budget::kHealthyWithin) —
+  // unless this request met the outage (or was woken from it by the recovery): the outage's
+  // backlog goes at the budget's pace, and may wait for a token as long as one wait of its own
+  // policy may last (backoff.max_ms), since a recovered key gives tokens back as retries succeed.
+  const bool healthy = s->healthy(hash, now);
+  const bool paced = f.ledger != nullptr && f.ledger->paced;
+  if (healthy && paced) limits.max_token_wait = f.policy->backoff.max;
+  if (healthy && !paced) {
     if (!s->count(hash, key, true, now)) warn_full_once();
     if (f.ledger != nullptr) {
       f.ledger->charge = Charge{};

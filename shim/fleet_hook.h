@@ -47,6 +47,8 @@ struct KeyCache {
   // backoff by another request's success (a recovery), or it met its key's outage. Such a backlog
   // goes at the budget's pace, never as one burst. Reset by count_request() (a new request).
   bool paced = false;
+  std::int64_t born_ms = 0;  // Unix ms the request's first attempt was sent (core::budget::met_outage)
+  bool earned = false;       // the request's success is already credited (at its commit)
 };
 
 // A first attempt begins: one request counted against the URL's host. Atomics only once the
@@ -57,6 +59,12 @@ void count_request(const Runtime& runtime, const HostOptions& host, KeyCache& ca
 // earns percent/100 of a retry token. Atomics only. (Other endings go through settle().)
 // It also ends the key's cooldown when the request was sent after the cooldown was raised.
 void count_success(const Runtime& runtime, const HostOptions& host, const KeyCache& cache);
+
+// The transfer just committed its response to the host (the first body byte, or the end of a
+// bodiless response's headers) with `status`: a 2xx/3xx is the key's success now, not when a long
+// stream ends: it earns the key's credit, marks the key healthy, ends a cooldown, and a retry's
+// token goes back at once to the retries waiting for one. Atomics only; once per request.
+void commit_success(const Runtime& runtime, const HostOptions& host, KeyCache& cache, int status);
 
 // How long a new request should wait before its first attempt (fleet.hold_new and a cooldown on
 // its key). Zero when it need not wait, and when the cooldown would outlast the host's

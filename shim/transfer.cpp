@@ -362,6 +362,7 @@ size_t Transfer::write(char* data, size_t n) {
       case Flush::refused: attempt_.host_refused = true; return 0;
     }
     enter(Phase::committed);
+    fleet_hook::commit_success(*runtime_, host, fleet_key_, attempt_.response.status);
     size_t r = host_write(data, n);
     if (r != n && r != CURL_WRITEFUNC_PAUSE) attempt_.host_refused = true;
     return r;
@@ -396,7 +397,10 @@ size_t Transfer::header(char* data, size_t n) {
   if (host_wants_headers() && !attempt_.response.candidate && is_blank_line(std::string_view(data, n)) &&
       ends_our_part()) {
     switch (flush_held()) {
-      case Flush::done: enter(Phase::committed_at_headers); break;
+      case Flush::done:
+        enter(Phase::committed_at_headers);
+        fleet_hook::commit_success(*runtime_, host, fleet_key_, attempt_.response.status);
+        break;
       case Flush::paused: break;  // the rest goes with the body or at the end, as before
       case Flush::refused: attempt_.host_refused = true; return 0;
     }
@@ -485,6 +489,7 @@ size_t Transfer::read(char* buffer, size_t size, size_t nitems) {
     switch (flush_held()) {
       case Flush::done:
         enter(Phase::committed);
+        fleet_hook::commit_success(*runtime_, host, fleet_key_, attempt_.response.status);
         r = run_.upload.read(host, buffer, size, nitems, limit);
         break;
       case Flush::paused: break;

@@ -15,6 +15,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 import unittest
 
@@ -550,6 +551,105 @@ class Pacing(FleetTestCase):
             self.assertLess(time.monotonic(), deadline, f"{key} never reached {n} requests")
             time.sleep(0.01)
 
+    def test_a_streamed_retry_counts_as_a_success_when_it_commits_not_when_it_ends(self):
+        # One token, no trickle. A retry that succeeds with a 5 s event stream gives its token back
+        # and marks the key healthy at its first event: another process's retry goes meanwhile.
+        # Before, both happened when the stream ended, and the other retry gave up (budget) after
+        # waiting a second for the token.
+        self.write_config("fleet: {budget: {percent: 0, reserve: 1, window_ms: 64000}}\n")
+        holder_key = self.key("stream")
+        env = harness.environment(True, self.env(CURLRETRY_LOG="info"))
+        holder = subprocess.Popen([harness.CURL, "-q", "-sS", "-N", self.plain.script_url(holder_key, "503,sse100")],
+                                  env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            self.wait_for_count(holder_key, 2)  # its retry took the only token and is streaming
+            k = self.key()
+            r = self.get(k, "503,200", CURLRETRY_LOG="info")
+            still_streaming = holder.poll() is None
+            out, err = holder.communicate(timeout=30)
+        finally:
+            if holder.poll() is None:
+                holder.kill()
+                holder.wait()
+        self.assertRun(r, 0, ok_body(k, 2))
+        self.assertNotIn(b"(budget)", r.stderr)
+        self.assertCount(self.plain, k, 2, r)
+        self.assertTrue(still_streaming, "the other retry went only after the stream ended")
+        self.assertEqual(holder.returncode, 0, err)
+        self.assertEqual(out, b"".join(b'data: {"n":%d}\n\n' % i for i in range(1, 101)) + b"data: [DONE]\n\n")
+
+    def outage_run(self, seconds):
+        """The host fails for everyone for `seconds`: one-attempt 503s every 0.4 s (a failing run
+        with no gap longer than core::budget::kRunGap), bounded by count."""
+        for i in range(int(seconds / 0.4) + 1):
+            k = self.key(f"outage{i}")
+            self.assertRun(self.get(k, "503", CURLRETRY_MAX_ATTEMPTS="1"), 0, overloaded_body(k, 1))
+            time.sleep(0.4)  # the outage's timeline (a failing run of this age), not a synchronisation
+
+    def paced_after_recovery(self, outage_seconds):
+        # No token left, none trickles. `r` fails once; while it waits for its retry, the host
+        # recovers: other requests keep succeeding (a success sent within the last second at every
+        # look). Returns r's result.
+        self.write_config("fleet: {budget: {percent: 0, reserve: 1, window_ms: 64000}}\n")
+        spend = self.key("spend")
+        self.assertRun(self.get(spend, "503", CURLRETRY_MAX_ATTEMPTS="2"), 0, overloaded_body(spend, 2))
+        if outage_seconds:
+            self.outage_run(outage_seconds)
+        k = self.key()
+        env = harness.environment(True, self.env(CURLRETRY_BASE_MS="800", CURLRETRY_MAX_DELAY_MS="1500",
+                                                 CURLRETRY_LOG="info"))
+        proc = subprocess.Popen([harness.CURL, "-q", "-sS", self.plain.script_url(k, "503,200")], env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        err_lines: list[bytes] = []
+        settled = threading.Event()
+
+        def read_stderr():
+            for line in proc.stderr:
+                err_lines.append(line)
+                if b"retrying in" in line:
+                    settled.set()  # its first failure is settled (the store saw it)
+
+        reader = threading.Thread(target=read_stderr, daemon=True)
+        reader.start()
+        try:
+            self.assertTrue(settled.wait(15), b"".join(err_lines))
+            deadline = time.monotonic() + 15
+            i = 0
+            while proc.poll() is None and time.monotonic() < deadline:
+                i += 1
+                ok = self.key(f"ok{i}")
+                self.assertRun(self.get(ok, "200"), 0, ok_body(ok, 1))
+                time.sleep(0.1)  # a success every ~0.1 s: the key stays healthy at every look
+            out = proc.stdout.read()
+            proc.wait(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        reader.join(timeout=10)
+        return k, proc.returncode, out, b"".join(err_lines)
+
+    def test_a_request_sent_into_an_outage_stays_paced_after_the_recovery(self):
+        # Sent 3.6 s into a failing run, it met the outage: its retry needs a token even once the
+        # key is healthy again (the outage's backlog goes at the budget's pace, never as one burst
+        # at the recovery). With no token to be had it waits backoff.max_ms, then gives up with the
+        # response it has, verbatim. Before, the first success let the whole backlog go unpaced.
+        k, code, out, err = self.paced_after_recovery(3.6)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(out, overloaded_body(k, 1))
+        self.assertCount(self.plain, k, 1)
+        self.assertIn(b"for a fleet token", err)
+        self.assertIn(b"giving up after 1 attempt (budget)", err)
+
+    def test_control_a_fresh_failure_on_a_recovered_key_is_not_paced(self):
+        # The same with no outage before it: its failure is the first of a fresh run, so once the key
+        # answers again its retry goes without a token, and succeeds.
+        k, code, out, err = self.paced_after_recovery(0)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(out, ok_body(k, 2))
+        self.assertCount(self.plain, k, 2)
+        self.assertNotIn(b"(budget)", err)
+
     def test_persistent_mode_never_gives_up_for_the_budget(self):
         # The issue's repro: 529 fourteen times, then 200, in unattended mode. The bank (10) runs
         # out at the 11th attempt; the rest wait for the trickle (1 a second) instead of giving up.
@@ -563,13 +663,15 @@ class Pacing(FleetTestCase):
     def test_a_multi_transfer_waiting_for_a_token_is_parked(self):
         # curl --parallel: two transfers, one token and no trickle; whichever retry comes second
         # waits parked (the loop goes on and the first finishes) and gets the token it gives back.
+        # Both retries answer after 0.7 s, so the second always finds the token on the wire (with
+        # one answered at once, the second could find the key healthy and go without a token).
         self.write_config("fleet: {budget: {percent: 0, reserve: 1, window_ms: 64000}}\n")
         a, b = self.key("a"), self.key("b")
         r = curl(["-sS", "--parallel", "--parallel-immediate", self.plain.script_url(a, "503,hang700"),
-                  self.plain.script_url(b, "503,200")], preload=True,
+                  self.plain.script_url(b, "503,hang700")], preload=True,
                  env=self.env(CURLRETRY_MAX_DELAY_MS="20000", CURLRETRY_LOG="info"))
         self.assertEqual(r.code, 0, str(r))
-        self.assertIn(b"ok key=", r.stdout)
+        self.assertIn(ok_body(a, 2), r.stdout)
         self.assertIn(ok_body(b, 2), r.stdout)
         self.assertIn(b"for a fleet token", r.stderr)
 

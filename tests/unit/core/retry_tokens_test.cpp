@@ -154,5 +154,69 @@ TEST(RetryTokens, ATotalOutageSpendsTheBankAndTheTrickleOnly) {
   EXPECT_LE(1000 + retries, 1100u);
 }
 
+// The failing run: what tells a request sent into an outage from a fresh burst's first failures.
+TEST(RetryTokens, AFirstFailureBeginsARun) {
+  const FailingRun r = note_failure(FailingRun{}, 0, kNow);
+  EXPECT_EQ(r.began, static_cast<std::uint32_t>(kNow) | 1u);
+  EXPECT_EQ(r.last, r.began);
+}
+
+TEST(RetryTokens, FailuresInARowWithoutASuccessKeepTheRunsStart) {
+  FailingRun r = note_failure(FailingRun{}, 0, kNow);
+  for (int i = 1; i <= 10; ++i) r = note_failure(r, 0, kNow + i * 500);
+  EXPECT_EQ(r.began, static_cast<std::uint32_t>(kNow) | 1u);
+  EXPECT_EQ(r.last, static_cast<std::uint32_t>(kNow + 5000) | 1u);
+}
+
+TEST(RetryTokens, ASuccessSentSinceTheRunBeganEndsIt) {
+  FailingRun r = note_failure(FailingRun{}, 0, kNow);
+  r = note_failure(r, static_cast<std::uint32_t>(kNow + 100), kNow + 4000);
+  EXPECT_EQ(r.began, static_cast<std::uint32_t>(kNow + 4000) | 1u);
+  // A success sent before the run began (answered late) does not end it.
+  FailingRun s = note_failure(FailingRun{}, 0, kNow);
+  s = note_failure(s, static_cast<std::uint32_t>(kNow - 100), kNow + 1500);
+  EXPECT_EQ(s.began, static_cast<std::uint32_t>(kNow) | 1u);
+}
+
+TEST(RetryTokens, AQuietGapEndsARun) {
+  FailingRun r = note_failure(FailingRun{}, 0, kNow);
+  r = note_failure(r, 0, kNow + kRunGap.count() + 10);
+  EXPECT_EQ(r.began, static_cast<std::uint32_t>(kNow + kRunGap.count() + 10) | 1u);
+  // Within the gap it goes on.
+  FailingRun q = note_failure(FailingRun{}, 0, kNow);
+  q = note_failure(q, 0, kNow + kRunGap.count() - 10);
+  EXPECT_EQ(q.began, static_cast<std::uint32_t>(kNow) | 1u);
+}
+
+TEST(RetryTokens, ARequestSentIntoAnOutageMetIt) {
+  FailingRun r = note_failure(FailingRun{}, 0, kNow);
+  for (int i = 1; i <= 8; ++i) r = note_failure(r, 0, kNow + i * 500);
+  EXPECT_TRUE(met_outage(r, kNow + kOutageAge.count() + 1));
+  EXPECT_TRUE(met_outage(r, kNow + 3900));
+  // Sent in the run's first seconds: one of the burst that began it.
+  EXPECT_FALSE(met_outage(r, kNow + kOutageAge.count() - 1));
+  EXPECT_FALSE(met_outage(r, kNow));
+  EXPECT_FALSE(met_outage(FailingRun{}, kNow));
+}
+
+// 300 requests sent at once into a key that had just succeeded: their own failures begin a fresh
+// run after each was sent, so none met an outage, and their retries go unpaced once the key
+// answers again.
+TEST(RetryTokens, AFreshBurstNeverMeetsTheOutageItBegins) {
+  const std::uint32_t success = static_cast<std::uint32_t>(kNow - 50000);
+  FailingRun r;
+  for (int i = 0; i < 300; ++i) {
+    const std::int64_t born = kNow + i * 3;
+    r = note_failure(r, success, born + 20);
+    EXPECT_FALSE(met_outage(r, born)) << i;
+  }
+  // A key recovered after the outage: a request sent then fails on its own, which begins a new
+  // run (a success was sent since the old one began): not paced.
+  FailingRun old = note_failure(FailingRun{}, 0, kNow - 20000);
+  old = note_failure(old, 0, kNow - 1000);
+  const FailingRun after = note_failure(old, static_cast<std::uint32_t>(kNow - 500), kNow + 10);
+  EXPECT_FALSE(met_outage(after, kNow));
+}
+
 }  // namespace
 }  // namespace curlretry::core::budget
