@@ -65,6 +65,14 @@ struct Bucket {
 };
 Gate at_send(Millis cooling, Bucket token, Waited waited, const Limits& limits);
 
+// A retry the fleet's cooldown held this much longer than its own wait, in all, is part of the
+// backlog an overload built (the server kept telling the fleet to come back later): when the
+// cooldown ends (a success, or its deadline) the backlog is released at the budget's pace, a
+// token a retry, never as one burst (fleet_hook::KeyCache::paced). Longer than a burst's
+// concurrent requests stretch each other's waits by (milliseconds), shorter than an outage.
+inline constexpr Millis kBacklogHold{1000};
+inline bool joins_backlog(Millis held_beyond_own) { return held_beyond_own > kBacklogHold; }
+
 // "go now", "would wait 3.2 s for the fleet's cooldown", "would wait 0.8 s for a fleet token",
 // "would give up (budget): no fleet token within 30 s": for logs and `curlretry explain`.
 std::string describe(const Gate& gate);

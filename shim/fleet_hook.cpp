@@ -297,7 +297,11 @@ void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
     verdict.reason = core::Reason::cooldown;
     return;
   }
-  if (g.wait > verdict.delay) verdict.what += " (fleet cooldown)";
+  if (g.wait > verdict.delay) {
+    verdict.what += " (fleet cooldown)";
+    // Held by the fleet's cooldown well beyond its own wait: part of the backlog an overload built.
+    if (a.ledger != nullptr && fv::joins_backlog(g.wait - verdict.delay)) a.ledger->paced = true;
+  }
   verdict.delay = g.wait;
 }
 
@@ -370,7 +374,12 @@ core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& f) {
     return g;
   }
   // Still cooling: no token is taken for a retry that is not going yet.
-  if (const fv::Gate g = fv::at_send(cooling, fv::Bucket{true, {}}, f.waited, limits); g.kind != fv::Kind::go) return g;
+  if (const fv::Gate g = fv::at_send(cooling, fv::Bucket{true, {}}, f.waited, limits); g.kind != fv::Kind::go) {
+    if (g.kind == fv::Kind::wait_cooldown && f.ledger != nullptr && fv::joins_backlog(f.waited.cooldown + g.wait)) {
+      f.ledger->paced = true;  // as in settle()
+    }
+    return g;
+  }
   const std::uint64_t hash = fleet_key::hash(key);
   // A key that answered a request with a success within the last second is not in an outage:
   // the budget does not pace its retries (they take no token; core::budget::kHealthyWithin) —
