@@ -47,6 +47,10 @@ struct KeyCache {
   // backoff by another request's success (a recovery), or it met its key's outage. Such a backlog
   // goes at the budget's pace, never as one burst. Reset by count_request() (a new request).
   bool paced = false;
+  // The retry parked for its backoff (note_parked()): core::fleet_wake::park_stamp, 0 = another
+  // request's success does not end its wait; and how much of that wait a wake cut short.
+  std::uint32_t parked_stamp = 0;
+  core::Millis woken_early{0};
 };
 
 // A first attempt begins: one request counted against the URL's host. Atomics only once the
@@ -103,6 +107,15 @@ struct GateFacts {
   KeyCache* ledger;
 };
 core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& facts);
+
+// The recovery wake (issue 23, core/fleet_wake.h). A retry parks for its backoff: it may be
+// woken by its key's next success only when the key was in an outage (no success sent within
+// core::budget::kHealthyWithin) when its failed attempt was answered, just before; a retry on a
+// healthy key keeps its own backoff. Sets cache.parked_stamp (0 without a usable store). One load.
+void note_parked(const Runtime& runtime, KeyCache& cache);
+// While it waits: a success to its key was sent after its failed attempt was answered. One
+// atomic load, no allocation; false when it may not be woken.
+bool woken(const Runtime& runtime, const KeyCache& cache);
 
 }  // namespace fleet_hook
 }  // namespace curlretry::shim
