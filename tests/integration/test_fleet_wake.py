@@ -99,6 +99,18 @@ class WakeTestCase(harness.UpstreamTestCase):
         self.assertCount(self.up, first, 1, r)
         return sent
 
+    def busy_key(self) -> subprocess.Popen:
+        """Another process that keeps succeeding on the same host (a success every ~30 ms, for
+        600 requests): the key is healthy, not in an outage."""
+        busy = self.key("busy")
+        feeder = self.spawn([harness.CURL, "-q", "-sS", "-o", "/dev/null", self.up.url(f"/s/{busy}-[1-600]/hang20")],
+                            self.env(CURLRETRY_PERSISTENT=None, CURLRETRY_BASE_MS=None))
+        deadline = time.monotonic() + LIMIT_S
+        while self.up.count(f"{busy}-5") < 1:
+            self.assertLess(time.monotonic(), deadline, "the busy process never got going")
+            time.sleep(0.02)
+        return feeder
+
 
 class Easy(WakeTestCase):
     def test_processes_parked_in_an_outage_resume_at_the_first_success(self):
@@ -127,16 +139,10 @@ class Easy(WakeTestCase):
         self.assertLess(done - started, OWN_THIRD_S - 2.0)
 
     def test_a_retry_on_a_healthy_busy_key_keeps_its_own_backoff(self):
-        # Another process keeps succeeding on the same host (a success every ~30 ms) while one
-        # path fails twice. The failing request's retries met no outage: each waits its own
-        # backoff (the built-in 1.5 s, then 3 s), never woken by the busy key's successes.
-        busy = self.key("busy")
-        feeder = self.spawn([harness.CURL, "-q", "-sS", "-o", "/dev/null", self.up.url(f"/s/{busy}-[1-600]/hang20")],
-                            self.env(CURLRETRY_PERSISTENT=None, CURLRETRY_BASE_MS=None))
-        deadline = time.monotonic() + LIMIT_S
-        while self.up.count(f"{busy}-5") < 1:
-            self.assertLess(time.monotonic(), deadline, "the busy process never got going")
-            time.sleep(0.02)
+        # One path fails twice on a host whose other requests keep succeeding. Its retries met
+        # no outage: each waits its own backoff (the built-in 1.5 s, then 3 s), never woken by
+        # the busy key's successes.
+        feeder = self.busy_key()
         k = self.key()
         r = harness.curl(["-sS", self.up.script_url(k, "503,503,200")], preload=True,
                          env=self.env(CURLRETRY_PERSISTENT=None, CURLRETRY_BASE_MS=None))
@@ -178,10 +184,14 @@ class Multi(WakeTestCase):
         # One body per transfer, in whatever order they finished.
         self.assertEqual(sorted(out.splitlines(keepends=True)), sorted(ok_body(k, 3) for k in keys), err)
 
-    def test_socket_action_transfers_resume_at_the_first_success(self):
+    def uv_host(self) -> str:
         host = _multi_host("uv_host")
         if not os.access(host, os.X_OK):
             self.fail(f"uv_host not found ({host!r}): build the multi_hosts target")
+        return host
+
+    def test_socket_action_transfers_resume_at_the_first_success(self):
+        host = self.uv_host()
         keys, urls, out, err = self.multi_outage(lambda urls: [host, *urls])
         lines = {m.group(1).decode(): m for m in map(_LINE.match, out.splitlines()) if m}
         for k, u in zip(keys, urls):
@@ -191,6 +201,27 @@ class Multi(WakeTestCase):
                 body = ok_body(k, 3)
                 self.assertEqual((int(m.group(2)), int(m.group(3)), m.group(4).decode(), int(m.group(5)),
                                   int(m.group(6))), (0, 200, hashlib.sha256(body).hexdigest(), len(body), 1), out)
+
+    def test_a_parked_transfer_on_a_healthy_key_costs_the_loop_no_extra_wakeups(self):
+        # The 250 ms looks are only for a transfer that can be woken: a retry parked on a healthy
+        # key (another process keeps succeeding) leaves the host's timer as libcurl and its own
+        # due set it. With the looks, its 1.5 s backoff alone would fire the timer 6 times.
+        feeder = self.busy_key()
+        k = self.key()
+        url = self.up.script_url(k, "503,200")
+        r = harness.run([self.uv_host(), url], preload=True,
+                        env=self.env(CURLRETRY_PERSISTENT=None, CURLRETRY_BASE_MS=None, MULTI_HOST_TRACE="1"))
+        self.assertIsNone(feeder.poll(), "the busy process ended before the failing request did")
+        self.assertEqual(r.code, 0, str(r))
+        self.assertCount(self.up, k, 2, r)
+        self.assertGreaterEqual(r.elapsed, 1.5, str(r))
+        fired = r.stderr.count(b" timer fired\n")
+        print(f"FIGURE healthy-key park, uv_host: the timer fired {fired} times in {r.elapsed:.2f} s",
+              file=sys.stderr, flush=True)
+        self.assertLess(fired, 6, str(r))
+        body = ok_body(k, 2)
+        self.assertIn(f"{url} result=0 status=200 body_sha256={hashlib.sha256(body).hexdigest()} "
+                      f"len={len(body)} done=1 ".encode(), r.stdout)
 
 
 if __name__ == "__main__":
