@@ -375,7 +375,7 @@ void note_parked(const Runtime& runtime, KeyCache& cache) {
   cache.parked_stamp = 0;
   cache.woken_early = core::Millis{0};
   fleet::Store* s = store(runtime);
-  if (s == nullptr || cache.key.empty()) return;
+  if (s == nullptr || cache.key.empty() || cache.server_wait) return;
   const std::int64_t now = now_ms();
   cache.parked_stamp = core::fleet_wake::park_stamp(s->healthy(cache.hash, now), now);
 }

@@ -51,6 +51,9 @@ struct KeyCache {
   // request's success does not end its wait; and how much of that wait a wake cut short.
   std::uint32_t parked_stamp = 0;
   core::Millis woken_early{0};
+  // The retry's wait is the server's word (its Retry-After, or stretched to the fleet's cooldown,
+  // which may be one credential's): another request's success does not end it.
+  bool server_wait = false;
 };
 
 // A first attempt begins: one request counted against the URL's host. Atomics only once the
@@ -110,8 +113,9 @@ core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& facts);
 
 // The recovery wake (issue 23, core/fleet_wake.h). A retry parks for its backoff: it may be
 // woken by its key's next success only when the key was in an outage (no success sent within
-// core::budget::kHealthyWithin) when its failed attempt was answered, just before; a retry on a
-// healthy key keeps its own backoff. Sets cache.parked_stamp (0 without a usable store). One load.
+// core::budget::kHealthyWithin) when its failed attempt was answered, just before, and when its
+// wait is its own backoff (not cache.server_wait); a retry on a healthy key keeps its own
+// backoff. Sets cache.parked_stamp (0 without a usable store). One load.
 void note_parked(const Runtime& runtime, KeyCache& cache);
 // While it waits: a success to its key was sent after its failed attempt was answered. One
 // atomic load, no allocation; false when it may not be woken.

@@ -153,6 +153,28 @@ class Easy(WakeTestCase):
         # 1.5 s + 3 s of its own backoff (a wake would have ended each within ~0.1 s).
         self.assertGreaterEqual(r.elapsed, 4.5, str(r))
 
+    def test_a_servers_stated_wait_is_not_cut_short(self):
+        # An outage whose answers say "Retry-After: 5": each retry waits what its server said (a
+        # Retry-After may be one credential's rate limit, which another request's success on the
+        # host says nothing about), even though the key's first success comes meanwhile.
+        keys = [self.key(f"p{i}") for i in range(3)]
+        for i, k in enumerate(keys):
+            self.arm(k, "529+ra=5", f"/wake{i}/")
+        started = time.monotonic()
+        procs = [self.spawn([harness.CURL, "-q", "-sS", self.up.url(f"/wake{i}/v1")], self.env()) for i in range(3)]
+        self.await_counts(keys, 1, started + LIMIT_S)
+        self.recover(keys)
+        outs = [p.communicate(timeout=LIMIT_S) for p in procs]
+        done = time.monotonic()
+        for p, k, (out, err) in zip(procs, keys, outs):
+            with self.subTest(key=k):
+                self.assertEqual(p.returncode, 0, err)
+                self.assertEqual(out, ok_body(k, 2), err)
+                self.assertEqual(self.up.count(k), 2, err)
+                self.assertIn(b"retrying in 5000 ms (Retry-After)", err)
+                self.assertNotIn(b"another request's success ended the wait", err)
+        self.assertGreaterEqual(done - started, 5.0)
+
 
 _LINE = re.compile(rb"^(\S+) result=(-?\d+) status=(\d+) body_sha256=([0-9a-f]{64}) len=(\d+) done=(\d+) ")
 
