@@ -26,13 +26,9 @@ fv::Gate Transfer::fleet_gate() {
   // A woken retry may wait for a token as long as it would have without the wake: the part of
   // its backoff the wake cut short comes on top of its own wait (so the wake never turns a retry
   // its own backoff would have sent into a give-up for "budget").
-  const fleet_hook::GateFacts facts{&host,
-                                    run_.policy,
-                                    left,
-                                    run_.attempt + 1,
-                                    run_.fleet_waited,
-                                    run_.previous_delay + fleet_key_.woken_early,
-                                    &fleet_key_};
+  const fleet_hook::GateFacts facts{
+      &host,      run_.policy, left, run_.attempt + 1, run_.fleet_waited, run_.previous_delay + fleet_key_.woken_early,
+      &fleet_key_};
   const fv::Gate gate = fleet_hook::gate(*runtime_, facts);
   if (gate.kind == fv::Kind::wait_cooldown) run_.fleet_waited.cooldown += gate.wait;
   if (gate.kind == fv::Kind::wait_token) {
