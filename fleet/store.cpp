@@ -167,6 +167,11 @@ budget::FailingRun Store::run(std::uint64_t hash) const {
   return budget::FailingRun{e->run_began.load(kRelaxed), e->run_last.load(kRelaxed)};
 }
 
+std::uint32_t Store::success_sent(std::uint64_t hash) const {
+  const Entry* e = find(hash);
+  return e == nullptr ? 0 : e->success_sent.load(kRelaxed);
+}
+
 void Store::end_cooling(std::uint64_t hash, std::int64_t sent_ms) {
   if (Entry* e = find(hash); e != nullptr && e->cool_until_ms.load(kRelaxed) != 0) end_cooling(*e, sent_ms);
 }

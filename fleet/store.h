@@ -66,6 +66,9 @@ class Store {
   void note_failure(std::uint64_t hash, std::int64_t now_ms);
   // The key's failing run as it stands; a zero FailingRun when the key is unknown.
   core::budget::FailingRun run(std::uint64_t hash) const;
+  // When the key's latest success was sent (Unix ms mod 2^32, low bit set; 0: none, or the key is
+  // unknown): the evidence that wakes retries parked in an outage (core/fleet_wake.h). One load.
+  std::uint32_t success_sent(std::uint64_t hash) const;
   // Ends the key's cooldown when it was set before `sent_ms` (a success on a credential key).
   void end_cooling(std::uint64_t hash, std::int64_t sent_ms);
   // Decides one retry against the key's bucket (credit, trickle, cap; core/retry_tokens.h), takes

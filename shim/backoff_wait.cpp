@@ -5,21 +5,33 @@
 
 namespace curlretry::shim {
 
-bool wait_backoff(Transfer& transfer, core::Millis delay) {
+namespace {
+
+// `wakeable`: each slice also asks whether another request's success ended the wait (the
+// recovery wake, Transfer::wake_due).
+bool wait_slices(Transfer& transfer, core::Millis delay, bool wakeable) {
   constexpr auto kSlice = std::chrono::milliseconds(100);
   const auto until = Clock::now() + delay;
   for (;;) {
     auto now = Clock::now();
     if (now >= until) return true;
     std::this_thread::sleep_for(std::min<Clock::duration>(until - now, kSlice));
-    transfer.heartbeat(Clock::now());
+    now = Clock::now();
+    transfer.heartbeat(now);
     if (!transfer.host_progress_continue()) return false;
+    if (wakeable && transfer.wake_due(std::chrono::duration_cast<core::Millis>(until - now))) return true;
   }
 }
 
+}  // namespace
+
+bool wait_backoff(Transfer& transfer, core::Millis delay) { return wait_slices(transfer, delay, false); }
+
 WaitEnd wait_before_retry(Transfer& transfer, core::Millis delay) {
   using core::fleet_verdict::Kind;
-  if (!wait_backoff(transfer, delay)) return WaitEnd::aborted;
+  // The backoff itself may end early on the key's recovery; the fleet's waits below do not.
+  const bool wakeable = transfer.arm_wake();
+  if (!wait_slices(transfer, delay, wakeable)) return WaitEnd::aborted;
   // Bounded: every look that does not end it waits at least 1 ms, and the fleet's waits add up
   // to at most retry_after.max_ms and backoff.max_ms (persistent mode: the host's deadline).
   for (;;) {

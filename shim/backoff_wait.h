@@ -11,7 +11,9 @@ namespace curlretry::shim {
 bool wait_backoff(Transfer& transfer, core::Millis delay);
 
 // wait_backoff, then as much longer as the fleet asks for (Transfer::fleet_gate(): a cooldown
-// raised meanwhile, the wait for a budget token). `budget`: no token came within the request's
+// raised meanwhile, the wait for a budget token). With the fleet on, a retry that met its key's
+// outage ends its backoff at the key's first success sent after its failed attempt (looked at
+// every slice; core/fleet_wake.h) and then goes through the same gate. `budget`: no token came within the request's
 // limits (the caller gives up with Transfer::give_up_for_budget()).
 enum class WaitEnd : unsigned char { go, aborted, budget };
 WaitEnd wait_before_retry(Transfer& transfer, core::Millis delay);

@@ -8,6 +8,7 @@
 
 #include "core/cooldown.h"
 #include "core/fleet_key.h"
+#include "core/fleet_wake.h"
 #include "fleet/location.h"
 #include "fleet/store.h"
 #include "shim/fleet_redis.h"
@@ -429,6 +430,21 @@ core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& f) {
     s->refund(hash);  // a cooldown raised meanwhile holds it back: the token is not spent
   }
   return g;
+}
+
+void note_parked(const Runtime& runtime, KeyCache& cache) {
+  cache.parked_stamp = 0;
+  cache.woken_early = core::Millis{0};
+  fleet::Store* s = store(runtime);
+  if (s == nullptr || cache.key.empty() || cache.server_wait) return;
+  const std::int64_t now = now_ms();
+  cache.parked_stamp = core::fleet_wake::park_stamp(s->healthy(cache.hash, now), now);
+}
+
+bool woken(const Runtime& runtime, const KeyCache& cache) {
+  if (cache.parked_stamp == 0) return false;
+  fleet::Store* s = store(runtime);
+  return s != nullptr && core::fleet_wake::woken(cache.parked_stamp, s->success_sent(cache.hash));
 }
 
 }  // namespace curlretry::shim::fleet_hook

@@ -49,6 +49,13 @@ struct KeyCache {
   bool paced = false;
   std::int64_t born_ms = 0;  // Unix ms the request's first attempt was sent (core::budget::met_outage)
   bool earned = false;       // the request's success is already credited (at its commit)
+  // The retry parked for its backoff (note_parked()): core::fleet_wake::park_stamp, 0 = another
+  // request's success does not end its wait; and how much of that wait a wake cut short.
+  std::uint32_t parked_stamp = 0;
+  core::Millis woken_early{0};
+  // The retry's wait is the server's word (its Retry-After, or stretched to the fleet's cooldown,
+  // which may be one credential's): another request's success does not end it.
+  bool server_wait = false;
 };
 
 // A first attempt begins: one request counted against the URL's host. Atomics only once the
@@ -111,6 +118,16 @@ struct GateFacts {
   KeyCache* ledger;
 };
 core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& facts);
+
+// The recovery wake (issue 23, core/fleet_wake.h). A retry parks for its backoff: it may be
+// woken by its key's next success only when the key was in an outage (no success sent within
+// core::budget::kHealthyWithin) when its failed attempt was answered, just before, and when its
+// wait is its own backoff (not cache.server_wait); a retry on a healthy key keeps its own
+// backoff. Sets cache.parked_stamp (0 without a usable store). One load.
+void note_parked(const Runtime& runtime, KeyCache& cache);
+// While it waits: a success to its key was sent after its failed attempt was answered. One
+// atomic load, no allocation; false when it may not be woken.
+bool woken(const Runtime& runtime, const KeyCache& cache);
 
 }  // namespace fleet_hook
 }  // namespace curlretry::shim

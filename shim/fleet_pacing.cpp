@@ -1,6 +1,10 @@
 // The end of a retry's wait, where the fleet may hold it longer (a cooldown raised meanwhile, a
 // budget token not there yet) and, only when no token can come within the request's own limits,
-// turn it into a give-up with reason "budget" (core/fleet_verdict.h).
+// turn it into a give-up with reason "budget" (core/fleet_verdict.h). And the recovery wake: a
+// retry that met its key's outage ends its backoff at the first success to the key sent after
+// its failed attempt (core/fleet_wake.h).
+#include <algorithm>
+
 #include "core/duration_text.h"
 #include "core/fleet_verdict.h"
 #include "shim/log.h"
@@ -12,12 +16,19 @@ namespace curlretry::shim {
 namespace fv = core::fleet_verdict;
 
 fv::Gate Transfer::fleet_gate() {
+  // The backoff is over (or was never begun: a held first attempt): no success ends the
+  // fleet's own waits early.
+  fleet_key_.parked_stamp = 0;
   if (runtime_ == nullptr || run_.policy == nullptr) return fv::Gate{};
   const auto now = Clock::now();
   core::Millis left = run_.policy->max_elapsed - std::chrono::duration_cast<core::Millis>(now - run_.started);
   if (run_.deadline) left = std::min(left, std::chrono::duration_cast<core::Millis>(*run_.deadline - now));
+  // A woken retry may wait for a token as long as it would have without the wake: the part of
+  // its backoff the wake cut short comes on top of its own wait (so the wake never turns a retry
+  // its own backoff would have sent into a give-up for "budget").
   const fleet_hook::GateFacts facts{
-      &host, run_.policy, left, run_.attempt + 1, run_.fleet_waited, run_.previous_delay, &fleet_key_};
+      &host,      run_.policy, left, run_.attempt + 1, run_.fleet_waited, run_.previous_delay + fleet_key_.woken_early,
+      &fleet_key_};
   const fv::Gate gate = fleet_hook::gate(*runtime_, facts);
   if (gate.kind == fv::Kind::wait_cooldown) run_.fleet_waited.cooldown += gate.wait;
   if (gate.kind == fv::Kind::wait_token) {
@@ -32,6 +43,27 @@ fv::Gate Transfer::fleet_gate() {
     run_.fleet_waited.token += gate.wait;
   }
   return gate;
+}
+
+bool Transfer::arm_wake() {
+  if (runtime_ == nullptr) return false;
+  fleet_hook::note_parked(*runtime_, fleet_key_);
+  return wakeable();
+}
+
+bool Transfer::wake_due(core::Millis left) {
+  if (!wakeable() || runtime_ == nullptr || !fleet_hook::woken(*runtime_, fleet_key_)) return false;
+  fleet_key_.parked_stamp = 0;
+  fleet_key_.woken_early = std::max(left, core::Millis{0});
+  // The woken backlog goes at the budget's pace (a token each, given back when it succeeds),
+  // never as one burst on the recovered key.
+  fleet_key_.paced = true;
+  if (log::enabled(config::LogLevel::info)) {
+    log::write(config::LogLevel::info, run_.method + " " + run_.display +
+                                           ": another request's success ended the wait (the key recovered; " +
+                                           core::human_duration(fleet_key_.woken_early) + " early)");
+  }
+  return true;
 }
 
 Transfer::Step Transfer::give_up_for_budget(CURLcode code) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "core/fleet_wake.h"
 #include "shim/real_curl.h"
 #include "shim/reentry_guard.h"
 
@@ -57,7 +58,11 @@ void MultiState::park(CURL* easy, core::Millis delay, CURLcode code) {
 
 void MultiState::schedule(CURL* easy, std::uint64_t generation, Clock::time_point due, const Transfer& transfer) {
   auto beat = transfer.next_heartbeat();
-  heap_.push_back(Parked{beat && *beat < due ? *beat : due, easy, generation});
+  Clock::time_point look = beat && *beat < due ? *beat : due;
+  // A retry another request's success may wake is looked at every kLook (the host's timeout is
+  // capped by it only while such a transfer is parked); any other waits for its due alone.
+  if (transfer.wakeable()) look = std::min(look, Clock::now() + core::fleet_wake::kLook);
+  heap_.push_back(Parked{look, easy, generation});
   std::push_heap(heap_.begin(), heap_.end(), std::greater<>{});
 }
 
@@ -114,8 +119,11 @@ void MultiState::readd_due() {
     heap_.pop_back();
     Entry& entry = parked_[next.easy];
     Member* m = member(next.easy);
-    if (m != nullptr && entry.due > now) {
-      // Still waiting: a heartbeat line, then back in the heap for the next look.
+    // Still waiting, unless the key recovered meanwhile (the recovery wake: its retry then goes
+    // through the fleet's gate below as at the end of its wait): a heartbeat line, then back in
+    // the heap for the next look.
+    if (m != nullptr && entry.due > now &&
+        !m->transfer->wake_due(std::chrono::duration_cast<core::Millis>(entry.due - now))) {
       m->transfer->heartbeat(now);
       schedule(next.easy, next.generation, entry.due, *m->transfer);
       continue;
@@ -204,6 +212,7 @@ void MultiState::drain() {
         LibcurlScope scope(*api_);
         remove(multi_, copy.easy_handle);
       }
+      m->transfer->arm_wake();  // before park(): a wakeable retry is looked at every kLook
       park(copy.easy_handle, step.delay, copy.data.result);
       continue;
     }

@@ -33,7 +33,8 @@ class MultiState {
   // libcurl lets go of it at once (it never started) and it is parked like a retry.
   void hold_first_attempt(CURL* easy, core::Millis delay);
 
-  // Re-adds every parked transfer whose wait is over (from our wrappers, never in a callback).
+  // Re-adds every parked transfer whose wait is over, or whose key recovered meanwhile (the
+  // recovery wake, core/fleet_wake.h): from our wrappers, never in a callback.
   void readd_due();
   // Reads libcurl's DONE messages: retries are parked, final results queued for the host.
   void drain();

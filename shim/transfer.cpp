@@ -678,6 +678,8 @@ void Transfer::settle_with_fleet(core::Verdict& verdict) {
       left, run_.attempt, &fleet_key_};
   const core::Millis planned = verdict.delay;
   fleet_hook::settle(*runtime_, attempt, verdict);
+  // The recovery wake leaves a server's stated wait alone (fleet_hook::note_parked).
+  fleet_key_.server_wait = !verdict.server_wait_header.empty() || verdict.delay > planned;
   if (verdict.action != core::Action::retry) return;
   // A cooldown's wait counts towards retry_after.max_ms in all; the token wait is per retry.
   if (verdict.delay > planned) run_.fleet_waited.cooldown += verdict.delay - planned;

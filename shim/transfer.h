@@ -103,6 +103,13 @@ class Transfer {
   // budget token is taken), wait `wait` more (a cooldown raised meanwhile, no token yet) and ask
   // again, or give up (give_up_for_budget()). Waits it asks for count towards its limits.
   core::fleet_verdict::Gate fleet_gate();
+  // The recovery wake (shim/fleet_pacing.cpp, core/fleet_wake.h). The retry's backoff begins:
+  // true when another request's success may end it early (its key was in an outage).
+  bool arm_wake();
+  bool wakeable() const { return fleet_key_.parked_stamp != 0 && run_.attempt >= 1; }
+  // While it waits, `left` of its backoff to go: true when a success to its key was sent after
+  // its failed attempt. Its wait then ends; its retry takes a budget token (KeyCache::paced).
+  bool wake_due(core::Millis left);
   // No token came within the request's limits: the held response of the last attempt is the
   // answer, reason "budget".
   Step give_up_for_budget(CURLcode code);
