@@ -181,6 +181,7 @@ void MultiState::drain() {
   auto info_read = api_->multi_info_read;
   auto remove = api_->multi_remove_handle;
   if (info_read == nullptr) return;
+  read_to_end_ = false;  // until the loop below reads nullptr (an exception leaves it false)
   if (!replaying_.empty()) resume_replays();  // tested here: drain runs after every host call
   for (;;) {
     CURLMsg* msg;
@@ -189,7 +190,10 @@ void MultiState::drain() {
       LibcurlScope scope(*api_);
       msg = info_read(multi_, &left);
     }
-    if (msg == nullptr) break;
+    if (msg == nullptr) {
+      read_to_end_ = true;
+      break;
+    }
     CURLMsg copy = *msg;  // the pointer dies at the next libcurl call
     Member* m = member(copy.easy_handle);
     if (m == nullptr || copy.msg != CURLMSG_DONE || !m->transfer->running()) {

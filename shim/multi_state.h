@@ -37,6 +37,14 @@ class MultiState {
   void readd_due();
   // Reads libcurl's DONE messages: retries are parked, final results queued for the host.
   void drain();
+  // The last drain() read libcurl's queue to its end, and no paused replay waits for one. libcurl
+  // makes messages only while it runs transfers (perform, socket_action), and our wrappers of
+  // those drain after the call; multi_api.cpp adds what it did not see (issue 27).
+  bool read_to_end() const { return read_to_end_ && replaying_.empty(); }
+  // Where the host's curl_multi_info_read skips its drain: the thread, and its count of drives
+  // that passed through unseen (made from inside a libcurl callback), when the drain read to the end.
+  const void* drained_on = nullptr;
+  std::uint64_t drained_mark = 0;
   // The host drove the multi handle (perform, socket_action): as libcurl does for each transfer
   // it runs, the progress callback of every transfer whose replay the host holds paused is
   // called (where a program typically resumes it). Never from curl_multi_info_read.
@@ -118,6 +126,7 @@ class MultiState {
   std::optional<Clock::time_point> libcurl_deadline_;  // libcurl's own timer, as it last asked
   std::optional<Clock::time_point> told_due_;          // the parked due the host's timer knows
   int wakeup_fd_ = -1;
+  bool read_to_end_ = false;  // see read_to_end()
 };
 
 // The host cleans up an easy handle that may still be parked or replaying in `multi`, or adds
