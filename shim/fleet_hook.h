@@ -61,12 +61,13 @@ void count_success(const Runtime& runtime, const HostOptions& host, const KeyCac
 // How long a new request should wait before its first attempt (fleet.hold_new and a cooldown on
 // its key). Zero when it need not wait, and when the cooldown would outlast the host's
 // `deadline` or the defaults' max_elapsed_ms (the request then goes at once).
+// `cache`: the handle's, when it has one (the key is then not parsed again).
 core::Millis hold_new(const Runtime& runtime, const HostOptions& host,
-                      std::optional<std::chrono::steady_clock::time_point> deadline);
+                      std::optional<std::chrono::steady_clock::time_point> deadline, const KeyCache* cache = nullptr);
 
 // How long the request's key (host, and its credential) is still cooling down, from the machine
-// store (which also holds what Redis last said).
-core::Millis cooling_left(const Runtime& runtime, const HostOptions& host);
+// store (which also holds what Redis last said). `cache` as for hold_new().
+core::Millis cooling_left(const Runtime& runtime, const HostOptions& host, const KeyCache* cache = nullptr);
 
 // What an attempt's end looked like, for settle().
 struct Attempt {

@@ -163,7 +163,7 @@ __attribute__((noinline)) CURLMcode multi_add_handle_from_host(const void* calle
     try {
       if (code == CURLM_OK) {
         state->adopt(easy, transfer);
-        const auto hold = fleet_hook::hold_new(runtime(), transfer->host, transfer->deadline());
+        const auto hold = fleet_hook::hold_new(runtime(), transfer->host, transfer->deadline(), &transfer->fleet_key());
         if (hold.count() > 0) state->hold_first_attempt(easy, hold);
       } else {
         transfer->end();
