@@ -6,7 +6,6 @@
 #include <curl/curl.h>
 
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -120,7 +119,11 @@ class MultiState {
   std::unordered_map<CURL*, Entry> parked_;
   std::uint64_t next_generation_ = 1;
   std::vector<std::pair<CURL*, CURLMsg>> replaying_;  // DONE withheld until the replay completes
-  std::deque<Queued> queue_;
+  // From queue_head_ on: the messages the host has yet to read. A vector read from a head, not a
+  // deque: a deque frees and allocates a block every few messages as its front moves on, and the
+  // success path allocates nothing (issue 27). Emptied when read to the end, compacted past half.
+  std::vector<Queued> queue_;
+  std::size_t queue_head_ = 0;
   int unowned_queued_ = 0;  // messages in queue_ for handles that are not ours
   CURLMsg delivered_{};  // valid until the host's next info_read, remove or cleanup
   std::optional<Clock::time_point> libcurl_deadline_;  // libcurl's own timer, as it last asked
