@@ -212,9 +212,8 @@ core::Millis cooling_left(const Runtime& runtime, const HostOptions& host, const
   return key_cooling_left(*s, key, host, now_ms());
 }
 
-core::Millis hold_new(const Runtime& runtime, const HostOptions& host,
-                      std::optional<std::chrono::steady_clock::time_point> deadline, const KeyCache* cache) {
-  if (!runtime.config.settings.fleet.hold_new) return core::Millis{0};
+core::Millis hold_new_wait(const Runtime& runtime, const HostOptions& host,
+                           std::optional<std::chrono::steady_clock::time_point> deadline, const KeyCache* cache) {
   fleet::Store* s = store(runtime);
   if (s == nullptr) return core::Millis{0};
   char buffer[kAuthorityMax];
