@@ -71,7 +71,8 @@ __attribute__((visibility("default"))) CURLcode curl_easy_perform(CURL* easy) {
   CURLcode code = CURLE_OK;
   try {
     // No fleet hold (the success path): no wait, so no two clock reads in wait_backoff.
-    const curlretry::core::Millis hold = fleet_hook::hold_new(runtime(), transfer->host, transfer->deadline(), &transfer->fleet_key());
+    const curlretry::core::Millis hold =
+        fleet_hook::hold_new(runtime(), transfer->host, transfer->deadline(), &transfer->fleet_key());
     if (hold.count() > 0 && !wait_backoff(*transfer, hold)) {
       transfer->abandon();
       return CURLE_ABORTED_BY_CALLBACK;

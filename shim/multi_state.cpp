@@ -181,7 +181,8 @@ void MultiState::drain() {
   auto info_read = api_->multi_info_read;
   auto remove = api_->multi_remove_handle;
   if (info_read == nullptr) return;
-  read_to_end_ = false;  // until the loop below reads nullptr (an exception leaves it false)
+  // Until the loop below reads nullptr (an exception leaves it false).
+  read_to_end_ = false;
   if (!replaying_.empty()) resume_replays();  // tested here: drain runs after every host call
   for (;;) {
     CURLMsg* msg;
