@@ -46,13 +46,13 @@ __attribute__((visibility("default"))) CURLcode curl_easy_setopt(CURL* easy, CUR
   const real::Api& api = CURLRETRY_CALLER_API();
   auto setopt = api.easy_setopt;
   if (setopt == nullptr) return CURLE_FAILED_INIT;
-  if (!inside_libcurl() && is_recorded_option(option)) {
+  if (const OptionKind kind = inside_libcurl() ? OptionKind::other : option_kind(option); kind != OptionKind::other) {
     if (Transfer* transfer = registry::find(easy)) {
       record_option(transfer->host, option, value);
       // While a transfer runs our callbacks stay in place; the host's new ones take over from
       // the next delivery on, through the recorded options.
-      if (transfer->installed() && HostOptions::is_trampolined(option)) return CURLE_OK;
-      if (transfer->installed() && HostOptions::is_watched(option)) return transfer->rewatch(option);
+      if (transfer->installed() && kind == OptionKind::trampolined) return CURLE_OK;
+      if (transfer->installed() && kind == OptionKind::watched) return transfer->rewatch(option);
     }
   }
   LibcurlScope scope(api);
@@ -71,7 +71,8 @@ __attribute__((visibility("default"))) CURLcode curl_easy_perform(CURL* easy) {
   CURLcode code = CURLE_OK;
   try {
     // No fleet hold (the success path): no wait, so no two clock reads in wait_backoff.
-    const curlretry::core::Millis hold = fleet_hook::hold_new(runtime(), transfer->host, transfer->deadline());
+    const curlretry::core::Millis hold =
+        fleet_hook::hold_new(runtime(), transfer->host, transfer->deadline(), &transfer->fleet_key());
     if (hold.count() > 0 && !wait_backoff(*transfer, hold)) {
       transfer->abandon();
       return CURLE_ABORTED_BY_CALLBACK;

@@ -76,6 +76,13 @@ std::string_view authority(const HostOptions& host, char (&buffer)[kAuthorityMax
   return {buffer, fleet_key::authority_of(host.url, buffer, sizeof buffer)};
 }
 
+// The request's key: the handle's cached one when it is for this URL (count_request() fills it
+// at the start of each transfer), else parsed from the URL: a transfer parses it once (issue 27).
+std::string_view key_of(const HostOptions& host, const KeyCache* cache, char (&buffer)[kAuthorityMax]) {
+  if (cache != nullptr && cache->url == host.url) return cache->key;
+  return authority(host, buffer);
+}
+
 std::optional<std::string_view> credential(const HostOptions& host) {
   for (const curl_slist* h = host.http_header; h != nullptr; h = h->next) {
     if (h->data == nullptr) continue;
@@ -242,22 +249,21 @@ void commit_success(const Runtime& runtime, const HostOptions& host, KeyCache& c
   settle_charge(runtime, *s, cache, true);
 }
 
-core::Millis cooling_left(const Runtime& runtime, const HostOptions& host) {
+core::Millis cooling_left(const Runtime& runtime, const HostOptions& host, const KeyCache* cache) {
   fleet::Store* s = store(runtime);
   if (s == nullptr) return core::Millis{0};
   char buffer[kAuthorityMax];
-  const std::string_view key = authority(host, buffer);
+  const std::string_view key = key_of(host, cache, buffer);
   if (key.empty()) return core::Millis{0};
   return key_cooling_left(*s, key, host, now_ms());
 }
 
-core::Millis hold_new(const Runtime& runtime, const HostOptions& host,
-                      std::optional<std::chrono::steady_clock::time_point> deadline) {
-  if (!runtime.config.settings.fleet.hold_new) return core::Millis{0};
+core::Millis hold_new_wait(const Runtime& runtime, const HostOptions& host,
+                           std::optional<std::chrono::steady_clock::time_point> deadline, const KeyCache* cache) {
   fleet::Store* s = store(runtime);
   if (s == nullptr) return core::Millis{0};
   char buffer[kAuthorityMax];
-  const std::string_view key = authority(host, buffer);
+  const std::string_view key = key_of(host, cache, buffer);
   if (key.empty()) return core::Millis{0};
   // A cooldown that outlasts the program's own deadline is not waited for at all: holding the
   // request until its timeout would only turn it into a timeout.
@@ -283,7 +289,7 @@ void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
   fleet::Store* s = store(runtime);
   if (s == nullptr) return;
   char buffer[kAuthorityMax];
-  const std::string_view key = authority(*a.host, buffer);
+  const std::string_view key = key_of(*a.host, a.ledger, buffer);
   if (key.empty()) return;
   const std::int64_t now = now_ms();
   settle_success(runtime, *s, a, verdict);
@@ -359,7 +365,7 @@ core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& f) {
   fleet::Store* s = store(runtime);
   if (s == nullptr || f.policy == nullptr) return fv::Gate{};
   char buffer[kAuthorityMax];
-  const std::string_view key = authority(*f.host, buffer);
+  const std::string_view key = key_of(*f.host, f.ledger, buffer);
   if (key.empty()) return fv::Gate{};
   const std::int64_t now = now_ms();
   fv::Limits limits = limits_of(runtime, *f.policy, f.time_left);

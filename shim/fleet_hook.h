@@ -16,10 +16,9 @@
 #include "core/fleet_verdict.h"
 #include "shim/host_options.h"
 #include "shim/real_curl.h"
+#include "shim/runtime.h"
 
 namespace curlretry::shim {
-
-struct Runtime;
 
 namespace fleet_hook {
 
@@ -76,12 +75,20 @@ void commit_success(const Runtime& runtime, const HostOptions& host, KeyCache& c
 // How long a new request should wait before its first attempt (fleet.hold_new and a cooldown on
 // its key). Zero when it need not wait, and when the cooldown would outlast the host's
 // `deadline` or the defaults' max_elapsed_ms (the request then goes at once).
-core::Millis hold_new(const Runtime& runtime, const HostOptions& host,
-                      std::optional<std::chrono::steady_clock::time_point> deadline);
+// `cache`: the handle's, when it has one (the key is then not parsed again). fleet.hold_new is off
+// by default: then the success path pays a test here, not a call (issue 27).
+core::Millis hold_new_wait(const Runtime& runtime, const HostOptions& host,
+                           std::optional<std::chrono::steady_clock::time_point> deadline, const KeyCache* cache);
+inline core::Millis hold_new(const Runtime& runtime, const HostOptions& host,
+                             std::optional<std::chrono::steady_clock::time_point> deadline,
+                             const KeyCache* cache = nullptr) {
+  if (!runtime.config.settings.fleet.hold_new) return core::Millis{0};
+  return hold_new_wait(runtime, host, deadline, cache);
+}
 
 // How long the request's key (host, and its credential) is still cooling down, from the machine
-// store (which also holds what Redis last said).
-core::Millis cooling_left(const Runtime& runtime, const HostOptions& host);
+// store (which also holds what Redis last said). `cache` as for hold_new().
+core::Millis cooling_left(const Runtime& runtime, const HostOptions& host, const KeyCache* cache = nullptr);
 
 // What an attempt's end looked like, for settle().
 struct Attempt {

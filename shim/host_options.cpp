@@ -4,34 +4,9 @@
 
 namespace curlretry::shim {
 
-bool HostOptions::is_trampolined(CURLoption option) {
-  switch (option) {
-    case CURLOPT_WRITEFUNCTION:
-    case CURLOPT_WRITEDATA:
-    case CURLOPT_HEADERFUNCTION:
-    case CURLOPT_HEADERDATA:
-    case CURLOPT_READFUNCTION:
-    case CURLOPT_READDATA:
-    case CURLOPT_SEEKFUNCTION:
-    case CURLOPT_SEEKDATA:
-    case CURLOPT_HEADER:
-      return true;
-    default:
-      return false;
-  }
-}
+bool HostOptions::is_trampolined(CURLoption option) { return option_kind(option) == OptionKind::trampolined; }
 
-bool HostOptions::is_watched(CURLoption option) {
-  switch (option) {
-    case CURLOPT_OPENSOCKETFUNCTION:
-    case CURLOPT_OPENSOCKETDATA:
-    case CURLOPT_SSL_CTX_FUNCTION:
-    case CURLOPT_SSL_CTX_DATA:
-      return true;
-    default:
-      return false;
-  }
-}
+bool HostOptions::is_watched(CURLoption option) { return option_kind(option) == OptionKind::watched; }
 
 bool HostOptions::form_streams() const {
   if (!form_is_body) return false;
@@ -43,9 +18,25 @@ bool HostOptions::form_streams() const {
   return false;
 }
 
-bool is_recorded_option(CURLoption option) {
-  if (HostOptions::is_trampolined(option) || HostOptions::is_watched(option)) return true;
+OptionKind option_kind(CURLoption option) {
   switch (option) {
+    // Replaced by the shim's trampolines during a transfer.
+    case CURLOPT_WRITEFUNCTION:
+    case CURLOPT_WRITEDATA:
+    case CURLOPT_HEADERFUNCTION:
+    case CURLOPT_HEADERDATA:
+    case CURLOPT_READFUNCTION:
+    case CURLOPT_READDATA:
+    case CURLOPT_SEEKFUNCTION:
+    case CURLOPT_SEEKDATA:
+    case CURLOPT_HEADER:
+      return OptionKind::trampolined;
+    // Called through the shim's own when the program set them.
+    case CURLOPT_OPENSOCKETFUNCTION:
+    case CURLOPT_OPENSOCKETDATA:
+    case CURLOPT_SSL_CTX_FUNCTION:
+    case CURLOPT_SSL_CTX_DATA:
+      return OptionKind::watched;
     case CURLOPT_XFERINFOFUNCTION:
     case CURLOPT_PROGRESSFUNCTION:
     case CURLOPT_XFERINFODATA:
@@ -77,9 +68,9 @@ bool is_recorded_option(CURLoption option) {
     case CURLOPT_COOKIEJAR:
     case CURLOPT_COOKIELIST:
     case CURLOPT_SHARE:
-      return true;
+      return OptionKind::recorded;
     default:
-      return false;
+      return OptionKind::other;
   }
 }
 
@@ -106,7 +97,17 @@ bool record_option(HostOptions& o, CURLoption option, OptionValue v) {
     case CURLOPT_TIMEOUT: o.timeout_ms = v.number > 0 ? v.number * 1000 : 0; return true;
     case CURLOPT_TIMEOUT_MS: o.timeout_ms = v.number > 0 ? v.number : 0; return true;
     case CURLOPT_ERRORBUFFER: o.error_buffer = static_cast<char*>(v.pointer); return true;
-    case CURLOPT_URL: o.url = v.pointer ? static_cast<const char*>(v.pointer) : ""; return true;
+    case CURLOPT_URL: {
+      // A program sets the URL before every request, often one of the same length (the same
+      // endpoint): copied over the old one then, without std::string's general replace.
+      const char* url = v.pointer ? static_cast<const char*>(v.pointer) : "";
+      const size_t n = std::strlen(url);
+      if (n == o.url.size())
+        std::memcpy(o.url.data(), url, n);
+      else
+        o.url.assign(url, n);
+      return true;
+    }
     case CURLOPT_IOCTLFUNCTION: o.ioctl_fn = reinterpret_cast<curl_ioctl_callback>(v.function); return true;
     case CURLOPT_IOCTLDATA: o.ioctl_data = v.pointer; return true;
     case CURLOPT_OPENSOCKETFUNCTION:

@@ -85,8 +85,13 @@ union OptionValue {
   curl_off_t offset;
 };
 
+// What the shim does with a curl_easy_setopt option: nothing (passed on), recorded, recorded and
+// replaced by a trampoline while installed, or recorded and watched (HostOptions::is_trampolined,
+// is_watched). One classification per call: the setopt wrapper asks only this (issue 27).
+enum class OptionKind : unsigned char { other, recorded, trampolined, watched };
+OptionKind option_kind(CURLoption option);
 // Whether the shim records `option` (cheap; decides whether the handle's state is looked up).
-bool is_recorded_option(CURLoption option);
+inline bool is_recorded_option(CURLoption option) { return option_kind(option) != OptionKind::other; }
 // Records `value` when `option` is one the shim tracks. Returns true when it is tracked.
 bool record_option(HostOptions& options, CURLoption option, OptionValue value);
 

@@ -28,7 +28,31 @@ using namespace curlretry::shim;
     return real_fn != nullptr ? real_fn(__VA_ARGS__) : (fail);      \
   }
 
+// The same for the calls that run transfers (and so may make libcurl's DONE messages): the
+// thread's count of them is bumped, for the host's curl_multi_info_read (unseen_drives).
+#define CURLRETRY_INSIDE_LIBCURL_DRIVE(field, fail, ...)            \
+  if (const real::Api* inner = running_libcurl()) {                 \
+    ++unseen_drives;                                                \
+    auto real_fn = inner->field;                                    \
+    return real_fn != nullptr ? real_fn(__VA_ARGS__) : (fail);      \
+  }
+
 namespace {
+
+// Calls on this thread that ran transfers of some multi handle without our bookkeeping: the ones
+// made from inside libcurl (its own, and a program's from a callback libcurl called directly).
+// A multi handle they ran may have new messages that no drain of ours read.
+constinit __attribute__((tls_model("initial-exec"))) thread_local std::uint64_t unseen_drives = 0;
+
+// Drains `state`, and when it read libcurl's queue to its end, notes where and when: until this
+// thread runs a transfer unseen, the host's curl_multi_info_read has nothing to drain.
+void drain_and_mark(MultiState* state) {
+  state->drain();
+  if (state->read_to_end()) {
+    state->drained_on = &unseen_drives;
+    state->drained_mark = unseen_drives;
+  }
+}
 
 struct MultiTable {
   std::mutex mutex;
@@ -71,7 +95,7 @@ MultiState* find_multi(CURLM* multi) {
 CURLMcode after_drive(MultiState* state, CURLMcode code, int* running) {
   try {
     state->progress_paused_replays();
-    state->drain();
+    drain_and_mark(state);
     state->update_host_timer();
   } catch (...) {
     // Only allocation can fail here, and no exception may reach a C host: the host gets
@@ -87,6 +111,7 @@ CURLMcode after_drive(MultiState* state, CURLMcode code, int* running) {
 template <typename Call>
 CURLMcode drive(const real::Api& api, CURLM* multi, int* running, bool timer_fired, Call call) {
   MultiState* state = find_multi(multi);
+  if (state == nullptr) ++unseen_drives;  // curl_multi_socket(_all) from inside libcurl, or not ours
   if (state != nullptr) {
     if (timer_fired) state->host_timer_fired();
     state->readd_due();
@@ -138,7 +163,7 @@ __attribute__((noinline)) CURLMcode multi_add_handle_from_host(const void* calle
     try {
       if (code == CURLM_OK) {
         state->adopt(easy, transfer);
-        const auto hold = fleet_hook::hold_new(runtime(), transfer->host, transfer->deadline());
+        const auto hold = fleet_hook::hold_new(runtime(), transfer->host, transfer->deadline(), &transfer->fleet_key());
         if (hold.count() > 0) state->hold_first_attempt(easy, hold);
       } else {
         transfer->end();
@@ -188,7 +213,11 @@ __attribute__((noinline)) CURLMsg* multi_info_read_from_host(const void* caller,
     return info_read(multi, msgs_in_queue);
   }
   try {
-    state->drain();  // messages libcurl made outside a perform we saw (e.g. a failed add)
+    // Messages libcurl made in a call we did not see (from inside a libcurl callback, or on
+    // another thread) or not read yet; none when the last drain read to the end on this thread
+    // since its last unseen drive (the usual host loop: perform, then info_read until nullptr).
+    if (!state->read_to_end() || state->drained_on != &unseen_drives || state->drained_mark != unseen_drives)
+      drain_and_mark(state);
   } catch (...) {
     // Only allocation can fail here, and no exception may reach a C host: what is already
     // queued is still handed out, the rest on the next call.
@@ -316,13 +345,13 @@ __attribute__((visibility("default"))) CURLMcode curl_multi_remove_handle(CURLM*
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_perform(CURLM* multi, int* running) {
-  CURLRETRY_INSIDE_LIBCURL_PASS(multi_perform, CURLM_BAD_HANDLE, multi, running)
+  CURLRETRY_INSIDE_LIBCURL_DRIVE(multi_perform, CURLM_BAD_HANDLE, multi, running)
   return multi_perform_from_host(__builtin_return_address(0), multi, running);
 }
 
 __attribute__((visibility("default"))) CURLMcode curl_multi_socket_action(CURLM* multi, curl_socket_t s, int ev_bitmask,
                                                                          int* running) {
-  CURLRETRY_INSIDE_LIBCURL_PASS(multi_socket_action, CURLM_BAD_HANDLE, multi, s, ev_bitmask, running)
+  CURLRETRY_INSIDE_LIBCURL_DRIVE(multi_socket_action, CURLM_BAD_HANDLE, multi, s, ev_bitmask, running)
   const real::Api& api = CURLRETRY_CALLER_API();
   auto socket_action = api.multi_socket_action;
   if (socket_action == nullptr) return CURLM_BAD_HANDLE;

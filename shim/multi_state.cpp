@@ -189,6 +189,8 @@ void MultiState::drain() {
   auto info_read = api_->multi_info_read;
   auto remove = api_->multi_remove_handle;
   if (info_read == nullptr) return;
+  // Until the loop below reads nullptr (an exception leaves it false).
+  read_to_end_ = false;
   if (!replaying_.empty()) resume_replays();  // tested here: drain runs after every host call
   for (;;) {
     CURLMsg* msg;
@@ -197,7 +199,10 @@ void MultiState::drain() {
       LibcurlScope scope(*api_);
       msg = info_read(multi_, &left);
     }
-    if (msg == nullptr) break;
+    if (msg == nullptr) {
+      read_to_end_ = true;
+      break;
+    }
     CURLMsg copy = *msg;  // the pointer dies at the next libcurl call
     Member* m = member(copy.easy_handle);
     if (m == nullptr || copy.msg != CURLMSG_DONE || !m->transfer->running()) {
@@ -264,26 +269,34 @@ void MultiState::progress_paused_replays() {
 }
 
 CURLMsg* MultiState::next_message(int* msgs_in_queue) {
-  if (queue_.empty()) {
+  if (queue_head_ == queue_.size()) {
     if (msgs_in_queue) *msgs_in_queue = 0;
     return nullptr;
   }
-  const Queued& front = queue_.front();
+  const Queued& front = queue_[queue_head_];
   delivered_ = front.msg;
   if (front.member != nullptr)
     --front.member->queued;
   else
     --unowned_queued_;
-  queue_.pop_front();
-  if (msgs_in_queue) *msgs_in_queue = static_cast<int>(queue_.size());
+  ++queue_head_;
+  if (queue_head_ == queue_.size()) {
+    queue_.clear();  // keeps its capacity: the next message needs no allocation
+    queue_head_ = 0;
+  } else if (queue_head_ >= 64 && queue_head_ * 2 >= queue_.size()) {
+    // A host that never reads the queue empty: what it has read goes, so the vector stays bounded.
+    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(queue_head_));
+    queue_head_ = 0;
+  }
+  if (msgs_in_queue) *msgs_in_queue = static_cast<int>(queue_.size() - queue_head_);
   return &delivered_;
 }
 
 void MultiState::drop_queued(CURL* easy, Member* member) {
   // The usual case, a host removing a handle whose message it has read, scans nothing.
   if ((member == nullptr || member->queued == 0) && unowned_queued_ == 0) return;
-  auto gone =
-      std::remove_if(queue_.begin(), queue_.end(), [easy](const Queued& q) { return q.msg.easy_handle == easy; });
+  const auto unread = queue_.begin() + static_cast<std::ptrdiff_t>(queue_head_);
+  auto gone = std::remove_if(unread, queue_.end(), [easy](const Queued& q) { return q.msg.easy_handle == easy; });
   for (auto it = gone; it != queue_.end(); ++it) {
     if (it->member != nullptr)
       --it->member->queued;
@@ -291,6 +304,10 @@ void MultiState::drop_queued(CURL* easy, Member* member) {
       --unowned_queued_;
   }
   queue_.erase(gone, queue_.end());
+  if (queue_head_ == queue_.size()) {
+    queue_.clear();
+    queue_head_ = 0;
+  }
 }
 
 bool MultiState::forget(CURL* easy) {
@@ -322,6 +339,7 @@ void MultiState::forget_all() {
   heap_.clear();
   replaying_.clear();
   queue_.clear();
+  queue_head_ = 0;
   unowned_queued_ = 0;
 }
 

@@ -6,7 +6,6 @@
 #include <curl/curl.h>
 
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -38,6 +37,14 @@ class MultiState {
   void readd_due();
   // Reads libcurl's DONE messages: retries are parked, final results queued for the host.
   void drain();
+  // The last drain() read libcurl's queue to its end, and no paused replay waits for one. libcurl
+  // makes messages only while it runs transfers (perform, socket_action), and our wrappers of
+  // those drain after the call; multi_api.cpp adds what it did not see (issue 27).
+  bool read_to_end() const { return read_to_end_ && replaying_.empty(); }
+  // Where the host's curl_multi_info_read skips its drain: the thread, and its count of drives
+  // that passed through unseen (made from inside a libcurl callback), when the drain read to the end.
+  const void* drained_on = nullptr;
+  std::uint64_t drained_mark = 0;
   // The host drove the multi handle (perform, socket_action): as libcurl does for each transfer
   // it runs, the progress callback of every transfer whose replay the host holds paused is
   // called (where a program typically resumes it). Never from curl_multi_info_read.
@@ -113,12 +120,17 @@ class MultiState {
   std::unordered_map<CURL*, Entry> parked_;
   std::uint64_t next_generation_ = 1;
   std::vector<std::pair<CURL*, CURLMsg>> replaying_;  // DONE withheld until the replay completes
-  std::deque<Queued> queue_;
+  // From queue_head_ on: the messages the host has yet to read. A vector read from a head, not a
+  // deque: a deque frees and allocates a block every few messages as its front moves on, and the
+  // success path allocates nothing (issue 27). Emptied when read to the end, compacted past half.
+  std::vector<Queued> queue_;
+  std::size_t queue_head_ = 0;
   int unowned_queued_ = 0;  // messages in queue_ for handles that are not ours
   CURLMsg delivered_{};  // valid until the host's next info_read, remove or cleanup
   std::optional<Clock::time_point> libcurl_deadline_;  // libcurl's own timer, as it last asked
   std::optional<Clock::time_point> told_due_;          // the parked due the host's timer knows
   int wakeup_fd_ = -1;
+  bool read_to_end_ = false;  // see read_to_end()
 };
 
 // The host cleans up an easy handle that may still be parked or replaying in `multi`, or adds

@@ -551,8 +551,8 @@ void Transfer::resolve_request() {
   }
   if (primary_ip != nullptr && retried_by_own_proxy(primary_ip, primary_port, parts)) {
     run_.single_attempt = *run_.policy;
-    run_.single_attempt.max_attempts = 1;
-    run_.policy = &run_.single_attempt;
+    run_.single_attempt->max_attempts = 1;
+    run_.policy = &*run_.single_attempt;
   }
 }
 

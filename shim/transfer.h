@@ -129,6 +129,8 @@ class Transfer {
   // asked to abort.
   bool host_progress_continue();
   bool host_progress_continue(curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow);
+  // The handle's fleet key, as count_request() left it at begin() (fleet_hook::hold_new).
+  const fleet_hook::KeyCache& fleet_key() const { return fleet_key_; }
   // The host's deadline for the whole transfer, if it set CURLOPT_TIMEOUT(_MS).
   std::optional<Clock::time_point> deadline() const { return run_.deadline; }
   // The "still waiting" lines of the wait that finish_attempt() asked for (shim/heartbeat.cpp):

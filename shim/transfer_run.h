@@ -40,7 +40,9 @@ struct TransferRun {
   std::string display;
   std::string host;  // for the attempt log
   std::string path;
-  core::Policy single_attempt;  // the policy with max_attempts 1, when the proxy retried it (shim/proxy_layer.h)
+  // The policy with max_attempts 1, when the proxy retried it (shim/proxy_layer.h). Optional: a
+  // Policy's seven vectors would otherwise be built and destroyed by every begin() (issue 27).
+  std::optional<core::Policy> single_attempt;
 
   core::Heartbeat heartbeat;
   std::string wait_cause;  // "529 overloaded", for the heartbeat lines
