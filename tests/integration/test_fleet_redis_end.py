@@ -39,9 +39,10 @@ class RedisCooldownEnds(FleetTestCase):
             self.machines[machine] = str(d)
         return self.env(CURLRETRY_FLEET=self.redis.url, CURLRETRY_FLEET_DIR=self.machines[machine], **extra)
 
-    def on(self, machine: int, key: str, script: str, **extra) -> harness.Result:
+    def on(self, machine: int, key: str, script: str, header: str = "", **extra) -> harness.Result:
         """curl on `machine`; its first stdout line is its pid (the shell execs curl)."""
-        return harness.run(["sh", "-c", 'echo $$; exec "$@"', "sh", harness.CURL, "-q", "-sS",
+        args = ["-H", header] if header else []
+        return harness.run(["sh", "-c", 'echo $$; exec "$@"', "sh", harness.CURL, "-q", "-sS", *args,
                             self.plain.script_url(key, script)], preload=True, env=self.machine_env(machine, **extra))
 
     def fleet_view(self, machine: int) -> dict:
@@ -87,6 +88,30 @@ class RedisCooldownEnds(FleetTestCase):
         self.assertRun(t, 0)
         self.assertRegex(t.stdout.decode(), rf"127\.0\.0\.1:{self.plain.port}\s+-\s+ended by a success \(pid {ender} on "
                          rf"{socket.gethostname()}, \d+\.\d s early\)")
+
+    def test_a_credentials_cooldown_ends_in_redis_when_this_machine_holds_it(self):
+        # A 429 with an API key cools that credential only. A success with the same key on the
+        # machine that holds the cooldown ends it in Redis too: a retry with that key on another
+        # machine is not held.
+        key_header = "x-api-key: sk-test-fleet-end"
+        k = self.key("setter")
+        r = self.on(1, k, f"429+ra={RETRY_AFTER_S}", CURLRETRY_MAX_ATTEMPTS="1", header=key_header)
+        self.assertRun(r, 0)
+        cred = [e for name, e in self.fleet_view(3).items() if name.startswith(self.host_key() + " key:")]
+        self.assertEqual(len(cred), 1, cred)
+        self.assertGreater(cred[0]["cooling_ms"], (RETRY_AFTER_S - 10) * 1000, cred)
+        k = self.key("evidence")
+        r = self.on(1, k, "200", header=key_header)
+        self.assertRun(r, 0)
+        ender = int(r.stdout.split(b"\n", 1)[0])
+        entry = self.fleet_view(3)[cred[0]["key"]]
+        self.assertEqual((entry["cooling_ms"], entry["ended_by"], entry["ended_pid"]), (0, "success", ender), entry)
+        k = self.key("retry")
+        r = self.on(3, k, "429,200", header=key_header)
+        self.assertRun(r, 0)
+        self.assertEqual(r.stdout.split(b"\n", 1)[1], ok_body(k, 2), str(r))
+        self.assertCount(self.plain, k, 2, r)
+        self.assertLess(r.elapsed, FAST_S, str(r))
 
     def test_a_success_sent_before_the_cooldown_was_raised_does_not_end_it(self):
         # B's request is on the wire (answered 200 after 2 s) when A is told to come back later:
