@@ -226,6 +226,9 @@ def fleet_env(mode, lib, redis_url, fleet_dir, work):
     env.update({"LD_PRELOAD": lib, "CURLRETRY_LOG": "off", "CURLRETRY_FLEET_DIR": fleet_dir,
                 "CURLRETRY_FLEET": redis_url if mode == "redis" else mode,
                 "XDG_CONFIG_HOME": os.path.join(work, "empty"), "HOME": os.path.join(work, "empty")})
+    if os.environ.get("FLEET_BENCH_LOG"):  # a directory: each mode's processes log there at info
+        env.update({"CURLRETRY_LOG": "info",
+                    "CURLRETRY_LOG_FILE": os.path.join(os.environ["FLEET_BENCH_LOG"], f"{mode}.log")})
     return env
 
 
@@ -376,6 +379,9 @@ def flapping(modes, args, lib, upstream, redis_url, work):
     return rows, n
 
 
+ROWS = ("timeline", "pacing", "persistent", "flapping", "cost")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", required=True)
@@ -384,7 +390,11 @@ def main():
     ap.add_argument("--rate", type=float, default=1.0, help="requests per second per worker")
     ap.add_argument("--modes", default="off,machine,redis")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--rows", default=",".join(ROWS), help="which rows: " + ",".join(ROWS))
     args = ap.parse_args()
+    wanted = args.rows.split(",")
+    if any(r not in ROWS for r in wanted):
+        ap.error(f"--rows: one or more of {','.join(ROWS)}")
     lib = os.environ.get("CURLRETRY_LIB", os.path.join(args.root, "build/shim/libcurlretry.so"))
     up_bin = os.environ.get("FLAKY_UPSTREAM", os.path.join(args.root, "build/upstream/flaky-upstream"))
     for path in (lib, up_bin):
@@ -414,15 +424,21 @@ def main():
                 print("redis-server not installed: no Redis row", file=sys.stderr)
                 modes.remove("redis")
         pacing = {}
+        persist = flap = cost = None
         for mode in modes:
             print(f"bench/fleet.sh: {mode} ...", file=sys.stderr)
-            rows.append(run_mode(mode, args, lib, upstream, redis_url, work))
-            pacing[mode] = pacing_rows(mode, args, lib, upstream, redis_url, work)
-        print(f"bench/fleet.sh: persistent outage ({','.join(modes)} side by side) ...", file=sys.stderr)
-        persist, persist_s = persistent_outage(modes, args, lib, upstream, redis_url, work)
-        print(f"bench/fleet.sh: flapping upstream ({','.join(modes)} side by side) ...", file=sys.stderr)
-        flap, flap_s = flapping(modes, args, lib, upstream, redis_url, work)
-        cost = instruction_cost(lib, upstream, work, args.root)
+            if "timeline" in wanted:
+                rows.append(run_mode(mode, args, lib, upstream, redis_url, work))
+            if "pacing" in wanted:
+                pacing[mode] = pacing_rows(mode, args, lib, upstream, redis_url, work)
+        if "persistent" in wanted:
+            print(f"bench/fleet.sh: persistent outage ({','.join(modes)} side by side) ...", file=sys.stderr)
+            persist, persist_s = persistent_outage(modes, args, lib, upstream, redis_url, work)
+        if "flapping" in wanted:
+            print(f"bench/fleet.sh: flapping upstream ({','.join(modes)} side by side) ...", file=sys.stderr)
+            flap, flap_s = flapping(modes, args, lib, upstream, redis_url, work)
+        if "cost" in wanted:
+            cost = instruction_cost(lib, upstream, work, args.root)
     finally:
         upstream.stop()
         if redis and redis.poll() is None:
@@ -431,6 +447,19 @@ def main():
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     phases = PHASES_QUICK if args.quick else PHASES_FULL
+    if rows:
+        print_timeline(args, phases, rows)
+    if pacing:
+        print_pacing(pacing)
+    if persist:
+        print_persistent(persist, persist_s)
+    if flap:
+        print_flapping(flap, flap_s)
+    if "cost" in wanted:
+        print_cost(cost)
+
+
+def print_timeline(args, phases, rows):
     print(f"{args.workers} workers x {args.rate:g} req/s; phases " +
           ", ".join(f"{p} {s:g} s" for p, s in phases) + f"; outage = 529 with Retry-After: {RETRY_AFTER_S}")
     print("outage ratio: upstream requests of the outage's logical requests (their retries included, wherever"
@@ -443,6 +472,9 @@ def main():
     for r in rows:
         for miss in r["misses"][:5]:
             print(f"  {r['mode']}: 10 % window miss: {miss}")
+
+
+def print_pacing(pacing):
     print("pacing (issue 23): requests that succeed / logical, wall time")
     lone_off = pacing.get("off", {}).get("lone")
     for mode, p in pacing.items():
@@ -454,6 +486,9 @@ def main():
                 if name == "lone" and lone_off and mode != "off":
                     vs = f" ({secs / lone_off[2]:.2f}x fleet off's {lone_off[2]:.1f} s)"
                 print(f"  {mode:8} {label}: {ok}/{total} in {secs:.1f} s{vs}")
+
+
+def print_persistent(persist, persist_s):
     print(f"persistent mode (CURLRETRY_PERSISTENT=1): {PERSIST_PROCS} processes, 529 outage of the whole host for "
           f"{persist_s:g} s, then 200; every mode at once. during: upstream requests that arrived in the outage /"
           f" logical; drain: recovery -> last process done (targets 1.1x, 10 s)")
@@ -461,11 +496,17 @@ def main():
     for mode, r in persist.items():
         drain = f"{r['drain']:.1f} s" if r["unfinished"] == 0 else f"{r['unfinished']} left"
         print(f"{mode:8} {r['ok']:>4}/{r['logical']:<5} {r['during']:>7.2f}x {drain:>8} {r['upstream']:>9}")
+
+
+def print_flapping(flap, flap_s):
     print(f"flapping upstream: {FLAP_PROCS} processes x {flap_s} requests at 1/s, each key answering every other "
           f"request 503 (base 500 ms); every mode at once (targets: success >= off's, upstream <= off's)")
     print(f"{'fleet':8} {'success':>8} {'logical':>8} {'upstream':>9}")
     for mode, r in flap.items():
         print(f"{mode:8} {100 * r['ok'] / r['logical']:>7.1f}% {r['logical']:>8} {r['upstream']:>9}")
+
+
+def print_cost(cost):
     if cost:
         ratio = cost["machine"] / cost["off"]
         print(f"success path (callgrind, 2000 GETs): off {cost['off']} Ir, machine {cost['machine']} Ir "

@@ -6,7 +6,7 @@
 # success-path cost of the store by instruction count. See bench/README.md, "Fleet". Full run
 # about 12 minutes, --quick about 5.
 #
-#   bench/fleet.sh [--quick] [--workers N] [--rate R] [--modes off,machine,redis] [--keep]
+#   bench/fleet.sh [--quick] [--workers N] [--rate R] [--modes off,machine,redis] [--rows timeline,pacing,persistent,flapping,cost] [--keep]
 #
 # Uses build/shim/libcurlretry.so and build/upstream/flaky-upstream (or CURLRETRY_LIB and
 # FLAKY_UPSTREAM); redis-server and valgrind when installed (rows without them say so).
