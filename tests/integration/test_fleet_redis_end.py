@@ -23,7 +23,7 @@ RETRY_AFTER_S = 30
 FAST_S = 5.0
 
 
-@unittest.skipUnless(REDIS_SERVER, "redis-server not installed (scripts/install-deps.sh installs it)")
+@unittest.skipUnless(REDIS_SERVER, harness.needs("redis-server", "redis-server"))
 class RedisCooldownEnds(FleetTestCase):
 
     def setUp(self):
