@@ -36,17 +36,29 @@ class Upstream:
             raise RuntimeError(f"flaky-upstream said {line!r}")
         self.port = int(line[5:])
         self.lines = []  # (monotonic time, key, attempt, step)
+        self.armed = []  # (monotonic time, path): requests to an armed prefix (persistent_outage)
         self.lock = threading.Lock()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
     def _read(self):
         pattern = re.compile(rb"GET /s/([^/ ]+)\S* attempt=(\d+) step=(\S+)")
+        armed = re.compile(rb"GET (/\S+) -> /s/")
         for raw in self.proc.stderr:
             m = pattern.search(raw)
             if m:
                 with self.lock:
                     self.lines.append((time.monotonic(), m.group(1).decode(), int(m.group(2)), m.group(3).decode()))
+            elif (m := armed.search(raw)):
+                with self.lock:
+                    self.armed.append((time.monotonic(), m.group(1).decode()))
+
+    def arm(self, key: str, script: str, prefix: str) -> None:
+        """Every request under `prefix` plays /s/<key>/<script> from now on (upstream/README.md)."""
+        url = f"http://127.0.0.1:{self.port}/arm/{key}/{script}?path={prefix}"
+        with urllib.request.urlopen(url, timeout=10) as r:
+            if r.read() != f"armed {prefix}\n".encode():
+                raise RuntimeError(f"arming {prefix} failed")
 
     def stop(self):
         if self.proc.poll() is None:
@@ -188,14 +200,21 @@ def instruction_cost(lib, upstream, work, root):
     loadgen = os.path.join(work, "loadgen")
     subprocess.run(["cc", "-O2", "-o", loadgen, os.path.join(root, "bench/loadgen.c"), "-lcurl"], check=True)
     counts = {}
+    runs = {}
+    # Both at once: an instruction count does not depend on what else runs, and the row then
+    # costs one callgrind run of wall time instead of two.
     for mode in ("off", "machine"):
         env = {k: v for k, v in os.environ.items() if not k.startswith(("CURLRETRY_", "BILI_REPLAY_"))}
         env.update({"LD_PRELOAD": lib, "CURLRETRY_FLEET": mode, "CURLRETRY_FLEET_DIR": os.path.join(work, "cg-fleet"),
                     "XDG_CONFIG_HOME": os.path.join(work, "empty"), "HOME": os.path.join(work, "empty")})
         out = os.path.join(work, f"callgrind-{mode}.out")
-        subprocess.run(["timeout", "300", "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", loadgen,
-                        "easy", "-u", f"http://127.0.0.1:{upstream.port}/ok", "-n", "2000", "-w", "50"],
-                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        runs[mode] = (out, subprocess.Popen(
+            ["timeout", "300", "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", loadgen,
+             "easy", "-u", f"http://127.0.0.1:{upstream.port}/ok", "-n", "2000", "-w", "50"],
+            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    for mode, (out, p) in runs.items():
+        if p.wait() != 0:
+            raise RuntimeError(f"callgrind of loadgen ({mode}) exited {p.returncode}")
         with open(out) as f:
             total = next(int(line.split()[1]) for line in f if line.startswith(("summary:", "totals:")))
         counts[mode] = total
@@ -207,6 +226,9 @@ def fleet_env(mode, lib, redis_url, fleet_dir, work):
     env.update({"LD_PRELOAD": lib, "CURLRETRY_LOG": "off", "CURLRETRY_FLEET_DIR": fleet_dir,
                 "CURLRETRY_FLEET": redis_url if mode == "redis" else mode,
                 "XDG_CONFIG_HOME": os.path.join(work, "empty"), "HOME": os.path.join(work, "empty")})
+    if os.environ.get("FLEET_BENCH_LOG"):  # a directory: each mode's processes log there at info
+        env.update({"CURLRETRY_LOG": "info",
+                    "CURLRETRY_LOG_FILE": os.path.join(os.environ["FLEET_BENCH_LOG"], f"{mode}.log")})
     return env
 
 
@@ -239,6 +261,127 @@ def pacing_rows(mode, args, lib, upstream, redis_url, work):
     return rows
 
 
+def wait_all(procs, limit_s):
+    """Waits for every process (bounded by limit_s, then kills what is left); returns each one's
+    (exit status, stdout, monotonic end time or None when killed)."""
+    ends = [None] * len(procs)
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline and any(e is None for e in ends):
+        for i, p in enumerate(procs):
+            if ends[i] is None and p.poll() is not None:
+                ends[i] = time.monotonic()
+        time.sleep(0.05)
+    out = []
+    for i, p in enumerate(procs):
+        if p.poll() is None:
+            p.kill()
+        stdout, _ = p.communicate()
+        out.append((p.returncode, stdout, ends[i]))
+    return out
+
+
+def quiet_log(upstream):
+    """Every process has ended: waits until the upstream's log is quiet (0.5 s, at most 5 s)."""
+    until = time.monotonic() + 5.0
+    seen, quiet_since = -1, time.monotonic()
+    while time.monotonic() < until and time.monotonic() - quiet_since < 0.5:
+        with upstream.lock:
+            now_seen = len(upstream.lines) + len(upstream.armed)
+        if now_seen != seen:
+            seen, quiet_since = now_seen, time.monotonic()
+        time.sleep(0.05)
+
+
+PERSIST_PROCS = 50
+PERSIST_OUTAGE_S = {False: 60.0, True: 10.0}  # full, --quick
+# A process still waiting this long after the recovery is killed and counted as not finished.
+PERSIST_DRAIN_LIMIT_S = 240.0
+
+
+def persistent_outage(modes, args, lib, upstream, redis_url, work):
+    """Issue 23: unattended mode (CURLRETRY_PERSISTENT=1), 50 processes, a full 529 outage of
+    the whole host (an armed path prefix, upstream/README.md) then healthy. Every mode runs at
+    the same time, each on a prefix and a store of its own: side by side, in the same minute."""
+    outage_s = PERSIST_OUTAGE_S[args.quick]
+    tag = random.randrange(1 << 30)
+    runs = {}
+    for mode in modes:
+        prefix = f"/po-{mode}-{tag}/"
+        upstream.arm(f"po-{mode}-{tag}", "529", prefix)
+        env = fleet_env(mode, lib, redis_url, os.path.join(work, f"persistent-{mode}"), work)
+        env["CURLRETRY_PERSISTENT"] = "1"
+        runs[mode] = (prefix, env)
+    start = time.monotonic()
+    procs = {mode: [] for mode in modes}
+    for i in range(PERSIST_PROCS):
+        for mode in modes:
+            prefix, env = runs[mode]
+            procs[mode].append(subprocess.Popen(
+                ["curl", "-q", "-sS", "-o", "/dev/null", "-w", "%{http_code}", f"http://127.0.0.1:{upstream.port}{prefix}{i}"],
+                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
+    time.sleep(max(0.0, start + outage_s - time.monotonic()))
+    for mode in modes:
+        upstream.arm(f"po-{mode}-{tag}", "200", runs[mode][0])
+    recovered = time.monotonic()
+    every = [p for mode in modes for p in procs[mode]]
+    done = wait_all(every, recovered - time.monotonic() + PERSIST_DRAIN_LIMIT_S)
+    quiet_log(upstream)
+    with upstream.lock:
+        armed = list(upstream.armed)
+    rows = {}
+    for k, mode in enumerate(modes):
+        mine = [done[i * len(modes) + k] for i in range(PERSIST_PROCS)]
+        ok = sum(1 for code, out, _ in mine if code == 0 and out.strip() == b"200")
+        ends = [end for _, _, end in mine if end is not None]
+        prefix = runs[mode][0]
+        lines = [t for t, path in armed if path.startswith(prefix)]
+        during = sum(1 for t in lines if start <= t < recovered)
+        rows[mode] = {"ok": ok, "logical": PERSIST_PROCS, "during": during / PERSIST_PROCS, "upstream": len(lines),
+                      "drain": (max(ends) - recovered) if len(ends) == PERSIST_PROCS else float("inf"),
+                      "unfinished": PERSIST_PROCS - len(ends)}
+    return rows, outage_s
+
+
+FLAP_PROCS = 50
+FLAP_S = {False: 30, True: 10}  # requests per process at 1/s: the row's length in seconds
+
+
+def flapping(modes, args, lib, upstream, redis_url, work):
+    """Issue 23: 50 processes against a flapping upstream for 30 s, every mode at the same time.
+    Each process is one curl making one request a second (`--rate 1/s`) on a key of its own that
+    answers every other request 503 (503,200,503,200,...: a retry that was not sent shifts the
+    next request onto the 200); base 500 ms like the timeline."""
+    n = FLAP_S[args.quick]
+    tag = random.randrange(1 << 30)
+    script = ",".join(["503,200"] * (n + 2))
+    procs = {mode: [] for mode in modes}
+    for i in range(FLAP_PROCS):
+        for mode in modes:
+            env = fleet_env(mode, lib, redis_url, os.path.join(work, f"flap-{mode}"), work)
+            env["CURLRETRY_BASE_MS"] = "500"
+            url = f"http://127.0.0.1:{upstream.port}/s/flap-{mode}-{tag}-{i}/{script}"
+            cmd = ["curl", "-q", "-sS", "--rate", "1/s", "-w", "%{http_code}\n"]
+            for _ in range(n):
+                cmd += ["-o", "/dev/null", url]
+            procs[mode].append(subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                                stderr=subprocess.DEVNULL))
+    every = [p for mode in modes for p in procs[mode]]
+    done = wait_all(every, 4.0 * n + 60.0)
+    quiet_log(upstream)
+    with upstream.lock:
+        lines = list(upstream.lines)
+    rows = {}
+    for k, mode in enumerate(modes):
+        mine = [done[i * len(modes) + k] for i in range(FLAP_PROCS)]
+        ok = sum(out.split().count(b"200") for _, out, _ in mine)
+        up = sum(1 for _, key, _, _ in lines if key.startswith(f"flap-{mode}-{tag}-"))
+        rows[mode] = {"ok": ok, "logical": FLAP_PROCS * n, "upstream": up}
+    return rows, n
+
+
+ROWS = ("timeline", "pacing", "persistent", "flapping", "cost")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", required=True)
@@ -247,7 +390,11 @@ def main():
     ap.add_argument("--rate", type=float, default=1.0, help="requests per second per worker")
     ap.add_argument("--modes", default="off,machine,redis")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--rows", default=",".join(ROWS), help="which rows: " + ",".join(ROWS))
     args = ap.parse_args()
+    wanted = args.rows.split(",")
+    if any(r not in ROWS for r in wanted):
+        ap.error(f"--rows: one or more of {','.join(ROWS)}")
     lib = os.environ.get("CURLRETRY_LIB", os.path.join(args.root, "build/shim/libcurlretry.so"))
     up_bin = os.environ.get("FLAKY_UPSTREAM", os.path.join(args.root, "build/upstream/flaky-upstream"))
     for path in (lib, up_bin):
@@ -277,11 +424,21 @@ def main():
                 print("redis-server not installed: no Redis row", file=sys.stderr)
                 modes.remove("redis")
         pacing = {}
+        persist = flap = cost = None
         for mode in modes:
             print(f"bench/fleet.sh: {mode} ...", file=sys.stderr)
-            rows.append(run_mode(mode, args, lib, upstream, redis_url, work))
-            pacing[mode] = pacing_rows(mode, args, lib, upstream, redis_url, work)
-        cost = instruction_cost(lib, upstream, work, args.root)
+            if "timeline" in wanted:
+                rows.append(run_mode(mode, args, lib, upstream, redis_url, work))
+            if "pacing" in wanted:
+                pacing[mode] = pacing_rows(mode, args, lib, upstream, redis_url, work)
+        if "persistent" in wanted:
+            print(f"bench/fleet.sh: persistent outage ({','.join(modes)} side by side) ...", file=sys.stderr)
+            persist, persist_s = persistent_outage(modes, args, lib, upstream, redis_url, work)
+        if "flapping" in wanted:
+            print(f"bench/fleet.sh: flapping upstream ({','.join(modes)} side by side) ...", file=sys.stderr)
+            flap, flap_s = flapping(modes, args, lib, upstream, redis_url, work)
+        if "cost" in wanted:
+            cost = instruction_cost(lib, upstream, work, args.root)
     finally:
         upstream.stop()
         if redis and redis.poll() is None:
@@ -290,6 +447,19 @@ def main():
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     phases = PHASES_QUICK if args.quick else PHASES_FULL
+    if rows:
+        print_timeline(args, phases, rows)
+    if pacing:
+        print_pacing(pacing)
+    if persist:
+        print_persistent(persist, persist_s)
+    if flap:
+        print_flapping(flap, flap_s)
+    if "cost" in wanted:
+        print_cost(cost)
+
+
+def print_timeline(args, phases, rows):
     print(f"{args.workers} workers x {args.rate:g} req/s; phases " +
           ", ".join(f"{p} {s:g} s" for p, s in phases) + f"; outage = 529 with Retry-After: {RETRY_AFTER_S}")
     print("outage ratio: upstream requests of the outage's logical requests (their retries included, wherever"
@@ -302,13 +472,41 @@ def main():
     for r in rows:
         for miss in r["misses"][:5]:
             print(f"  {r['mode']}: 10 % window miss: {miss}")
+
+
+def print_pacing(pacing):
     print("pacing (issue 23): requests that succeed / logical, wall time")
+    lone_off = pacing.get("off", {}).get("lone")
     for mode, p in pacing.items():
         for name, label in (("lone", "lone process, 16 threads x N, each 503 once, default backoff"),
                             ("sequential", "processes one after another, each 503 then 200 (base 10 ms)")):
             if name in p:
                 ok, total, secs = p[name]
-                print(f"  {mode:8} {label}: {ok}/{total} in {secs:.1f} s")
+                vs = ""
+                if name == "lone" and lone_off and mode != "off":
+                    vs = f" ({secs / lone_off[2]:.2f}x fleet off's {lone_off[2]:.1f} s)"
+                print(f"  {mode:8} {label}: {ok}/{total} in {secs:.1f} s{vs}")
+
+
+def print_persistent(persist, persist_s):
+    print(f"persistent mode (CURLRETRY_PERSISTENT=1): {PERSIST_PROCS} processes, 529 outage of the whole host for "
+          f"{persist_s:g} s, then 200; every mode at once. during: upstream requests that arrived in the outage /"
+          f" logical; drain: recovery -> last process done (targets 1.1x, 10 s)")
+    print(f"{'fleet':8} {'succeeded':>10} {'during':>8} {'drain':>8} {'upstream':>9}")
+    for mode, r in persist.items():
+        drain = f"{r['drain']:.1f} s" if r["unfinished"] == 0 else f"{r['unfinished']} left"
+        print(f"{mode:8} {r['ok']:>4}/{r['logical']:<5} {r['during']:>7.2f}x {drain:>8} {r['upstream']:>9}")
+
+
+def print_flapping(flap, flap_s):
+    print(f"flapping upstream: {FLAP_PROCS} processes x {flap_s} requests at 1/s, each key answering every other "
+          f"request 503 (base 500 ms); every mode at once (targets: success >= off's, upstream <= off's)")
+    print(f"{'fleet':8} {'success':>8} {'logical':>8} {'upstream':>9}")
+    for mode, r in flap.items():
+        print(f"{mode:8} {100 * r['ok'] / r['logical']:>7.1f}% {r['logical']:>8} {r['upstream']:>9}")
+
+
+def print_cost(cost):
     if cost:
         ratio = cost["machine"] / cost["off"]
         print(f"success path (callgrind, 2000 GETs): off {cost['off']} Ir, machine {cost['machine']} Ir "

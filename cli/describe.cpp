@@ -103,8 +103,13 @@ std::string describe_fleet(const config::FleetSettings& f) {
   if (f.store == config::FleetStore::off) return "off (every process retries on its own)";
   std::string store = f.store == config::FleetStore::machine ? "machine store" : "Redis " + f.redis_url;
   // The token bucket of core/retry_tokens.h in one line.
-  return store + "; a retry takes a token when it is sent (waiting up to backoff.max_ms for one; in persistent mode as "
-                 "long as it takes), given back if it succeeds; a success ends a cooldown; each success earns " +
+  // The rules of "delay, never deny" (config/REFERENCE.md, "Fleet"), then the bucket's numbers.
+  return store + "; the fleet delays a retry, never denies one: it waits for a cooldown up to its retry_after.max_ms "
+                 "(a longer one is not waited for), and the first success sent after a cooldown was raised ends it; "
+                 "the budget paces only a host in an outage (no success sent in the last second): a retry takes a "
+                 "token when it is sent (waiting for one at most one more wait of its own backoff, 1 s to "
+                 "backoff.max_ms; in persistent mode as long as it takes), given back if it succeeds; each success "
+                 "earns " +
          std::to_string(f.budget.percent) + "% of one, plus " + std::to_string(f.budget.reserve) + " per " +
          std::to_string(f.budget.window.count()) + " ms; at most " + std::to_string(f.budget.percent) +
          "% of the requests per window (at least " + std::to_string(f.budget.reserve) + ")" +

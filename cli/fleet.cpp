@@ -65,7 +65,7 @@ View read_machine_view(const config::FleetSettings& settings, std::int64_t now) 
   for (const auto& k : store->list(now, settings.budget)) {
     v.keys.push_back({k.key, k.cooling.until_ms, k.cooling.status, k.cooling.pid, k.cooling.pid != 0 ? host : "",
                       k.counts.requests, k.counts.retries, k.tokens, k.cooling.ended_ms, k.cooling.ended_until_ms,
-                      k.cooling.ended_pid});
+                      k.cooling.ended_pid, k.cooling.ended_pid != 0 ? host : ""});
   }
   return v;
 }
@@ -113,7 +113,7 @@ void print_json(const config::FleetSettings& s, const View& v, std::int64_t now)
               << ",\"host\":" << json_quote(k.host) << ",\"requests\":" << k.requests << ",\"retries\":" << k.retries
               << ",\"tokens\":" << tokens(k.tokens) << ",\"cap\":" << tokens(core::budget::cap(s.budget, k.requests))
               << ",\"ended_by\":" << json_quote(k.ended_ms != 0 ? "success" : "") << ",\"ended_ms\":" << k.ended_ms
-              << ",\"ended_pid\":" << k.ended_pid << "}";
+              << ",\"ended_pid\":" << k.ended_pid << ",\"ended_host\":" << json_quote(k.ended_host) << "}";
     first = false;
   }
   std::cout << "]}\n";
@@ -139,7 +139,8 @@ void print_text(const config::FleetSettings& s, const View& v, std::int64_t now)
       if (redis && !k.host.empty()) by += " on " + k.host;
     } else if (k.ended_ms != 0) {
       // Why it is not cooling any more: a request sent after it was raised succeeded.
-      by = "ended by a success (pid " + std::to_string(k.ended_pid) + ", " +
+      by = "ended by a success (pid " + std::to_string(k.ended_pid) +
+           (redis && !k.ended_host.empty() ? " on " + k.ended_host : "") + ", " +
            seconds(std::max<std::int64_t>(0, k.ended_until_ms - k.ended_ms)) + " early)";
     }
     std::cout << pad(k.key, 40) << pad(left > 0 ? seconds(left) : "-", 10) << pad(by, by_width)

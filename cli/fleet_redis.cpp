@@ -58,8 +58,19 @@ void collect(void* context, const curlretry_redis_key* k) {
   FleetRow row;
   row.key = k->key;
   row.until_ms = k->until_ms;
+  // "status pid host set_ms", then for a cooldown a success ended "ended_ms until_ms pid host"
+  // (fleet/redis_module.cpp); a value an older module wrote stops after the host.
   std::istringstream meta(k->meta);
-  meta >> row.status >> row.pid >> row.host;
+  std::int64_t set_ms = 0;
+  meta >> row.status >> row.pid >> row.host >> set_ms;
+  if (row.until_ms == 0 && meta >> row.ended_ms >> row.ended_until_ms >> row.ended_pid >> row.ended_host) {
+    row.status = 0;  // nothing is cooling: who set the ended one is not shown
+    row.pid = 0;
+    row.host.clear();
+  } else {
+    row.ended_ms = row.ended_until_ms = row.ended_pid = 0;
+    row.ended_host.clear();
+  }
   row.requests = k->requests;
   row.retries = k->retries;
   // The bucket as the next decision would find it, by the same arithmetic (a key with no bucket

@@ -21,10 +21,12 @@ struct FleetRow {
   std::uint64_t requests = 0;
   std::uint64_t retries = 0;
   std::uint64_t tokens = 0;  // what a retry decision now would find, in core::budget::kToken units
-  // The last cooldown a success ended (machine store): when, the deadline it had, whose success.
+  // The last cooldown a success ended: when, the deadline it had, whose success (and, from Redis,
+  // on which machine).
   std::int64_t ended_ms = 0;
   std::int64_t ended_until_ms = 0;
   int ended_pid = 0;
+  std::string ended_host;
 };
 
 // Every key Redis holds, sorted. nullopt with `error` (a sentence) when the module cannot be

@@ -14,7 +14,9 @@ typedef struct curlretry_redis curlretry_redis;
  * then (want_retry) credits, trickles and caps the bucket (core/retry_tokens.h) and takes the
  * retry's token when there is one, atomically for the whole fleet; reads both cooldowns. With
  * want_retry 0 (a flush) only the pending counts are added: successes are turned into tokens by
- * the next decision, with its percent. */
+ * the next decision, with its percent. A pending success sent after the host key's cooldown was
+ * raised (Redis's clock: the send time travels as an age) ends that cooldown fleet-wide, recorded
+ * with `who` for `curlretry fleet`. */
 struct curlretry_redis_sync {
   const char* key;       /* "host:port" */
   const char* cred_key;  /* "host:port key:xxxxxxxx", or NULL */
@@ -29,6 +31,8 @@ struct curlretry_redis_sync {
   int reserve;
   long long window_ms;
   long long now_ms;      /* Unix ms, the caller's clock */
+  long long success_sent_ms; /* when the latest pending success was sent (caller's clock); 0: none */
+  const char* who;       /* "pid hostname" of the caller, for the record of an ended cooldown */
   /* out */
   long long host_until_ms;
   long long cred_until_ms;
@@ -44,15 +48,23 @@ typedef void (*curlretry_redis_free_fn)(curlretry_redis* redis);
 /* Raises the key's cooldown to until_ms (never lowers it); meta is "status pid hostname". */
 typedef int (*curlretry_redis_cool_fn)(curlretry_redis* redis, const char* key, long long until_ms, const char* meta,
                                        char* err, unsigned long err_size);
-/* Looked up as "curlretry_redis_sync_v3": a module of another layout is refused, not misread. */
+/* Looked up as "curlretry_redis_sync_v4": a module of another layout is refused, not misread. */
 typedef int (*curlretry_redis_sync_fn)(curlretry_redis* redis, struct curlretry_redis_sync* sync, char* err,
                                        unsigned long err_size);
+
+/* Ends the key's cooldown when it was raised before sent_ms (a success of a request sent then;
+ * both on the caller's clock, compared on Redis's); *ended is 1 when it did. Looked up as
+ * "curlretry_redis_end_v1". */
+typedef int (*curlretry_redis_end_fn)(curlretry_redis* redis, const char* key, long long sent_ms, long long now_ms,
+                                      const char* who, int* ended, char* err, unsigned long err_size);
 
 /* `curlretry fleet` with a Redis store: one key as the fleet holds it. */
 struct curlretry_redis_key {
   const char* key;               /* "host:port" or "host:port key:xxxxxxxx" */
   long long until_ms;            /* the cooldown's end, Unix ms; 0 when none */
-  const char* meta;              /* "status pid hostname" of whoever set it; "" when none */
+  /* "status pid hostname set_ms" of whoever set it, then when a success ended it
+   * "... ended_ms ended_until_ms pid hostname" (until_ms is then 0); "" when none */
+  const char* meta;
   int has_bucket;                /* the key's bucket exists: the fields below are set */
   unsigned long long milli;      /* tokens x 1000 as the last decision left them */
   long long stamp_ms;            /* the bucket's trickle stamp, Unix ms */

@@ -18,22 +18,53 @@ struct curlretry_redis {
 
 namespace {
 
-constexpr const char* kCoolScript = R"(
+// Redis's own clock in ms: when a cooldown was raised and when a success was sent are compared on
+// it, so machines whose clocks differ a little still agree which came first. (Writes after TIME
+// need effect replication, the default since Redis 5; asked for explicitly on older ones.)
+#define CURLRETRY_LUA_CLOCK \
+  "if redis.replicate_commands then redis.replicate_commands() end\n" \
+  "local tm = redis.call('TIME')\n" \
+  "local clock = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)\n"
+
+// A cooldown's value: "until_ms status pid hostname set_ms" (until on the setter's clock, set on
+// Redis's). A success ends it as "0 status pid hostname set_ms ended_ms until_ms pid hostname",
+// kept an hour for `curlretry fleet`; every reader takes the leading number as the deadline.
+// finish(key, sent, now, who): sent on Redis's clock; ends the cooldown when it was raised at or
+// before `sent` and has not run out.
+#define CURLRETRY_LUA_FINISH \
+  "local function finish(key, sent, now, who)\n" \
+  "  local cur = redis.call('GET', key)\n" \
+  "  if not cur then return 0 end\n" \
+  "  local f = {}\n" \
+  "  for w in string.gmatch(cur, '%S+') do f[#f + 1] = w end\n" \
+  "  local u, set = tonumber(f[1]) or 0, tonumber(f[5])\n" \
+  "  if u <= now or not set or set > sent or #f ~= 5 then return 0 end\n" \
+  "  redis.call('SET', key, table.concat({'0', f[2], f[3], f[4], f[5], now, u, who}, ' '), 'PX', 3600000)\n" \
+  "  return 1\n" \
+  "end\n"
+
+constexpr const char* kCoolScript = CURLRETRY_LUA_CLOCK R"(
 local cur = redis.call('GET', KEYS[1])
 local old = 0
 if cur then old = tonumber(string.match(cur, '^(%d+)')) or 0 end
 if tonumber(ARGV[1]) > old then
-  redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[2], 'PXAT', ARGV[1])
+  redis.call('SET', KEYS[1], ARGV[1] .. ' ' .. ARGV[2] .. ' ' .. clock, 'PXAT', ARGV[1])
   return 1
 end
 return 0
 )";
 
+// KEYS: the cooldown. ARGV: sent_ms, now_ms (the caller's clock), who ("pid hostname").
+constexpr const char* kEndScript = CURLRETRY_LUA_CLOCK CURLRETRY_LUA_FINISH R"(
+local age = math.max(tonumber(ARGV[2]) - tonumber(ARGV[1]), 0)
+return finish(KEYS[1], clock - age, tonumber(ARGV[2]), ARGV[3])
+)";
+
 // KEYS: host cooldown, credential cooldown (or the host's again). ARGV: budget prefix, epoch,
 // slots, pending requests, pending successes, refunds, want_retry, percent, reserve, window_ms,
-// now_ms, again. The bucket (hash <prefix>bucket: m tokens x 1000, s trickle stamp, k failing streak,
+// now_ms, again, success_sent_ms (0: none), who. The bucket (hash <prefix>bucket: m tokens x 1000, s trickle stamp, k failing streak,
 // w successes and g refunds not credited yet) follows core/retry_tokens.cpp step for step.
-constexpr const char* kSyncScript = R"(
+constexpr const char* kSyncScript = CURLRETRY_LUA_CLOCK CURLRETRY_LUA_FINISH R"(
 local p = ARGV[1]
 local e = tonumber(ARGV[2])
 local n = tonumber(ARGV[3])
@@ -41,7 +72,9 @@ local add, succ, back = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local want, pct, res = tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9])
 local win, now = math.max(tonumber(ARGV[10]), 1), tonumber(ARGV[11])
 local again = tonumber(ARGV[12])
+local sent = tonumber(ARGV[13])
 local b = p .. 'bucket'
+if sent > 0 then finish(KEYS[1], clock - math.max(now - sent, 0), now, ARGV[14]) end
 if add > 0 then
   redis.call('HINCRBY', p .. e, 'r', add)
   redis.call('PEXPIRE', p .. e, 70000)
@@ -193,7 +226,25 @@ __attribute__((visibility("default"))) int curlretry_redis_cool(curlretry_redis*
   return ok ? 0 : -1;
 }
 
-__attribute__((visibility("default"))) int curlretry_redis_sync_v3(curlretry_redis* redis, curlretry_redis_sync* s,
+__attribute__((visibility("default"))) int curlretry_redis_end_v1(curlretry_redis* redis, const char* key,
+                                                                 long long sent_ms, long long now_ms, const char* who,
+                                                                 int* ended, char* err, unsigned long err_size) {
+  const std::string k = kCoolPrefix + std::string(key);
+  const std::string sent = std::to_string(sent_ms);
+  const std::string now = std::to_string(now_ms);
+  const char* argv[] = {"EVAL", kEndScript, "1", k.c_str(), sent.c_str(), now.c_str(), who != nullptr ? who : "0 ?"};
+  auto* reply = static_cast<redisReply*>(redisCommandArgv(redis->context, 7, argv, nullptr));
+  const bool ok = reply != nullptr && reply->type == REDIS_REPLY_INTEGER;
+  if (ok) {
+    if (ended != nullptr) *ended = reply->integer == 1;
+  } else {
+    say(err, err_size, reply && reply->type == REDIS_REPLY_ERROR ? reply->str : why(redis->context));
+  }
+  if (reply) freeReplyObject(reply);
+  return ok ? 0 : -1;
+}
+
+__attribute__((visibility("default"))) int curlretry_redis_sync_v4(curlretry_redis* redis, curlretry_redis_sync* s,
                                                                   char* err, unsigned long err_size) {
   const std::string host_key = kCoolPrefix + std::string(s->key);
   const std::string cred_key = s->cred_key ? kCoolPrefix + std::string(s->cred_key) : host_key;
@@ -204,7 +255,8 @@ __attribute__((visibility("default"))) int curlretry_redis_sync_v3(curlretry_red
                                           std::to_string(s->refunds), s->want_retry ? "1" : "0",
                                           std::to_string(s->percent), std::to_string(s->reserve),
                                           std::to_string(s->window_ms), std::to_string(s->now_ms),
-                                          s->again ? "1" : "0"};
+                                          s->again ? "1" : "0", std::to_string(s->success_sent_ms),
+                                          s->who != nullptr ? s->who : "0 ?"};
   std::vector<const char*> argv;
   for (const auto& w : words) argv.push_back(w.c_str());
   auto* reply = static_cast<redisReply*>(
@@ -272,7 +324,7 @@ __attribute__((visibility("default"))) int curlretry_redis_list_v1(curlretry_red
       if (reply) freeReplyObject(reply);
       return -1;
     }
-    // The cooldown's value is "until_ms status pid hostname" (curlretry_redis_cool).
+    // The cooldown's value is "until_ms meta" (kCoolScript, CURLRETRY_LUA_FINISH).
     const redisReply* value = reply->element[0];
     const std::string text = value->type == REDIS_REPLY_STRING ? std::string(value->str, value->len) : "";
     const auto space = text.find(' ');

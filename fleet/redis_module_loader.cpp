@@ -39,10 +39,11 @@ RedisModule load_redis_module(const std::string& path) {
   m.connect = reinterpret_cast<curlretry_redis_connect_fn>(dlsym(handle, "curlretry_redis_connect"));
   m.free = reinterpret_cast<curlretry_redis_free_fn>(dlsym(handle, "curlretry_redis_free"));
   m.cool = reinterpret_cast<curlretry_redis_cool_fn>(dlsym(handle, "curlretry_redis_cool"));
-  m.sync = reinterpret_cast<curlretry_redis_sync_fn>(dlsym(handle, "curlretry_redis_sync_v3"));
+  m.sync = reinterpret_cast<curlretry_redis_sync_fn>(dlsym(handle, "curlretry_redis_sync_v4"));
+  m.end = reinterpret_cast<curlretry_redis_end_fn>(dlsym(handle, "curlretry_redis_end_v1"));
   m.list = reinterpret_cast<curlretry_redis_list_fn>(dlsym(handle, "curlretry_redis_list_v1"));
   m.clear = reinterpret_cast<curlretry_redis_clear_fn>(dlsym(handle, "curlretry_redis_clear_v1"));
-  if (!m.connect || !m.free || !m.cool || !m.sync || !m.list || !m.clear) {
+  if (!m.connect || !m.free || !m.cool || !m.sync || !m.end || !m.list || !m.clear) {
     m.error = path + " lacks the curlretry_redis_* entry points of this version";
   }
   return m;

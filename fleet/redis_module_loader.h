@@ -23,6 +23,7 @@ struct RedisModule {
   curlretry_redis_free_fn free = nullptr;
   curlretry_redis_cool_fn cool = nullptr;
   curlretry_redis_sync_fn sync = nullptr;
+  curlretry_redis_end_fn end = nullptr;
   curlretry_redis_list_fn list = nullptr;
   curlretry_redis_clear_fn clear = nullptr;
   std::string error;  // a sentence naming the file when it cannot be used; empty when it can

@@ -157,10 +157,16 @@ bool succeeded(const Attempt& a, const core::Verdict& verdict) {
 void earn(const Runtime& runtime, fleet::Store& s, const KeyCache& cache, const HostOptions& host) {
   if (s.earn(cache.hash, cache.sent_ms)) {
     if (auto cred = credential(host)) {
-      s.end_cooling(fleet_key::hash(fleet_key::credential_key(cache.key, *cred)), cache.sent_ms);
+      const std::string cred_key = fleet_key::credential_key(cache.key, *cred);
+      // The credential's cooldown as this machine knows it (its own raise, or what Redis said):
+      // then Redis's copy ends too, one round trip per cooldown.
+      if (auto* link = redis(runtime); link != nullptr && s.cooling(cred_key, now_ms()).until_ms != 0) {
+        link->end_cooling(cred_key, cache.sent_ms);
+      }
+      s.end_cooling(fleet_key::hash(cred_key), cache.sent_ms);
     }
   }
-  if (auto* link = redis(runtime)) link->note_success(cache.hash);
+  if (auto* link = redis(runtime)) link->note_success(cache.hash, cache.sent_ms);
 }
 
 // A retry that succeeded gives its token back; one that failed keeps it spent.

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "core/fleet_key.h"
 #include "core/retry_budget.h"
 #include "shim/fork_guard.h"
 #include "shim/log.h"
@@ -42,6 +43,10 @@ struct State {
   std::atomic<std::uint32_t> pending_count[kPending] = {};
   std::atomic<std::uint32_t> pending_success[kPending] = {};
   std::atomic<std::uint32_t> pending_refund[kPending] = {};
+  std::atomic<std::int64_t> pending_sent[kPending] = {};  // latest send of a pending success; 0: none
+  // Until when Redis last said the key cools (its raise by this process, or a sync's answer):
+  // a success then goes to Redis at once instead of waiting for the next sync or the exit.
+  std::atomic<std::int64_t> cooling_until[kPending] = {};
   // The key's text, written once by the thread that claimed the slot, for the flush at exit.
   char pending_key[kPending][kKeyMax] = {};
   std::atomic<bool> pending_named[kPending] = {};
@@ -68,6 +73,7 @@ void forget_pending_in_child() {
     s.pending_count[i].store(0, std::memory_order_relaxed);
     s.pending_success[i].store(0, std::memory_order_relaxed);
     s.pending_refund[i].store(0, std::memory_order_relaxed);
+    s.pending_sent[i].store(0, std::memory_order_relaxed);
   }
 }
 
@@ -78,6 +84,12 @@ std::string hostname() {
     if (*c == ' ') *c = '_';
   }
   return name;
+}
+
+// "pid hostname": who ended a cooldown, for `curlretry fleet`.
+std::string who() {
+  static const std::string host = hostname();
+  return std::to_string(::getpid()) + " " + host;
 }
 
 }  // namespace
@@ -160,9 +172,32 @@ void Link::note_request(std::uint64_t key_hash, std::string_view key) {
   if (slot >= 0) state().pending_count[slot].fetch_add(1, std::memory_order_relaxed);
 }
 
-void Link::note_success(std::uint64_t key_hash) {
+void Link::note_success(std::uint64_t key_hash, std::int64_t sent_ms) {
   const int slot = pending_slot(key_hash, {});  // its request was noted: the slot is there
-  if (slot >= 0) state().pending_success[slot].fetch_add(1, std::memory_order_relaxed);
+  if (slot < 0) return;
+  State& s = state();
+  s.pending_success[slot].fetch_add(1, std::memory_order_relaxed);
+  std::int64_t seen = s.pending_sent[slot].load(std::memory_order_relaxed);
+  while (seen < sent_ms && !s.pending_sent[slot].compare_exchange_weak(seen, sent_ms, std::memory_order_relaxed)) {
+  }
+  // Rare: once per cooldown this process knows of. Everyone else's success waits for a sync.
+  const std::int64_t until = s.cooling_until[slot].load(std::memory_order_relaxed);
+  if (until == 0 || !s.pending_named[slot].load(std::memory_order_acquire)) return;
+  const std::int64_t now = now_ms();
+  s.cooling_until[slot].store(0, std::memory_order_relaxed);
+  if (until > now) end_cooling(s.pending_key[slot], sent_ms);
+}
+
+void Link::end_cooling(const std::string& key, std::int64_t sent_ms) {
+  Guard guard(state());
+  if (!guard.held() || !usable(now_ms())) return;
+  const std::string by = who();
+  char error[256] = {};
+  int ended = 0;
+  if (state().module->end(state().connection, key.c_str(), sent_ms, now_ms(), by.c_str(), &ended, error,
+                          sizeof error) != 0) {
+    drop("no answer", error);
+  }
 }
 
 void Link::note_refund(std::uint64_t key_hash) {
@@ -182,29 +217,39 @@ void Link::take_slot(std::size_t slot, curlretry_redis_sync& request) {
   request.add_requests = s.pending_count[slot].exchange(0, std::memory_order_relaxed);
   request.add_successes = s.pending_success[slot].exchange(0, std::memory_order_relaxed);
   request.refunds = s.pending_refund[slot].exchange(0, std::memory_order_relaxed);
+  request.success_sent_ms = s.pending_sent[slot].exchange(0, std::memory_order_relaxed);
 }
 
 std::optional<curlretry_redis_sync> Link::sync(curlretry_redis_sync request, std::uint64_t key_hash) {
   Guard guard(state());
   if (!guard.held() || !usable(now_ms())) return std::nullopt;
   take_pending(key_hash, request);
+  const std::string by = who();
+  request.who = by.c_str();
   char error[256] = {};
   if (state().module->sync(state().connection, &request, error, sizeof error) != 0) {
     drop("no answer", error);
     return std::nullopt;
   }
+  if (const int slot = pending_slot(key_hash, {}); slot >= 0) {
+    state().cooling_until[slot].store(request.host_until_ms, std::memory_order_relaxed);
+  }
+  request.who = nullptr;
   return request;
 }
 
 bool Link::cool(const std::string& key, std::int64_t until_ms, int status) {
   Guard guard(state());
   if (!guard.held() || !usable(now_ms())) return false;
-  static const std::string host = hostname();
-  const std::string meta = std::to_string(status) + " " + std::to_string(::getpid()) + " " + host;
+  const std::string meta = std::to_string(status) + " " + who();
   char error[256] = {};
   if (state().module->cool(state().connection, key.c_str(), until_ms, meta.c_str(), error, sizeof error) != 0) {
     drop("no answer", error);
     return false;
+  }
+  // A host key's cooldown this process raised: its own success afterwards ends it at once.
+  if (const int slot = pending_slot(core::fleet_key::hash(key), {}); slot >= 0) {
+    state().cooling_until[slot].store(until_ms, std::memory_order_relaxed);
   }
   return true;
 }
@@ -224,7 +269,9 @@ void Link::flush_at_exit() {
     if (request.add_requests == 0 && request.add_successes == 0 && request.refunds == 0) continue;
     if (!usable(now, true)) return;
     const std::string key(s.pending_key[i]);
+    const std::string by = who();
     request.key = key.c_str();
+    request.who = by.c_str();
     request.epoch = core::budget::epoch_of(now);
     request.slots = 1;
     request.now_ms = now;

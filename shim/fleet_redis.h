@@ -20,9 +20,12 @@ class Link {
   // Counts a request made by this process, to be added to the fleet at the next sync of its key
   // or at exit (atomics only; a key that does not fit the small pending table is not counted).
   void note_request(std::uint64_t key_hash, std::string_view key);
-  // A transfer to the key succeeded (its credit) / a retry whose token Redis gave succeeded (the
-  // token goes back): sent with the next sync of the key or at exit (atomics only).
-  void note_success(std::uint64_t key_hash);
+  // A transfer to the key, sent at `sent_ms` (Unix ms), succeeded: its credit, and the evidence
+  // that ends the key's cooldown in Redis when it was raised before then. Sent with the next sync
+  // of the key or at exit (atomics only), or at once (one bounded round trip) when this process
+  // knows the key is cooling in Redis: it raised the cooldown or a sync told it.
+  void note_success(std::uint64_t key_hash, std::int64_t sent_ms);
+  // A retry whose token Redis gave succeeded: the token goes back with the next sync or at exit.
   void note_refund(std::uint64_t key_hash);
   // One decision's round trip (see redis_abi.h); nullopt: use the machine store this time.
   std::optional<curlretry_redis_sync> sync(curlretry_redis_sync request, std::uint64_t key_hash);
@@ -30,6 +33,9 @@ class Link {
   void flush_at_exit();
   // Raises a cooldown fleet-wide; false when Redis cannot be reached now.
   bool cool(const std::string& key, std::int64_t until_ms, int status);
+  // Ends `key`'s cooldown fleet-wide when it was raised before `sent_ms` (a success of a request
+  // sent then): one bounded round trip, for a key the caller knows is cooling (a credential's).
+  void end_cooling(const std::string& key, std::int64_t sent_ms);
 
  private:
   struct Guard;
