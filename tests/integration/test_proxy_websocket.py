@@ -12,6 +12,7 @@ import base64
 import hashlib
 import json
 import os
+import socket
 import subprocess
 import tempfile
 import unittest
@@ -227,6 +228,35 @@ class WebSocketThroughTheProxy(unittest.TestCase):
         self.assertGreaterEqual(idle_ms, 1500)
         self.assertLess(idle_ms, 1500 + 5000)
         self.assertEqual(proxy.health()["active"], 0)
+
+    def test_a_forward_ws_request_is_carried_byte_for_byte(self):
+        # ws:// through HTTP_PROXY is an absolute-form GET: RFC 6455's own example key and accept,
+        # then one masked client frame and the server's unmasked echo, exact on the wire.
+        server = self.server()
+        proxy = self.proxy(server, tls=False)
+        with socket.create_connection(("127.0.0.1", proxy.port), timeout=10) as s:
+            s.sendall(f"GET http://127.0.0.1:{server.port}/fwd HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+                      "Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+                      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n".encode())
+            head = b""
+            while b"\r\n\r\n" not in head and len(head) < 4096:
+                chunk = s.recv(4096)
+                self.assertTrue(chunk, head)
+                head += chunk
+            head, rest = head.split(b"\r\n\r\n", 1)
+            lines = head.decode().split("\r\n")
+            self.assertEqual(lines[0], "HTTP/1.1 101 Switching Protocols")
+            self.assertIn("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=", lines)
+            self.assertIn("Upgrade: websocket", lines)
+            mask = b"\x01\x02\x03\x04"
+            payload = b"Hello"
+            s.sendall(b"\x81\x85" + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+            while len(rest) < 7:
+                chunk = s.recv(64)
+                self.assertTrue(chunk, rest)
+                rest += chunk
+            self.assertEqual(rest, b"\x81\x05Hello")  # text frame, FIN, unmasked, as the server sent it
+        self.assertEqual([(h["path"], h["answer"]) for h in server.handshakes()], [("/fwd", 101)])
 
     def test_a_loopback_forward_target_is_refused_without_allow_loopback(self):
         server = self.server(tls=True)
