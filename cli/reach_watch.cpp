@@ -73,14 +73,22 @@ std::string shell_words(const std::vector<std::string>& command) {
 
 std::string unreached_message(const std::vector<std::string>& command, const std::vector<std::string>& configs) {
   const std::string name = std::filesystem::path(command.at(0)).filename().string();
-  std::vector<std::string> again{"curlretry", "--proxy"};
-  for (const std::string& file : configs) again.insert(again.end(), {"--config", file});
-  again.emplace_back("--");
+  std::vector<std::string> launcher{"curlretry"};
+  for (const std::string& file : configs) launcher.insert(launcher.end(), {"--config", file});
+  std::vector<std::string> again = launcher;
+  again.insert(again.end(), {"--proxy", "--"});
   again.insert(again.end(), command.begin(), command.end());
-  // doctor.cpp's advice (kNothingToRetry) says the same with COMMAND.
+  launcher.emplace_back("--");
+  // What works today (cli/launch_auto.cpp): `curlretry -- PROGRAM` sends a program that will not
+  // load libcurl through the shared proxy with the built-in providers intercepted, no config; a
+  // program this one starts is not diagnosed, so it must be named itself. `--proxy` on this
+  // command needs a config that names what to route or intercept (without one it exits 125).
   return "curlretry: " + name + " never used libcurl, so curlretry had nothing to retry.\n"
-         "curlretry: run it through curlretry's local proxy: " + shell_words(again) +
-         " (https:// through HTTPS_PROXY also needs, once: curlretry proxy ca)\n"
+         "curlretry: if it starts a program without libcurl (node, bun, deno, python without pycurl, a Go or Rust "
+         "binary), run that one as " + shell_words(launcher) + " PROGRAM [ARGS...]: it then goes through the shared "
+         "local proxy, the providers curlretry knows intercepted, no config needed\n"
+         "curlretry: for " + name + "'s own requests, name their hosts in proxy.intercept (or proxy.routes) of the "
+         "config, then: " + shell_words(again) + "\n"
          "curlretry: the preload reaches programs that call the system's libcurl (curl, git, PHP's curl, pycurl); "
          "'curlretry doctor " + name + "' says what this one uses.\n";
 }

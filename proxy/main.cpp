@@ -351,6 +351,7 @@ int main(int argc, char** argv) {
     options.listen = *listen.endpoint;
     options.settings = cfg.proxy;
     options.ca = ca;
+    options.config = std::make_shared<const config::Config>(cfg);
     options.identity_secret = identity_secret;
     options.config_digest = proxy::config_digest_field(proxy::config_digest(identity_secret, cfg, environ));
     options.header_timeout = std::chrono::milliseconds(header_timeout_ms);

@@ -98,6 +98,20 @@ std::vector<std::pair<std::string, std::string>> end_to_end_headers(const Reques
   return out;
 }
 
+bool websocket_upgrade(const RequestHead& head) {
+  const std::string_view length = head[http::field::content_length];
+  if (head.version() != 11 || head.count(http::field::transfer_encoding) != 0 || !(length.empty() || length == "0")) {
+    return false;
+  }
+  auto lists = [](std::string_view value, std::string_view token) {
+    for (const auto& t : connection_tokens(value)) {
+      if (t == token) return true;
+    }
+    return false;
+  };
+  return lists(head[http::field::connection], "upgrade") && lists(head[http::field::upgrade], "websocket");
+}
+
 std::optional<std::string> route_rest(std::string_view rest) {
   const std::size_t query = rest.find('?');
   const std::string_view path = rest.substr(0, query);

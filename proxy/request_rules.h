@@ -40,6 +40,11 @@ std::optional<Refusal> framing_refusal(const RequestHead& head);
 // never among them: the Session keeps the head as it was before the body.
 std::vector<std::pair<std::string, std::string>> end_to_end_headers(const RequestHead& head);
 
+// An HTTP/1.1 request to switch to a WebSocket (RFC 6455 §4.1: `Connection: Upgrade` and
+// `Upgrade: websocket`), without a body: carried as a tunnel (proxy/upgrade.h). Any other upgrade
+// (h2c) is dropped as a hop-by-hop header and the request runs as HTTP/1.1, retried.
+bool websocket_upgrade(const RequestHead& head);
+
 // The path after a route's name (starting with '/' or '?', or empty) with its dot-segments
 // removed (RFC 3986 §5.2.4; "%2e" counts as '.'), so that what reaches the upstream stays under the
 // route's base path; nullopt when a ".." would climb above it.

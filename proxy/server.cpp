@@ -1,5 +1,7 @@
 #include "proxy/server.h"
 
+#include <openssl/ssl.h>
+
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <iostream>
@@ -133,6 +135,31 @@ std::shared_ptr<asio::ssl::context> Server::tls_context(const std::string& host,
 
 void Server::exchange_ended() {
   if (active_ > 0) --active_;
+}
+
+const core::Policy& Server::policy_for(std::string_view method, std::string_view host, std::string_view path) const {
+  return options_.config ? options_.config->policy_for(method, host, path) : default_policy_;
+}
+
+std::shared_ptr<asio::ssl::context> Server::upstream_tls(std::string* error) {
+  if (upstream_tls_) return upstream_tls_;
+  auto context = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_client);
+  boost::system::error_code ec;
+  context->set_default_verify_paths(ec);
+  const std::string& extra = options_.settings.upstream_ca_file;
+  if (!ec && !extra.empty()) context->load_verify_file(extra, ec);
+  if (ec) {
+    *error = "cannot load the trust store: " + ec.message();
+    return nullptr;
+  }
+  context->set_verify_mode(asio::ssl::verify_peer);
+  SSL_CTX* ctx = context->native_handle();
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  // A WebSocket is an HTTP/1.1 upgrade: an upstream must not pick h2.
+  static const unsigned char kAlpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+  SSL_CTX_set_alpn_protos(ctx, kAlpn, sizeof kAlpn);
+  upstream_tls_ = std::move(context);
+  return upstream_tls_;
 }
 
 void Server::shutdown() {

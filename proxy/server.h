@@ -13,7 +13,9 @@
 #include <memory>
 #include <string>
 
+#include "config/config.h"
 #include "config/proxy_settings.h"
+#include "core/policy.h"
 #include "proxy/curl_loop.h"
 
 namespace curlretry::proxy {
@@ -36,6 +38,9 @@ struct ServerOptions {
   std::shared_ptr<LocalCa> ca;  // loaded when settings.intercept is not empty
   std::string identity_secret;   // proxy/identity.h: what health proves to --ensure; empty = no proof
   std::string config_digest;     // proxy/ensure_digest.h: health's "config" field, "" without a secret
+  // The whole config: the policy a WebSocket handshake is judged under (proxy/upgrade.h). Null:
+  // the built-in defaults.
+  std::shared_ptr<const config::Config> config;
 };
 
 class Server {
@@ -57,6 +62,12 @@ class Server {
   bool intercepts(const std::string& host) const;
   // The context presenting a leaf for `host`; nullptr and `error` when it cannot be made.
   std::shared_ptr<boost::asio::ssl::context> tls_context(const std::string& host, std::string* error);
+
+  // The retry policy for a request the proxy judges itself (a WebSocket handshake, proxy/upgrade.h).
+  const core::Policy& policy_for(std::string_view method, std::string_view host, std::string_view path) const;
+  // The client context for an upgrade's TLS upstream: the system store plus
+  // proxy.upstream_ca_file, peer verified, ALPN http/1.1; made once. nullptr and `error` on failure.
+  std::shared_ptr<boost::asio::ssl::context> upstream_tls(std::string* error);
 
   // Sessions report in and out, and count their exchanges.
   std::list<std::shared_ptr<SessionBase>>::iterator enrol(std::shared_ptr<SessionBase> session);
@@ -84,6 +95,8 @@ class Server {
   bool sweeping_ = false;
   std::list<std::shared_ptr<SessionBase>> sessions_;  // owned here until they close
   std::list<std::shared_ptr<Tunnel>> tunnels_;        // likewise
+  std::shared_ptr<boost::asio::ssl::context> upstream_tls_;
+  core::Policy default_policy_;
   std::size_t active_ = 0;
   unsigned short port_ = 0;
   bool stopping_ = false;

@@ -266,6 +266,10 @@ void Session<Stream>::forward(Request& request, std::string url, bool keep_alive
     respond(503, "application/json", "{\"error\":\"the proxy is shutting down\"}\n", true);
     return;
   }
+  if (websocket_upgrade(request.base()) && !streaming_) {
+    upgrade(request, url, route);
+    return;
+  }
   UpstreamRequest up;
   up.method = std::string(request.method_string());
   up.url = std::move(url);
@@ -300,6 +304,47 @@ void Session<Stream>::forward(Request& request, std::string url, bool keep_alive
   } else {
     watch_client();
   }
+}
+
+template <class Stream>
+void Session<Stream>::upgrade(Request& request, const std::string& url, bool route) {
+  UpgradeHead head;
+  head.method = std::string(request.method_string());
+  head.upgrade = std::string(request[http::field::upgrade]);
+  head.headers = end_to_end_headers(request.base());
+  std::optional<UpgradeTarget> target = upgrade_target(url, head);
+  if (!target) {
+    respond(400, "application/json", "{\"error\":\"a WebSocket needs an http:// or https:// upstream\"}\n", true);
+    return;
+  }
+  // A client may send its first frames before the 101: they follow the head upstream.
+  target->early = beast::buffers_to_string(buffer_.data());
+  buffer_.consume(buffer_.size());
+  target->refuse_loopback = !route && !server_.options().settings.forward.allow_loopback;
+  target->opaque_errors = !route;
+  expires_never();
+  server_.exchange_started();
+  std::weak_ptr<Session> weak = self_ptr();
+  upgrade_ = make_upgrade<Stream>(server_, stream_, self_ptr(), std::move(*target), [weak](std::string answer) {
+    const auto self = weak.lock();
+    if (!self || self->closed_) return;
+    self->end_upgrade();
+    if (answer.empty()) {
+      self->close();
+    } else {
+      self->send(std::move(answer));
+      self->after_response(false);
+    }
+  });
+  const auto running = upgrade_;  // `done` may run inside start() and drop upgrade_
+  running->start();
+}
+
+template <class Stream>
+void Session<Stream>::end_upgrade() {
+  if (!upgrade_) return;
+  upgrade_.reset();
+  server_.exchange_ended();
 }
 
 template <class Stream>
@@ -523,13 +568,18 @@ void Session<Stream>::expires_never() {
 // close(): the sweep closes it directly.
 template <class Stream>
 void Session<Stream>::sweep(std::chrono::steady_clock::time_point now) {
+  if (upgrade_) {
+    const auto running = upgrade_;
+    running->sweep(now);
+    return;
+  }
   if ((read_op_ && now >= read_deadline_) || (write_op_ && now >= write_deadline_)) close();
 }
 
 template <class Stream>
 void Session<Stream>::wind_down() {
   winding_down_ = true;
-  if (!exchange_ && !writing_ && after_ == After::nothing) close();
+  if (!exchange_ && !upgrade_ && !writing_ && after_ == After::nothing) close();
 }
 
 template <class Stream>
@@ -539,6 +589,11 @@ void Session<Stream>::close() {
   closed_ = true;
   if (exchange_) {
     exchange_.reset();
+    server_.exchange_ended();
+  }
+  if (upgrade_) {
+    const auto running = std::move(upgrade_);
+    running->close();
     server_.exchange_ended();
   }
   beast::error_code ignored;

@@ -27,6 +27,7 @@
 
 #include "proxy/exchange.h"
 #include "proxy/request_rules.h"
+#include "proxy/upgrade.h"
 
 namespace curlretry::proxy {
 
@@ -92,6 +93,9 @@ class Session final : public SessionBase {
   void dispatch(Request& request);
   // `route`: a configured route's upstream, not a forward or intercepted target (proxy.forward).
   void forward(Request& request, std::string url, bool keep_alive, bool route);
+  // A WebSocket handshake (request_rules.h websocket_upgrade): the connection becomes its tunnel.
+  void upgrade(Request& request, const std::string& url, bool route);
+  void end_upgrade();
   bool forbidden(const Authority& where);
   void tunnel(std::string_view authority);
   void intercept(std::string host, const std::string& port);
@@ -114,6 +118,7 @@ class Session final : public SessionBase {
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   std::unique_ptr<Exchange> exchange_;
+  std::shared_ptr<Upgrade> upgrade_;  // while the connection carries a WebSocket (or its handshake)
   // A request body too large to keep: read piece by piece as the upstream transfer takes it.
   bool streaming_ = false;
   std::optional<std::uint64_t> streamed_length_;  // none: chunked, length unknown

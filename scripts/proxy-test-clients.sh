@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the npm clients the proxy tests drive from the npm registry, versions pinned:
-#   proxy-test-clients.sh [DIR]           the SDKs (@anthropic-ai/sdk, openai, undici) of
+#   proxy-test-clients.sh [DIR]           the SDKs (@anthropic-ai/sdk, openai, undici) and ws (the
+#                                         WebSocket client and server of test_proxy_websocket.py) of
 #                                         tests/integration/proxy_clients/package.json, into DIR
 #                                         (default build/proxy-test-clients)
 #   proxy-test-clients.sh --agents [DIR]  the agent CLIs (Claude Code, Pi, Codex, Gemini CLI) of

@@ -21,10 +21,14 @@ def shell_words(words: list[str]) -> str:
     return " ".join(w if plain.fullmatch(w) else "'" + w.replace("'", "'\\''") + "'" for w in words)
 
 
-def message(program: str, command: str) -> str:
+def message(program: str, command: str, launcher: str = "curlretry") -> str:
+    """The reach watch's advice (cli/reach_watch.cpp): what works today for `program`."""
     return (f"curlretry: {program} never used libcurl, so curlretry had nothing to retry.\n"
-            f"curlretry: run it through curlretry's local proxy: curlretry --proxy -- {command} (https:// through "
-            "HTTPS_PROXY also needs, once: curlretry proxy ca)\n"
+            "curlretry: if it starts a program without libcurl (node, bun, deno, python without pycurl, a Go or Rust "
+            f"binary), run that one as {launcher} -- PROGRAM [ARGS...]: it then goes through the shared local proxy, "
+            "the providers curlretry knows intercepted, no config needed\n"
+            f"curlretry: for {program}'s own requests, name their hosts in proxy.intercept (or proxy.routes) of the "
+            f"config, then: {launcher} --proxy -- {command}\n"
             "curlretry: the preload reaches programs that call the system's libcurl (curl, git, PHP's curl, pycurl); "
             f"'curlretry doctor {program}' says what this one uses.\n")
 
@@ -56,8 +60,7 @@ class NothingSilent(harness.UpstreamTestCase):
         result = self.launch(["--config", str(config), "--", "printf", "%s", "it's $HOME"])
         self.assertRun(result, 0, b"it's $HOME")
         self.assertEqual(result.stderr.decode(),
-                         message("printf", "printf %s 'it'\\''s $HOME'").replace(
-                             "--proxy --", f"--proxy --config {config} --"))
+                         message("printf", "printf %s 'it'\\''s $HOME'", launcher=f"curlretry --config {config}"))
 
     def test_quiet_says_nothing(self) -> None:
         result = self.launch(["-q", "--", "true"])
