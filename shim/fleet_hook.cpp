@@ -225,6 +225,7 @@ void count_request(const Runtime& runtime, const HostOptions& host, KeyCache& ca
   fleet::Store* s = store(runtime);
   cache.charge.pending = false;
   cache.paced = false;
+  cache.woken = false;
   cache.earned = false;
   if (s == nullptr) return;
   if (cache.url != host.url) {
@@ -400,7 +401,10 @@ core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& f) {
   // backlog goes at the budget's pace, and may wait for a token as long as one wait of its own
   // policy may last (backoff.max_ms), since a recovered key gives tokens back as retries succeed.
   const bool healthy = s->healthy(hash, now);
-  const bool paced = f.ledger != nullptr && f.ledger->paced;
+  // A woken retry is paced only for the rest of the backoff the wake cut short: past that it is
+  // where its own backoff would have sent it, and goes as it would have then.
+  const bool paced = f.ledger != nullptr &&
+                     (f.ledger->paced || (f.ledger->woken && f.waited.token < f.ledger->woken_early));
   if (healthy && paced) limits.max_token_wait = f.policy->backoff.max;
   if (healthy && !paced) {
     if (!s->count(hash, key, true, now)) warn_full_once();
@@ -447,6 +451,7 @@ core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& f) {
 void note_parked(const Runtime& runtime, KeyCache& cache) {
   cache.parked_stamp = 0;
   cache.woken_early = core::Millis{0};
+  cache.woken = false;
   fleet::Store* s = store(runtime);
   if (s == nullptr || cache.key.empty() || cache.server_wait) return;
   const std::int64_t now = now_ms();

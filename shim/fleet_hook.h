@@ -52,6 +52,7 @@ struct KeyCache {
   // request's success does not end its wait; and how much of that wait a wake cut short.
   std::uint32_t parked_stamp = 0;
   core::Millis woken_early{0};
+  bool woken = false;  // this retry's wait was ended by the wake: paced while woken_early lasts
   // The retry's wait is the server's word (its Retry-After, or stretched to the fleet's cooldown,
   // which may be one credential's): another request's success does not end it.
   bool server_wait = false;

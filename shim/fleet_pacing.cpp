@@ -56,8 +56,9 @@ bool Transfer::wake_due(core::Millis left) {
   fleet_key_.parked_stamp = 0;
   fleet_key_.woken_early = std::max(left, core::Millis{0});
   // The woken backlog goes at the budget's pace (a token each, given back when it succeeds),
-  // never as one burst on the recovered key.
-  fleet_key_.paced = true;
+  // never as one burst on the recovered key — for as long as its own backoff would still have
+  // lasted (fleet_hook::gate): the wake may make a retry earlier, never later or refused.
+  fleet_key_.woken = true;
   if (log::enabled(config::LogLevel::info)) {
     log::write(config::LogLevel::info, run_.method + " " + run_.display +
                                            ": another request's success ended the wait (the key recovered; " +
