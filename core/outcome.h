@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/hints.h"
+
 namespace curlretry::core {
 
 using Millis = std::chrono::milliseconds;
@@ -36,10 +38,7 @@ struct Outcome {
   Transport transport = Transport::ok;
   int status = 0;  // final HTTP status of the attempt, 0 when no response line arrived
 
-  // Raw header values, exactly as received (trimmed), when present.
-  std::optional<std::string> retry_after;
-  std::optional<std::string> retry_after_ms;
-  std::optional<std::string> should_retry;  // x-should-retry
+  ResponseHints hints;  // the response's hint headers, as received (core/hints.h)
 
   std::string body_prefix;  // the first bytes of the body (the shim bounds it)
 

@@ -1,19 +1,20 @@
 // What one response's header lines say that the retry decision reads: its status, the server's
-// wait hints, and whether anything could still follow that we might retry. Fed line by line as
-// libcurl hands header lines to a header callback.
+// hints (core/hints.h), and whether anything could still follow that we might retry. Fed line by
+// line as libcurl hands header lines to a header callback; without one, the same hints come from
+// libcurl's own header store (shim/header_lookup.h).
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "core/hints.h"
+
 namespace curlretry::shim {
 
 struct ResponseHead {
   int status = 0;
-  std::optional<std::string> retry_after;
-  std::optional<std::string> retry_after_ms;
-  std::optional<std::string> should_retry;
+  core::ResponseHints hints;
   bool candidate = false;          // a failure candidate: its body is held, not streamed
   bool no_body = false;            // Content-Length: 0
   bool location_not_http = false;  // a Location whose scheme is not http(s)
@@ -24,7 +25,7 @@ struct ResponseHead {
   bool note_line(std::string_view line);
   // Whether a failure status or a server hint could make this response retryable: a plain
   // 2xx/3xx streams at once without even a policy lookup (the success path stays cheap).
-  bool maybe_retryable() const { return status >= 400 || status == 0 || should_retry.has_value(); }
+  bool maybe_retryable() const { return status >= 400 || status == 0 || hints.should_retry.has_value(); }
 };
 
 // "HTTP/1.1 503 Service Unavailable" -> 503; 0 when the line is not a status line.

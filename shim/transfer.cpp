@@ -14,6 +14,7 @@
 #include "core/duration_text.h"
 #include "shim/events.h"
 #include "shim/fleet_hook.h"
+#include "shim/header_lookup.h"
 #include "shim/log.h"
 #include "shim/proxy_layer.h"
 #include "shim/real_curl.h"
@@ -37,8 +38,6 @@ void set_real(const real::Api& api, CURL* easy, CURLoption option, V value) {
     setopt(easy, option, value);
   }
 }
-
-using core::ascii::field_value;
 
 core::Transport transport_of(CURLcode code, long os_errno) {
   switch (code) {
@@ -446,30 +445,13 @@ void Transfer::classify_response() {
   resolve_request();
   ResponseHead& response = attempt_.response;
   response.candidate =
-      core::may_retry_response(*run_.policy, response.status, response.should_retry) || wants_refresh(response.status);
+      core::may_retry_response(*run_.policy, response.status, response.hints.should_retry) || wants_refresh(response.status);
 }
 
 void Transfer::learn_hints() {
   if (attempt_.hints_learned || header_cb_) return;
   attempt_.hints_learned = true;
-  // The first of a repeated header, as on the callback path and in `curlretry explain`.
-  attempt_.response.retry_after = libcurl_header("Retry-After");
-  attempt_.response.retry_after_ms = libcurl_header("Retry-After-Ms");
-  attempt_.response.should_retry = libcurl_header("X-Should-Retry");
-}
-
-std::optional<std::string> Transfer::libcurl_header(const char* name) const {
-  auto header = api_->easy_header;
-  if (header == nullptr) return std::nullopt;
-  struct curl_header* h = nullptr;
-  CURLHcode found;
-  {
-    LibcurlScope scope(*api_);
-    // The last request of this transfer (after redirects), its own headers (no 1xx, no trailers).
-    found = header(easy_, name, 0, CURLH_HEADER, -1, &h);
-  }
-  if (found != CURLHE_OK || h == nullptr || h->value == nullptr) return std::nullopt;
-  return std::string(field_value(h->value));
+  shim::learn_hints(*api_, easy_, attempt_.response.status, attempt_.response.hints);
 }
 
 void Transfer::note_header_line(const char* data, size_t n) {
@@ -585,9 +567,7 @@ core::Outcome Transfer::outcome(CURLcode code) const {
     // short by a close is CURLE_PARTIAL_FILE, still retried.)
     o.transport = core::Transport::other;
   }
-  o.retry_after = attempt_.response.retry_after;
-  o.retry_after_ms = attempt_.response.retry_after_ms;
-  o.should_retry = attempt_.response.should_retry;
+  o.hints = attempt_.response.hints;
   o.body_prefix = attempt_.held_body.substr(0, run_.policy->body_window);
   o.stream_error = attempt_.stream_hold.error_data();
   o.stream_error_event = attempt_.stream_hold.error_event();
@@ -674,8 +654,7 @@ void Transfer::settle_with_fleet(core::Verdict& verdict) {
   if (run_.deadline) left = std::min(*left, std::chrono::duration_cast<core::Millis>(*run_.deadline - now));
   const auto& response = attempt_.response;
   fleet_hook::Attempt attempt{
-      api_, easy_,        &host,      run_.policy, response.status, &response.retry_after, &response.retry_after_ms,
-      left, run_.attempt, &fleet_key_};
+      api_, easy_, &host, run_.policy, response.status, &response.hints, left, run_.attempt, &fleet_key_};
   const core::Millis planned = verdict.delay;
   fleet_hook::settle(*runtime_, attempt, verdict);
   // The recovery wake leaves a server's stated wait alone (fleet_hook::note_parked).

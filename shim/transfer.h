@@ -204,7 +204,6 @@ class Transfer {
   // A response that may be retryable: whether it is a failure candidate, by the matched rule.
   void classify_response();
   void learn_hints();
-  std::optional<std::string> libcurl_header(const char* name) const;
 
   // Delivery to the host, emulating libcurl's defaults. Return what the host returned.
   size_t host_write(const char* data, size_t n);
