@@ -15,7 +15,6 @@ namespace {
 
 using Rep = Millis::rep;
 
-bool is_final_success(int status) { return status >= 200 && status < 400; }
 bool is_client_error(int status) { return status >= 400 && status < 500; }
 
 template <typename T, typename U>

@@ -15,6 +15,7 @@
 #include "shim/header_lookup.h"
 #include "shim/log.h"
 #include "shim/reentry_guard.h"
+#include "shim/response_head.h"
 #include "shim/runtime.h"
 
 namespace curlretry::shim::fleet_hook {
@@ -101,15 +102,15 @@ core::Millis key_cooling_left(fleet::Store& s, std::string_view key, const HostO
   return cooldown::remaining(until, now);
 }
 
-// The status as the decision saw it: without our header callback it may only be in libcurl.
+// The status as the decision saw it (status_seen): without our header callback it may only be in
+// libcurl, asked only then.
 int status_of(const Attempt& a) {
-  if (a.status != 0) return a.status;
   long code = 0;
-  if (auto getinfo = a.api->easy_getinfo) {
+  if (auto getinfo = a.api->easy_getinfo; getinfo && a.status == 0) {
     LibcurlScope scope(*a.api);
     getinfo(a.easy, CURLINFO_RESPONSE_CODE, &code);
   }
-  return static_cast<int>(code);
+  return status_seen(a.status, code);
 }
 
 void record_cooldown(const Runtime& runtime, fleet::Store& s, const Attempt& a, std::string_view key,
@@ -133,7 +134,7 @@ bool succeeded(const Attempt& a, const core::Verdict& verdict) {
   if (verdict.action != core::Action::give_up) return false;
   const int status = status_of(a);
   if (verdict.reason == core::Reason::success) return !cooldown::cools_fleet(status);
-  return verdict.reason == core::Reason::committed && status >= 200 && status < 400;
+  return verdict.reason == core::Reason::committed && core::is_final_success(status);
 }
 
 // A success: the key's credit, and the evidence that ends its cooldown (and the cooldown of the

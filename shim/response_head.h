@@ -28,6 +28,15 @@ struct ResponseHead {
   bool maybe_retryable() const { return status >= 400 || status == 0 || hints.should_retry.has_value(); }
 };
 
+// The status as the decision saw it: the head's (from its status line, or CURLINFO_RESPONSE_CODE
+// once the first body byte came without our header callback), else libcurl's `response_code`
+// (a response with no body byte and no header callback never set the head's). The one
+// definition for the outcome, the attempt log and the fleet. (The outcome then puts a proxy's
+// refusal of CONNECT in its place; see Transfer::outcome.)
+constexpr int status_seen(int head_status, long response_code) {
+  return head_status != 0 ? head_status : static_cast<int>(response_code);
+}
+
 // "HTTP/1.1 503 Service Unavailable" -> 503; 0 when the line is not a status line.
 int status_of_line(std::string_view line);
 bool is_blank_line(std::string_view line);

@@ -436,7 +436,7 @@ void Transfer::learn_status() {
   attempt_.response.status = static_cast<int>(code);
   // The same test as at the end of the headers on the callback path: a plain 2xx/3xx streams
   // without a header lookup or a policy lookup.
-  if (attempt_.response.status >= 200 && attempt_.response.status < 400) return;
+  if (core::is_final_success(attempt_.response.status)) return;
   learn_hints();
   classify_response();
 }
@@ -500,6 +500,14 @@ bool Transfer::rewind_upload() {
 // ---------------------------------------------------------------------------------------------
 // Classification
 
+const config::Rule* Transfer::match_rule(std::string_view method, const UrlParts& parts) const {
+  // Header rules need the program's header list; a config without them never reads it.
+  config::RequestHeaders headers;
+  const bool by_header = runtime_->config.has_header_rules();
+  if (by_header) headers = read_request_headers(host.http_header);
+  return runtime_->config.match(method, parts.host, parts.path, by_header ? &headers : nullptr);
+}
+
 void Transfer::resolve_request() {
   if (run_.policy != nullptr) return;
   const char* url = nullptr;
@@ -514,12 +522,7 @@ void Transfer::resolve_request() {
   run_.display = parts.display();
   run_.host = parts.host;
   run_.path = parts.path;
-  // Header rules need the program's header list; a config without them never reads it.
-  config::RequestHeaders headers;
-  const bool by_header = runtime_->config.has_header_rules();
-  if (by_header) headers = read_request_headers(host.http_header);
-  const config::Rule* rule =
-      runtime_->config.match(run_.method, parts.host, parts.path, by_header ? &headers : nullptr);
+  const config::Rule* rule = match_rule(run_.method, parts);
   run_.rule = rule;
   run_.policy = rule ? &rule->policy : &runtime_->config.defaults;
   run_.rule_name = rule ? rule->name : "defaults";
@@ -555,7 +558,7 @@ core::Outcome Transfer::outcome(CURLcode code) const {
   if (attempt_.socket_refused && code != CURLE_OK && code != CURLE_HTTP_RETURNED_ERROR) {
     o.transport = core::Transport::host_abort;
   }
-  o.status = attempt_.response.status != 0 ? attempt_.response.status : static_cast<int>(response_code);
+  o.status = status_seen(attempt_.response.status, response_code);
   if (code == CURLE_RECV_ERROR && connect_code != 0 && connect_code / 100 != 2) {
     // libcurl reports a proxy's refusal of CONNECT (407, 403, 503...) as a receive error: it is
     // a response like any other, classified by its status.
@@ -605,7 +608,7 @@ Transfer::Step Transfer::finish_attempt(CURLcode code) {
       learn_hints();
       core::Verdict delivered;
       settle_with_fleet(delivered);
-    } else if (attempt_.response.status >= 200 && attempt_.response.status < 400) {
+    } else if (core::is_final_success(attempt_.response.status)) {
       fleet_hook::count_success(*runtime_, host, fleet_key_);  // credit; ends a cooldown
     }
     enter(Phase::done);
@@ -787,10 +790,10 @@ void Transfer::record_event(const core::Verdict& verdict, CURLcode code) const {
   e.host = run_.host;
   e.path = run_.path;
   e.attempt = run_.attempt;
-  e.status = attempt_.response.status != 0 ? attempt_.response.status : static_cast<int>(response_code);
+  e.status = status_seen(attempt_.response.status, response_code);
   e.outcome = verdict.what;
   e.retry = verdict.action == core::Action::retry;
-  e.success = !e.retry && code == CURLE_OK && e.status >= 200 && e.status < 400;
+  e.success = !e.retry && code == CURLE_OK && core::is_final_success(e.status);
   e.reason = verdict.reason;
   e.reason_detail = verdict.reason_detail;
   e.delay_ms = verdict.delay.count();
