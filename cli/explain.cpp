@@ -145,13 +145,12 @@ std::optional<Explanation> explain(const config::Config& config, const ExplainOp
       error = "--header \"" + header + "\": expected 'Name: value'";
       return std::nullopt;
     }
-    const std::string name = lower(field_value(std::string_view(header).substr(0, colon)));
-    const std::string value(field_value(std::string_view(header).substr(colon + 1)));
-    // First occurrence wins, as curl_easy_header() reports by default.
-    if (name == "retry-after" && !o.retry_after) o.retry_after = value;
-    if (name == "retry-after-ms" && !o.retry_after_ms) o.retry_after_ms = value;
-    if (name == "x-should-retry" && !o.should_retry) o.should_retry = value;
-    if (name == "content-type" && !content_type) content_type = value;
+    const std::string_view name = field_value(std::string_view(header).substr(0, colon));
+    const std::string_view value = std::string_view(header).substr(colon + 1);
+    // The hints as the shim reads them (the first of a repeated one counts), then what only
+    // explain reads: whether the body is an event stream.
+    if (o.hints.take(name, value, o.status)) continue;
+    if (core::ascii::iequals(name, "content-type") && !content_type) content_type = std::string(field_value(value));
   }
 
   // An event stream is read as far as the hold would look (one byte more shows the bound passed).

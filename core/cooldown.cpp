@@ -56,7 +56,6 @@ std::optional<int> fixed_digits(std::string_view s, std::size_t at, std::size_t 
 
 }  // namespace
 
-bool cools_fleet(int status) { return status == 429 || status == 503 || status == 529; }
 bool per_credential(int status) { return status == 429; }
 
 std::optional<Millis> parse_reset_duration(std::string_view value) {
@@ -134,21 +133,23 @@ std::optional<std::chrono::sys_time<Millis>> parse_rfc3339(std::string_view valu
 
 std::optional<Millis> wait_of(const Signal& signal, std::chrono::system_clock::time_point now) {
   if (!cools_fleet(signal.status)) return std::nullopt;
-  if (signal.retry_after_ms) {
-    if (auto ms = parse_retry_after_ms(*signal.retry_after_ms)) return clamp(*ms);
+  const ResponseHints& h = signal.hints;
+  if (h.retry_after_ms) {
+    if (auto ms = parse_retry_after_ms(*h.retry_after_ms)) return clamp(*ms);
   }
-  if (signal.retry_after) {
-    if (auto wait = parse_retry_after(*signal.retry_after, now)) return clamp(*wait);
+  if (h.retry_after) {
+    if (auto wait = parse_retry_after(*h.retry_after, now)) return clamp(*wait);
   }
+  if (h.retry_after || h.retry_after_ms) return std::nullopt;
   std::optional<Millis> reset;
-  if (signal.requests_reset) {
-    if (auto at = parse_rfc3339(*signal.requests_reset)) {
+  if (h.requests_reset) {
+    if (auto at = parse_rfc3339(*h.requests_reset)) {
       const auto now_ms = std::chrono::time_point_cast<Millis>(now);
       reset = std::max(Millis{0}, *at - now_ms);
     }
   }
-  if (signal.reset_requests) {
-    if (auto d = parse_reset_duration(*signal.reset_requests)) reset = reset ? std::max(*reset, *d) : *d;
+  if (h.reset_requests) {
+    if (auto d = parse_reset_duration(*h.reset_requests)) reset = reset ? std::max(*reset, *d) : *d;
   }
   if (reset) return clamp(*reset);
   return std::nullopt;

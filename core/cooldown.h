@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/hints.h"
 #include "core/outcome.h"
 
 namespace curlretry::core::cooldown {
@@ -18,22 +19,21 @@ namespace curlretry::core::cooldown {
 // clamped: no fleet should stand still for more than a day on one header.
 inline constexpr Millis kMaxCooldown{24LL * 60 * 60 * 1000};
 
-// What a response said about when to come back, as received (trimmed).
+// What a response said about when to come back: its status and its hints, as received.
 struct Signal {
   int status = 0;
-  std::optional<std::string> retry_after;      // Retry-After: seconds or HTTP-date
-  std::optional<std::string> retry_after_ms;   // retry-after-ms
-  std::optional<std::string> requests_reset;   // anthropic-ratelimit-requests-reset: RFC 3339
-  std::optional<std::string> reset_requests;   // x-ratelimit-reset-requests: "1s", "6m0s", "20ms"
+  ResponseHints hints;
 };
 
-// 429 (rate limit), 503 and 529 (overload) are the statuses that may cool the fleet.
-bool cools_fleet(int status);
+// 429 (rate limit), 503 and 529 (overload) are the statuses that may cool the fleet (defined
+// beside the hint table, which reads the reset headers only for them).
+using core::cools_fleet;
 // A 429 is about one credential; overload is about the host.
 bool per_credential(int status);
 
-// How long the fleet should keep away, from now: retry-after-ms, else Retry-After, else the
-// later of the provider reset headers. nullopt when the status does not cool the fleet or no
+// How long the fleet should keep away, from now: retry-after-ms, else Retry-After, else (only
+// when the response had neither: a server that said when, even unreadably, is not second-guessed)
+// the later of the provider reset headers. nullopt when the status does not cool the fleet or no
 // signal parses. Clamped to kMaxCooldown.
 std::optional<Millis> wait_of(const Signal& signal, std::chrono::system_clock::time_point now);
 

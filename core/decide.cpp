@@ -15,7 +15,6 @@ namespace {
 
 using Rep = Millis::rep;
 
-bool is_final_success(int status) { return status >= 200 && status < 400; }
 bool is_client_error(int status) { return status >= 400 && status < 500; }
 
 template <typename T, typename U>
@@ -74,11 +73,11 @@ Finding classify(const Policy& policy, const Outcome& o) {
     return Finding{Action::retry, reason, std::move(why), what + std::string(said)};
   };
 
-  if (o.should_retry) {
-    if (ascii::iequals(*o.should_retry, "false")) {
+  if (o.hints.should_retry) {
+    if (ascii::iequals(*o.hints.should_retry, "false")) {
       return give_up(Reason::should_retry_false, {}, " (x-should-retry: false)");
     }
-    if (ascii::iequals(*o.should_retry, "true")) {
+    if (ascii::iequals(*o.hints.should_retry, "true")) {
       return retry(Reason::should_retry_true, {}, " (x-should-retry: true)");
     }
   }
@@ -136,11 +135,11 @@ bool request_may_have_arrived(const Outcome& o) {
 std::optional<std::pair<Millis, const char*>> server_wait(const Policy& policy, const Outcome& o,
                                                           std::chrono::system_clock::time_point now) {
   if (!policy.honor_retry_after) return std::nullopt;
-  if (o.retry_after_ms) {
-    if (auto ms = parse_retry_after_ms(*o.retry_after_ms)) return std::make_pair(*ms, "retry-after-ms");
+  if (o.hints.retry_after_ms) {
+    if (auto ms = parse_retry_after_ms(*o.hints.retry_after_ms)) return std::make_pair(*ms, "retry-after-ms");
   }
-  if (o.retry_after) {
-    if (auto ms = parse_retry_after(*o.retry_after, now)) return std::make_pair(*ms, "Retry-After");
+  if (o.hints.retry_after) {
+    if (auto ms = parse_retry_after(*o.hints.retry_after, now)) return std::make_pair(*ms, "Retry-After");
   }
   // Google says it in the body (google.rpc.RetryInfo), of an error response or an in-band error.
   const std::string_view body = o.stream_error    ? std::string_view(*o.stream_error)

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/hints.h"
+
 namespace curlretry::core {
 
 using Millis = std::chrono::milliseconds;
@@ -32,14 +34,16 @@ std::string_view to_string(Transport t);
 // Accepts the names printed by to_string ("connect_refused", "reset", ...); nullopt otherwise.
 std::optional<Transport> transport_from_string(std::string_view name);
 
+// A final success: a 2xx, or a 3xx (a redirect the program did not ask libcurl to follow is its
+// answer). The one definition of "2xx/3xx" for the decision, the shim's success path (it
+// streams such a response without a lookup), the fleet's credit and the attempt log.
+constexpr bool is_final_success(int status) { return status >= 200 && status < 400; }
+
 struct Outcome {
   Transport transport = Transport::ok;
   int status = 0;  // final HTTP status of the attempt, 0 when no response line arrived
 
-  // Raw header values, exactly as received (trimmed), when present.
-  std::optional<std::string> retry_after;
-  std::optional<std::string> retry_after_ms;
-  std::optional<std::string> should_retry;  // x-should-retry
+  ResponseHints hints;  // the response's hint headers, as received (core/hints.h)
 
   std::string body_prefix;  // the first bytes of the body (the shim bounds it)
 

@@ -290,14 +290,12 @@ class Relay final : public Upgrade, public std::enable_shared_from_this<Relay<Cl
     const auto& response = parser_->get();
     core::Outcome o = outcome(core::Transport::ok);
     o.status = static_cast<int>(response.result_int());
-    auto field = [&](std::string_view name) -> std::optional<std::string> {
-      const auto it = response.find(name);
-      if (it == response.end()) return std::nullopt;
-      return std::string(it->value());
-    };
-    o.retry_after = field("Retry-After");
-    o.retry_after_ms = field("retry-after-ms");
-    o.should_retry = field("x-should-retry");
+    // The hints as the shim reads them (core/hints.h): the first of a repeated one counts.
+    for (const auto& f : response) {
+      const auto name = f.name_string();
+      const auto value = f.value();
+      o.hints.take(std::string_view(name.data(), name.size()), std::string_view(value.data(), value.size()), o.status);
+    }
     o.body_prefix = response.body().substr(0, kBodyPrefix);
 
     std::string out = "HTTP/1.1 " + std::to_string(response.result_int()) + " " + std::string(response.reason()) + "\r\n";

@@ -134,10 +134,7 @@ void Transfer::apply_cached_credential() {
   std::string method = !host.custom_request.empty()               ? host.custom_request
                        : host.post_active                          ? "POST"
                                                                    : "GET";
-  config::RequestHeaders headers;
-  const bool by_header = runtime_->config.has_header_rules();
-  if (by_header) headers = read_request_headers(host.http_header);
-  const config::Rule* rule = runtime_->config.match(method, parts.host, parts.path, by_header ? &headers : nullptr);
+  const config::Rule* rule = match_rule(method, parts);
   if (rule == nullptr || !rule->auth.enabled()) return;
   if (auto value = credential::cached(rule->name)) {
     override_.set_header(rule->auth.header, std::move(*value));

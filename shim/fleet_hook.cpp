@@ -12,8 +12,10 @@
 #include "fleet/location.h"
 #include "fleet/store.h"
 #include "shim/fleet_redis.h"
+#include "shim/header_lookup.h"
 #include "shim/log.h"
 #include "shim/reentry_guard.h"
+#include "shim/response_head.h"
 #include "shim/runtime.h"
 
 namespace curlretry::shim::fleet_hook {
@@ -100,40 +102,23 @@ core::Millis key_cooling_left(fleet::Store& s, std::string_view key, const HostO
   return cooldown::remaining(until, now);
 }
 
-std::optional<std::string> response_header(const real::Api& api, CURL* easy, const char* name) {
-  auto header = api.easy_header;
-  if (header == nullptr) return std::nullopt;
-  struct curl_header* h = nullptr;
-  CURLHcode found;
-  {
-    LibcurlScope scope(api);
-    found = header(easy, name, 0, CURLH_HEADER, -1, &h);
-  }
-  if (found != CURLHE_OK || h == nullptr || h->value == nullptr) return std::nullopt;
-  return std::string(h->value);
-}
-
-// The status as the decision saw it: without our header callback it may only be in libcurl.
+// The status as the decision saw it (status_seen): without our header callback it may only be in
+// libcurl, asked only then.
 int status_of(const Attempt& a) {
-  if (a.status != 0) return a.status;
   long code = 0;
-  if (auto getinfo = a.api->easy_getinfo) {
+  if (auto getinfo = a.api->easy_getinfo; getinfo && a.status == 0) {
     LibcurlScope scope(*a.api);
     getinfo(a.easy, CURLINFO_RESPONSE_CODE, &code);
   }
-  return static_cast<int>(code);
+  return status_seen(a.status, code);
 }
 
 void record_cooldown(const Runtime& runtime, fleet::Store& s, const Attempt& a, std::string_view key,
                      std::int64_t now) {
-  cooldown::Signal signal;
-  signal.status = status_of(a);
-  signal.retry_after = *a.retry_after;
-  signal.retry_after_ms = *a.retry_after_ms;
-  if (!signal.retry_after && !signal.retry_after_ms) {
-    signal.requests_reset = response_header(*a.api, a.easy, "anthropic-ratelimit-requests-reset");
-    signal.reset_requests = response_header(*a.api, a.easy, "x-ratelimit-reset-requests");
-  }
+  cooldown::Signal signal{status_of(a), *a.hints};
+  // The transfer read the hints for the status it knew; one it never learned (no body byte and
+  // no header callback) comes from libcurl here, and so do the hints only that status needs.
+  if (a.status == 0) learn_hints(*a.api, a.easy, signal.status, signal.hints);
   auto wait = cooldown::wait_of(signal, std::chrono::system_clock::now());
   if (!wait || wait->count() == 0) return;
   const std::string cool_key = fleet_key::cooldown_key(key, signal.status, credential(*a.host));
@@ -149,7 +134,7 @@ bool succeeded(const Attempt& a, const core::Verdict& verdict) {
   if (verdict.action != core::Action::give_up) return false;
   const int status = status_of(a);
   if (verdict.reason == core::Reason::success) return !cooldown::cools_fleet(status);
-  return verdict.reason == core::Reason::committed && status >= 200 && status < 400;
+  return verdict.reason == core::Reason::committed && core::is_final_success(status);
 }
 
 // A success: the key's credit, and the evidence that ends its cooldown (and the cooldown of the

@@ -98,8 +98,7 @@ struct Attempt {
   const HostOptions* host;
   const core::Policy* policy;
   int status;
-  const std::optional<std::string>* retry_after;
-  const std::optional<std::string>* retry_after_ms;
+  const core::ResponseHints* hints;  // as the decision read them
   std::optional<core::Millis> time_left;  // before the host's deadline or max_elapsed
   int number;                             // the attempt's (1: the first)
   KeyCache* ledger;                       // the handle's: holds the retry's charge

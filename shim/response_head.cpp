@@ -1,5 +1,9 @@
 #include "shim/response_head.h"
 
+#include <memory>
+#include <new>
+#include <type_traits>
+
 #include "core/ascii.h"
 #include "shim/url_parts.h"
 
@@ -32,7 +36,12 @@ bool is_blank_line(std::string_view line) { return line == "\r\n" || line == "\n
 
 bool ResponseHead::note_line(std::string_view line) {
   if (int s = status_of_line(line); s != 0) {
-    *this = ResponseHead{};
+    // A fresh head built in place: no temporary to build, move from and destroy (`*this =
+    // ResponseHead{}` costs that for each of the hints on every response; see renew() in
+    // transfer.cpp). Nothing here throws.
+    static_assert(std::is_nothrow_default_constructible_v<ResponseHead>);
+    std::destroy_at(this);
+    ::new (static_cast<void*>(this)) ResponseHead;
     status = s;
     return false;
   }
@@ -46,15 +55,9 @@ bool ResponseHead::note_line(std::string_view line) {
     }
     return false;
   }
-  if (first != 'r' && first != 'x') return false;  // the only headers the decision reads
-  // A repeated header counts once, the first one, as `curlretry explain` reads it.
-  if (auto v = header_value(line, "retry-after")) {
-    if (!retry_after) retry_after = std::move(v);
-  } else if (auto w = header_value(line, "retry-after-ms")) {
-    if (!retry_after_ms) retry_after_ms = std::move(w);
-  } else if (auto x = header_value(line, "x-should-retry")) {
-    if (!should_retry) should_retry = std::move(x);
-  }
+  if (!core::may_be_hint(first, status)) return false;  // one test for every other line
+  const size_t colon = line.find(':');
+  if (colon != std::string_view::npos) hints.take(line.substr(0, colon), line.substr(colon + 1), status);
   return false;
 }
 

@@ -1,19 +1,20 @@
 // What one response's header lines say that the retry decision reads: its status, the server's
-// wait hints, and whether anything could still follow that we might retry. Fed line by line as
-// libcurl hands header lines to a header callback.
+// hints (core/hints.h), and whether anything could still follow that we might retry. Fed line by
+// line as libcurl hands header lines to a header callback; without one, the same hints come from
+// libcurl's own header store (shim/header_lookup.h).
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "core/hints.h"
+
 namespace curlretry::shim {
 
 struct ResponseHead {
   int status = 0;
-  std::optional<std::string> retry_after;
-  std::optional<std::string> retry_after_ms;
-  std::optional<std::string> should_retry;
+  core::ResponseHints hints;
   bool candidate = false;          // a failure candidate: its body is held, not streamed
   bool no_body = false;            // Content-Length: 0
   bool location_not_http = false;  // a Location whose scheme is not http(s)
@@ -24,8 +25,17 @@ struct ResponseHead {
   bool note_line(std::string_view line);
   // Whether a failure status or a server hint could make this response retryable: a plain
   // 2xx/3xx streams at once without even a policy lookup (the success path stays cheap).
-  bool maybe_retryable() const { return status >= 400 || status == 0 || should_retry.has_value(); }
+  bool maybe_retryable() const { return status >= 400 || status == 0 || hints.should_retry.has_value(); }
 };
+
+// The status as the decision saw it: the head's (from its status line, or CURLINFO_RESPONSE_CODE
+// once the first body byte came without our header callback), else libcurl's `response_code`
+// (a response with no body byte and no header callback never set the head's). The one
+// definition for the outcome, the attempt log and the fleet. (The outcome then puts a proxy's
+// refusal of CONNECT in its place; see Transfer::outcome.)
+constexpr int status_seen(int head_status, long response_code) {
+  return head_status != 0 ? head_status : static_cast<int>(response_code);
+}
 
 // "HTTP/1.1 503 Service Unavailable" -> 503; 0 when the line is not a status line.
 int status_of_line(std::string_view line);

@@ -14,6 +14,7 @@
 #include "core/duration_text.h"
 #include "shim/events.h"
 #include "shim/fleet_hook.h"
+#include "shim/header_lookup.h"
 #include "shim/log.h"
 #include "shim/proxy_layer.h"
 #include "shim/real_curl.h"
@@ -37,8 +38,6 @@ void set_real(const real::Api& api, CURL* easy, CURLoption option, V value) {
     setopt(easy, option, value);
   }
 }
-
-using core::ascii::field_value;
 
 core::Transport transport_of(CURLcode code, long os_errno) {
   switch (code) {
@@ -437,7 +436,7 @@ void Transfer::learn_status() {
   attempt_.response.status = static_cast<int>(code);
   // The same test as at the end of the headers on the callback path: a plain 2xx/3xx streams
   // without a header lookup or a policy lookup.
-  if (attempt_.response.status >= 200 && attempt_.response.status < 400) return;
+  if (core::is_final_success(attempt_.response.status)) return;
   learn_hints();
   classify_response();
 }
@@ -446,30 +445,13 @@ void Transfer::classify_response() {
   resolve_request();
   ResponseHead& response = attempt_.response;
   response.candidate =
-      core::may_retry_response(*run_.policy, response.status, response.should_retry) || wants_refresh(response.status);
+      core::may_retry_response(*run_.policy, response.status, response.hints.should_retry) || wants_refresh(response.status);
 }
 
 void Transfer::learn_hints() {
   if (attempt_.hints_learned || header_cb_) return;
   attempt_.hints_learned = true;
-  // The first of a repeated header, as on the callback path and in `curlretry explain`.
-  attempt_.response.retry_after = libcurl_header("Retry-After");
-  attempt_.response.retry_after_ms = libcurl_header("Retry-After-Ms");
-  attempt_.response.should_retry = libcurl_header("X-Should-Retry");
-}
-
-std::optional<std::string> Transfer::libcurl_header(const char* name) const {
-  auto header = api_->easy_header;
-  if (header == nullptr) return std::nullopt;
-  struct curl_header* h = nullptr;
-  CURLHcode found;
-  {
-    LibcurlScope scope(*api_);
-    // The last request of this transfer (after redirects), its own headers (no 1xx, no trailers).
-    found = header(easy_, name, 0, CURLH_HEADER, -1, &h);
-  }
-  if (found != CURLHE_OK || h == nullptr || h->value == nullptr) return std::nullopt;
-  return std::string(field_value(h->value));
+  shim::learn_hints(*api_, easy_, attempt_.response.status, attempt_.response.hints);
 }
 
 void Transfer::note_header_line(const char* data, size_t n) {
@@ -518,6 +500,14 @@ bool Transfer::rewind_upload() {
 // ---------------------------------------------------------------------------------------------
 // Classification
 
+const config::Rule* Transfer::match_rule(std::string_view method, const UrlParts& parts) const {
+  // Header rules need the program's header list; a config without them never reads it.
+  config::RequestHeaders headers;
+  const bool by_header = runtime_->config.has_header_rules();
+  if (by_header) headers = read_request_headers(host.http_header);
+  return runtime_->config.match(method, parts.host, parts.path, by_header ? &headers : nullptr);
+}
+
 void Transfer::resolve_request() {
   if (run_.policy != nullptr) return;
   const char* url = nullptr;
@@ -532,12 +522,7 @@ void Transfer::resolve_request() {
   run_.display = parts.display();
   run_.host = parts.host;
   run_.path = parts.path;
-  // Header rules need the program's header list; a config without them never reads it.
-  config::RequestHeaders headers;
-  const bool by_header = runtime_->config.has_header_rules();
-  if (by_header) headers = read_request_headers(host.http_header);
-  const config::Rule* rule =
-      runtime_->config.match(run_.method, parts.host, parts.path, by_header ? &headers : nullptr);
+  const config::Rule* rule = match_rule(run_.method, parts);
   run_.rule = rule;
   run_.policy = rule ? &rule->policy : &runtime_->config.defaults;
   run_.rule_name = rule ? rule->name : "defaults";
@@ -573,7 +558,7 @@ core::Outcome Transfer::outcome(CURLcode code) const {
   if (attempt_.socket_refused && code != CURLE_OK && code != CURLE_HTTP_RETURNED_ERROR) {
     o.transport = core::Transport::host_abort;
   }
-  o.status = attempt_.response.status != 0 ? attempt_.response.status : static_cast<int>(response_code);
+  o.status = status_seen(attempt_.response.status, response_code);
   if (code == CURLE_RECV_ERROR && connect_code != 0 && connect_code / 100 != 2) {
     // libcurl reports a proxy's refusal of CONNECT (407, 403, 503...) as a receive error: it is
     // a response like any other, classified by its status.
@@ -585,9 +570,7 @@ core::Outcome Transfer::outcome(CURLcode code) const {
     // short by a close is CURLE_PARTIAL_FILE, still retried.)
     o.transport = core::Transport::other;
   }
-  o.retry_after = attempt_.response.retry_after;
-  o.retry_after_ms = attempt_.response.retry_after_ms;
-  o.should_retry = attempt_.response.should_retry;
+  o.hints = attempt_.response.hints;
   o.body_prefix = attempt_.held_body.substr(0, run_.policy->body_window);
   o.stream_error = attempt_.stream_hold.error_data();
   o.stream_error_event = attempt_.stream_hold.error_event();
@@ -625,7 +608,7 @@ Transfer::Step Transfer::finish_attempt(CURLcode code) {
       learn_hints();
       core::Verdict delivered;
       settle_with_fleet(delivered);
-    } else if (attempt_.response.status >= 200 && attempt_.response.status < 400) {
+    } else if (core::is_final_success(attempt_.response.status)) {
       fleet_hook::count_success(*runtime_, host, fleet_key_);  // credit; ends a cooldown
     }
     enter(Phase::done);
@@ -674,8 +657,7 @@ void Transfer::settle_with_fleet(core::Verdict& verdict) {
   if (run_.deadline) left = std::min(*left, std::chrono::duration_cast<core::Millis>(*run_.deadline - now));
   const auto& response = attempt_.response;
   fleet_hook::Attempt attempt{
-      api_, easy_,        &host,      run_.policy, response.status, &response.retry_after, &response.retry_after_ms,
-      left, run_.attempt, &fleet_key_};
+      api_, easy_, &host, run_.policy, response.status, &response.hints, left, run_.attempt, &fleet_key_};
   const core::Millis planned = verdict.delay;
   fleet_hook::settle(*runtime_, attempt, verdict);
   // The recovery wake leaves a server's stated wait alone (fleet_hook::note_parked).
@@ -808,10 +790,10 @@ void Transfer::record_event(const core::Verdict& verdict, CURLcode code) const {
   e.host = run_.host;
   e.path = run_.path;
   e.attempt = run_.attempt;
-  e.status = attempt_.response.status != 0 ? attempt_.response.status : static_cast<int>(response_code);
+  e.status = status_seen(attempt_.response.status, response_code);
   e.outcome = verdict.what;
   e.retry = verdict.action == core::Action::retry;
-  e.success = !e.retry && code == CURLE_OK && e.status >= 200 && e.status < 400;
+  e.success = !e.retry && code == CURLE_OK && core::is_final_success(e.status);
   e.reason = verdict.reason;
   e.reason_detail = verdict.reason_detail;
   e.delay_ms = verdict.delay.count();

@@ -204,7 +204,6 @@ class Transfer {
   // A response that may be retryable: whether it is a failure candidate, by the matched rule.
   void classify_response();
   void learn_hints();
-  std::optional<std::string> libcurl_header(const char* name) const;
 
   // Delivery to the host, emulating libcurl's defaults. Return what the host returned.
   size_t host_write(const char* data, size_t n);
@@ -221,6 +220,11 @@ class Transfer {
   bool rewind_upload();
   bool upload_replayable() const;
 
+  // The rule a request matches (nullptr: the defaults), by method, URL and, when the config has
+  // header rules, the program's request headers: the one matching for the attempt's policy
+  // (resolve_request, with libcurl's effective method and URL) and for a cached credential
+  // before the first attempt (the program's own method and URL).
+  const config::Rule* match_rule(std::string_view method, const UrlParts& parts) const;
   void resolve_request();
   core::Outcome outcome(CURLcode code) const;
   core::Verdict decide_now(CURLcode code);

@@ -71,9 +71,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Outcome o;
   o.transport = static_cast<Transport>(in.ConsumeIntegralInRange<int>(0, static_cast<int>(Transport::other)));
   o.status = in.ConsumeIntegralInRange<int>(0, 999);
-  o.retry_after = maybe_text(in, 64);
-  o.retry_after_ms = maybe_text(in, 32);
-  o.should_retry = maybe_text(in, 16);
+  o.hints.retry_after = maybe_text(in, 64);
+  o.hints.retry_after_ms = maybe_text(in, 32);
+  o.hints.should_retry = maybe_text(in, 16);
   o.committed = in.ConsumeBool();
   o.replayable = in.ConsumeBool();
   o.attempt = in.ConsumeIntegralInRange<int>(1, 1000001);

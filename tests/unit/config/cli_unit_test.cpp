@@ -145,9 +145,9 @@ TEST_F(Explain, HeadersAreMatchedCaseInsensitivelyFirstOneWins) {
   ExplainOptions o = request("GET", "http://x/", 429);
   o.headers = {"RETRY-AFTER: 7", "retry-after: 9", "Retry-After-Ms:  250 ", "X-Should-Retry:true", "X-Other: 1"};
   const Explanation e = run(o);
-  EXPECT_EQ(e.outcome.retry_after, "7");
-  EXPECT_EQ(e.outcome.retry_after_ms, "250");
-  EXPECT_EQ(e.outcome.should_retry, "true");
+  EXPECT_EQ(e.outcome.hints.retry_after, "7");
+  EXPECT_EQ(e.outcome.hints.retry_after_ms, "250");
+  EXPECT_EQ(e.outcome.hints.should_retry, "true");
 }
 
 TEST_F(Explain, BodyIsCutToTheRuleBodyWindow) {

@@ -29,26 +29,26 @@ TEST(Cooldown, OnlyRateLimitAndOverloadCoolTheFleet) {
 
 TEST(Cooldown, RetryAfterSecondsOn503) {
   Signal s = with_status(503);
-  s.retry_after = "30";
+  s.hints.retry_after = "30";
   EXPECT_EQ(wait_of(s, kNow), 30000ms);
 }
 
 TEST(Cooldown, RetryAfterHttpDate) {
   Signal s = with_status(429);
-  s.retry_after = "Thu, 15 Jan 2026 12:00:05 GMT";
+  s.hints.retry_after = "Thu, 15 Jan 2026 12:00:05 GMT";
   EXPECT_EQ(wait_of(s, kNow), 5000ms);
 }
 
 TEST(Cooldown, RetryAfterMsWinsOverRetryAfter) {
   Signal s = with_status(529);
-  s.retry_after = "30";
-  s.retry_after_ms = "1500";
+  s.hints.retry_after = "30";
+  s.hints.retry_after_ms = "1500";
   EXPECT_EQ(wait_of(s, kNow), 1500ms);
 }
 
 TEST(Cooldown, AStatusThatDoesNotCoolIgnoresItsHeaders) {
   Signal s = with_status(500);
-  s.retry_after = "30";
+  s.hints.retry_after = "30";
   EXPECT_EQ(wait_of(s, kNow), std::nullopt);
 }
 
@@ -56,38 +56,53 @@ TEST(Cooldown, NoSignalNoCooldown) { EXPECT_EQ(wait_of(with_status(429), kNow), 
 
 TEST(Cooldown, GarbageRetryAfterIsNoSignal) {
   Signal s = with_status(429);
-  s.retry_after = "soon";
+  s.hints.retry_after = "soon";
   EXPECT_EQ(wait_of(s, kNow), std::nullopt);
 }
 
 TEST(Cooldown, AnthropicRequestsReset) {
   Signal s = with_status(429);
-  s.requests_reset = "2026-01-15T12:00:20Z";
+  s.hints.requests_reset = "2026-01-15T12:00:20Z";
   EXPECT_EQ(wait_of(s, kNow), 20000ms);
 }
 
 TEST(Cooldown, OpenAiResetRequests) {
   Signal s = with_status(429);
-  s.reset_requests = "1m30.5s";
+  s.hints.reset_requests = "1m30.5s";
   EXPECT_EQ(wait_of(s, kNow), 90500ms);
 }
 
 TEST(Cooldown, TheLaterResetHeaderWins) {
   Signal s = with_status(429);
-  s.requests_reset = "2026-01-15T12:00:02Z";
-  s.reset_requests = "7s";
+  s.hints.requests_reset = "2026-01-15T12:00:02Z";
+  s.hints.reset_requests = "7s";
+  EXPECT_EQ(wait_of(s, kNow), 7000ms);
+}
+
+TEST(Cooldown, ResetHeadersCountOnlyWithoutRetryAfter) {
+  // A server that said when (even unreadably) is not second-guessed by its reset headers.
+  Signal s = with_status(429);
+  s.hints.reset_requests = "7s";
+  s.hints.retry_after = "2";
+  EXPECT_EQ(wait_of(s, kNow), 2000ms);
+  s.hints.retry_after = "soon";
+  EXPECT_EQ(wait_of(s, kNow), std::nullopt);
+  s.hints.retry_after.reset();
+  s.hints.retry_after_ms = "later";
+  EXPECT_EQ(wait_of(s, kNow), std::nullopt);
+  s.hints.retry_after_ms.reset();
   EXPECT_EQ(wait_of(s, kNow), 7000ms);
 }
 
 TEST(Cooldown, AResetInThePastIsZero) {
   Signal s = with_status(429);
-  s.requests_reset = "2026-01-15T11:00:00Z";
+  s.hints.requests_reset = "2026-01-15T11:00:00Z";
   EXPECT_EQ(wait_of(s, kNow), 0ms);
 }
 
 TEST(Cooldown, ClampedToADay) {
   Signal s = with_status(503);
-  s.retry_after = "999999999";
+  s.hints.retry_after = "999999999";
   EXPECT_EQ(wait_of(s, kNow), kMaxCooldown);
 }
 

@@ -90,7 +90,7 @@ TEST(DecideStatus, SuccessAndRedirectAreDelivered) {
 
 TEST(DecideOrder, CommittedBeatsEverything) {
   Outcome o = response(503, "captcha", 1);
-  o.should_retry = "true";
+  o.hints.should_retry = "true";
   o.transport = Transport::reset;
   o.committed = true;
   const Verdict v = decide_at(kBuiltin, o);
@@ -111,7 +111,7 @@ TEST(DecideOrder, HostAbortIsNeverRetriedEvenIfListed) {
   p.retry_transport.push_back(Transport::host_abort);
   Outcome o = failure(Transport::host_abort);
   o.status = 503;
-  o.should_retry = "true";
+  o.hints.should_retry = "true";
   const Verdict v = decide_at(p, o);
   EXPECT_EQ(v.action, Action::give_up);
   EXPECT_EQ(reason_text(v), "host-abort");
@@ -129,7 +129,7 @@ TEST(DecideOrder, BadArgumentIsNeverRetriedEvenIfListed) {
 
 TEST(DecideOrder, SuccessBeatsShouldRetryTrue) {
   Outcome o = response(200);
-  o.should_retry = "true";
+  o.hints.should_retry = "true";
   EXPECT_EQ(reason_text(decide_at(kBuiltin, o)), "success");
 }
 
@@ -156,7 +156,7 @@ TEST(DecideOrder, NotReplayableBeatsExhausted) {
 
 TEST(DecideOrder, ExhaustedBeatsShouldRetryTrue) {
   Outcome o = response(503, "", 3);
-  o.should_retry = "true";
+  o.hints.should_retry = "true";
   const Verdict v = decide_at(kBuiltin, o);
   EXPECT_EQ(v.action, Action::give_up);
   EXPECT_EQ(reason_text(v), "exhausted");
@@ -170,7 +170,7 @@ TEST(DecideOrder, ExhaustedKeepsWhatTheLastAttemptHit) {
 
 TEST(DecideOrder, MaxElapsedReachedBeforeDecidingBeatsShouldRetryTrue) {
   Outcome o = response(503);
-  o.should_retry = "true";
+  o.hints.should_retry = "true";
   o.elapsed = kBuiltin.max_elapsed;
   const Verdict v = decide_at(kBuiltin, o);
   EXPECT_EQ(v.action, Action::give_up);
@@ -179,7 +179,7 @@ TEST(DecideOrder, MaxElapsedReachedBeforeDecidingBeatsShouldRetryTrue) {
 
 TEST(DecideOrder, ShouldRetryFalseBeats503) {
   Outcome o = response(503);
-  o.should_retry = "false";
+  o.hints.should_retry = "false";
   const Verdict v = decide_at(kBuiltin, o);
   EXPECT_EQ(v.action, Action::give_up);
   EXPECT_EQ(reason_text(v), "should-retry:false");
@@ -188,14 +188,14 @@ TEST(DecideOrder, ShouldRetryFalseBeats503) {
 
 TEST(DecideOrder, ShouldRetryFalseBeatsRetryCodeAndTransport) {
   Outcome o = response(429, R"({"error":{"code":"1302"}})");
-  o.should_retry = "False";
+  o.hints.should_retry = "False";
   o.transport = Transport::reset;
   EXPECT_EQ(reason_text(decide_at(with_zai_codes(), o)), "should-retry:false");
 }
 
 TEST(DecideOrder, ShouldRetryTrueRetriesAPlain400) {
   Outcome o = response(400);
-  o.should_retry = "TRUE";
+  o.hints.should_retry = "TRUE";
   const Verdict v = decide_at(kBuiltin, o);
   EXPECT_EQ(v.action, Action::retry);
   EXPECT_EQ(reason_text(v), "should-retry:true");
@@ -205,13 +205,13 @@ TEST(DecideOrder, ShouldRetryTrueRetriesAPlain400) {
 
 TEST(DecideOrder, ShouldRetryTrueBeatsPermanentMarker) {
   Outcome o = response(429, "daily quota");
-  o.should_retry = "true";
+  o.hints.should_retry = "true";
   EXPECT_EQ(reason_text(decide_at(kBuiltin, o)), "should-retry:true");
 }
 
 TEST(DecideOrder, UnknownShouldRetryValueIsIgnored) {
   Outcome o = response(503);
-  o.should_retry = "maybe";
+  o.hints.should_retry = "maybe";
   EXPECT_EQ(reason_text(decide_at(kBuiltin, o)), "status:503");
 }
 

@@ -19,8 +19,8 @@ const Policy kBuiltin = Policy::builtin();
 Outcome with_retry_after(int status, std::optional<std::string> retry_after,
                          std::optional<std::string> retry_after_ms = std::nullopt) {
   Outcome o = response(status);
-  o.retry_after = std::move(retry_after);
-  o.retry_after_ms = std::move(retry_after_ms);
+  o.hints.retry_after = std::move(retry_after);
+  o.hints.retry_after_ms = std::move(retry_after_ms);
   return o;
 }
 
