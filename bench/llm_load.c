@@ -11,8 +11,8 @@
  *                                     the one before (uniform; the first after 200 + 0..MAX), then
  *                                     message_stop and close. Each event carries the
  *                                     CLOCK_MONOTONIC time (ns) of its write: "t":NS
- *         GET .../hold                headers and message_start, then nothing until the peer
- *                                     closes (an idle stream: a model thinking)
+ *         GET .../hold                headers, message_start and one content event, then nothing
+ *                                     until the peer closes (an idle stream: a model thinking)
  *   llm_load streams PORT PATH N
  *       N concurrent GETs of PATH on 127.0.0.1:PORT (a /stream/ path, directly or through a
  *       proxy); for each content event, the time from the upstream's write to this process's
@@ -20,7 +20,7 @@
  *       events, p50_us, p99_us, max_us, failed, first_error.
  *   llm_load hold PORT PATH TARGET STEP RSS_PIDS
  *       Opens idle streams (a /hold path) STEP at a time until TARGET are open at once or a batch
- *       fails; a stream counts once its message_start arrived. RSS_PIDS (comma list) are the
+ *       fails; a stream counts once its first content event arrived. RSS_PIDS (comma list) are the
  *       proxy's processes: their VmRSS is read before, at 1,000 streams and at the end. Prints
  *       held, rss_*_kib, kib_per_stream (growth to 1,000 / 1,000) and first_error (why it stopped).
  *
@@ -151,7 +151,11 @@ static int answer(int ep, int fd, struct conn *c) {
     return 0;
   }
   if (strstr(path, "/hold")) {
-    if (write_all(fd, kSseHead, sizeof kSseHead - 1) || send_event(fd, "message_start", 's')) return -1;
+    /* One content event: a proxy that holds a stream's setup events until its first content
+     * (curlretry's in-band error check) forwards it then; after it, nothing. */
+    if (write_all(fd, kSseHead, sizeof kSseHead - 1) || send_event(fd, "message_start", 's') ||
+        send_event(fd, "content_block_delta", 't'))
+      return -1;
     c->state = HOLDING;
     return 0;
   }
@@ -479,14 +483,14 @@ static int run_hold(int port, const char *path, int target, int step, const char
     while (pending && now_ns() < limit) {
       pump(ep, path, -1, 100);
       pending = 0;
-      for (int i = 0; i < opened; ++i) pending += ss[i].state < 3 && !ss[i].started;
+      for (int i = 0; i < opened; ++i) pending += ss[i].state < 3 && !ss[i].events;
     }
     int alive = 0, bad = 0;
     for (int i = 0; i < opened; ++i) {
-      alive += ss[i].state < 3 && ss[i].started;
-      bad += ss[i].state >= 3 || !ss[i].started;
+      alive += ss[i].state < 3 && ss[i].events;
+      bad += ss[i].state >= 3 || !ss[i].events;
     }
-    if (pending) note_error("no message_start within 10 s");
+    if (pending) note_error("no first event within 10 s");
     held = alive;
     if (at_1000 < 0 && alive >= 1000) at_1000 = rss_kib(pids);
     if (bad) break;

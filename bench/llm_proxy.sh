@@ -208,6 +208,14 @@ for v in direct haproxy nginx proxy; do
   case "$line" in *" ok=5 "*"bytes=3000 "*) ;; *) echo "bench/llm_proxy.sh: check $v complete: $line" >&2; exit 1 ;; esac
 done
 
+# The proxy's engine must be the shim with its policy, not a pass-through (a shim whose YAML
+# reader or config did not load says so on the proxy's stderr and retries nothing).
+if grep -q 'pass-through' "$work/logs/crproxy.err"; then
+  echo "bench/llm_proxy.sh: curlretry-proxy runs without its retry policy:" >&2
+  cat "$work/logs/crproxy.err" >&2
+  exit 1
+fi
+
 # 1. Idle streams, first, on proxies that have carried only the checks (memory an allocator
 # keeps from earlier rows would hide the growth): RSS from 0 to 1,000 idle streams, then on
 # to $target, 500 at a time, until a batch fails.
