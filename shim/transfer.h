@@ -29,6 +29,9 @@
 
 namespace curlretry::shim {
 
+// libcurl never hands a write callback more than this; replays use the same chunking.
+inline constexpr size_t kChunk = CURL_MAX_WRITE_SIZE;
+
 struct Runtime;
 
 // Puts the host's own callback options on `easy` (after a transfer, or on a duplicate).
