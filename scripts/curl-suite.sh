@@ -29,7 +29,9 @@ timeout_s=${CURL_SUITE_TEST_TIMEOUT:-60}
 expected_on=$root/tests/curl-suite/expected-on.txt
 jobs=${CURL_SUITE_JOBS:-2}
 
-system_lib=$(ldconfig -p | awk '/libcurl\.so\.4 .*x86-64/ {print $NF; exit}')
+# awk reads to the end (no `exit`): leaving early could kill ldconfig with SIGPIPE mid-write, which
+# pipefail turns into this script's exit 141 (CI met it on a loaded machine).
+system_lib=$(ldconfig -p | awk '/libcurl\.so\.4 .*x86-64/ && !found {print $NF; found = 1}')
 [ -n "$system_lib" ] || { echo "curl-suite: no system libcurl.so.4 (libcurl4)" >&2; exit 1; }
 version=$(dpkg-query -W -f='${Version}' libcurl4)
 upstream=${version%%-*}

@@ -68,7 +68,7 @@ for t in "${targets[@]}"; do
     echo "    ok: ${runs:-?} inputs, ${cov:-cov: ?}, corpus $(ls "$work" | wc -l) files"
   else
     echo "    FAILED (log: $log):"
-    grep -E "ERROR|runtime error|SUMMARY|invariant failed|Test unit written" "$log" | head -20 | sed 's/^/    /'
+    grep -E "ERROR|runtime error|SUMMARY|invariant failed|Test unit written" "$log" | sed -n '1,20s/^/    /p'
     failed+=("$t")
   fi
 done

@@ -79,7 +79,7 @@ fetch() {
     version=$got
   fi
   local dir
-  dir=$(find "$work/src" -mindepth 1 -maxdepth 1 -type d -name "$package-*" | head -n 1)
+  dir=$(find "$work/src" -mindepth 1 -maxdepth 1 -type d -name "$package-*" -print -quit)  # no `| head`: SIGPIPE under pipefail
   [ -n "$dir" ] && [ -f "$dir/run-tests.php" ] && [ -d "$dir/ext/curl/tests" ] ||
     { echo "php-suite: $package's source has no run-tests.php and ext/curl/tests" >&2; return 1; }
   ln -sfn "$dir" "$work/src/php"
