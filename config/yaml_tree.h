@@ -18,6 +18,11 @@ struct Position {
   int column = 1;  // 1-based
 };
 
+// A map's key and value, named as std::pair names them. Not a std::pair<YamlNode, YamlNode>
+// inside YamlNode: that instantiates the pair while YamlNode is incomplete, which the standard
+// library does not allow (GCC lets it pass; clang, and so clang-tidy, rejects it).
+struct YamlEntry;
+
 struct YamlNode {
   enum class Kind : unsigned char { null, scalar, sequence, map };
   Kind kind = Kind::null;
@@ -28,7 +33,14 @@ struct YamlNode {
   // (include_merge.h) so that errors and sources name the right one; empty = the one being loaded.
   std::string_view file;
   std::vector<YamlNode> items;                           // sequence
-  std::vector<std::pair<YamlNode, YamlNode>> entries;    // map, in file order, keys unique
+  std::vector<YamlEntry> entries;                        // map, in file order, keys unique
+};
+
+struct YamlEntry {
+  YamlEntry() = default;
+  YamlEntry(YamlNode key, YamlNode value) : first(std::move(key)), second(std::move(value)) {}
+  YamlNode first;   // the key
+  YamlNode second;  // the value
 };
 
 inline constexpr std::size_t kMaxDocumentBytes = 1024 * 1024;
