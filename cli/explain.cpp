@@ -91,6 +91,94 @@ void explain_stream(const core::Policy& policy, Explanation& e) {
   o.body_prefix = o.body_prefix.substr(0, policy.body_window);
 }
 
+// The response of the attempt as the options give it: transport, status, the headers' hints,
+// the body (an event stream read as far as the hold would look).
+bool read_response(const ExplainOptions& options, const core::Policy& policy, Explanation& e, std::string& error) {
+  core::Outcome& o = e.outcome;
+  std::optional<std::string> content_type;
+  std::string transport = options.transport;
+  for (char& c : transport) c = c == '-' ? '_' : c;  // "connect-refused" reads naturally too
+  const auto kind = core::transport_from_string(lower(transport));
+  if (!kind) {
+    error = "--transport " + options.transport +
+            ": unknown kind (expected ok, connect_refused, reset, send, recv, empty_reply, tls_handshake, "
+            "http2_stream, timeout, host_abort, bad_argument or other)";
+    return false;
+  }
+  o.transport = *kind;
+  if (options.status != 0 && (options.status < 100 || options.status > 599)) {
+    error = "--status " + std::to_string(options.status) + ": expected an HTTP status, 100..599";
+    return false;
+  }
+  o.status = options.status;
+  if (o.transport == core::Transport::ok && o.status == 0) {
+    error = "say what the attempt produced: --status N and/or --transport KIND";
+    return false;
+  }
+
+  for (const auto& header : options.headers) {
+    const auto colon = header.find(':');
+    if (colon == std::string::npos || field_value(std::string_view(header).substr(0, colon)).empty()) {
+      error = "--header \"" + header + "\": expected 'Name: value'";
+      return false;
+    }
+    const std::string_view name = field_value(std::string_view(header).substr(0, colon));
+    const std::string_view value = std::string_view(header).substr(colon + 1);
+    // The hints as the shim reads them (the first of a repeated one counts), then what only
+    // explain reads: whether the body is an event stream.
+    if (o.hints.take(name, value, o.status)) continue;
+    if (core::ascii::iequals(name, "content-type") && !content_type) content_type = std::string(field_value(value));
+  }
+
+  // An event stream is read as far as the hold would look (one byte more shows the bound passed).
+  const bool stream = o.status >= 200 && o.status < 300 && o.transport == core::Transport::ok && content_type &&
+                      is_event_stream(*content_type) && options.body;
+  const std::size_t limit =
+      stream ? std::max(policy.body_window, policy.stream.hold_max_bytes + 1) : policy.body_window;
+  if (options.body && !read_body(*options.body, limit, o.body_prefix, error)) return false;
+  if (stream) explain_stream(policy, e);
+  return true;
+}
+
+// Where the attempt stands: its number, the time spent, and whether it may be sent again.
+bool read_attempt(const ExplainOptions& options, core::Outcome& o, std::string& error) {
+  if (options.attempt < 1) {
+    error = "--attempt " + std::to_string(options.attempt) + ": attempts count from 1";
+    return false;
+  }
+  if (options.elapsed_ms < 0 || options.previous_delay_ms < 0) {
+    error = "--elapsed-ms and --previous-delay-ms cannot be negative";
+    return false;
+  }
+  o.attempt = options.attempt;
+  o.elapsed = core::Millis{options.elapsed_ms};
+  o.previous_delay = core::Millis{options.previous_delay_ms};
+  o.committed = options.committed;
+  o.replayable = !options.not_replayable;
+  return true;
+}
+
+// What the next attempt switches to under the rule's `fallback:` (empty: nothing), when this
+// retried attempt was an overload and at least `after` of them came in a row.
+std::string fallback_of(const config::Rule* matched, const core::Outcome& o, const core::Verdict& verdict) {
+  if (matched == nullptr || !matched->fallback.enabled() || verdict.action != core::Action::retry ||
+      o.attempt < matched->fallback.after) {
+    return {};
+  }
+  const config::Fallback& f = matched->fallback;
+  bool overload = std::find(f.on_status.begin(), f.on_status.end(), o.status) != f.on_status.end();
+  for (const auto& marker : f.on_markers) overload = overload || o.body_prefix.find(marker) != std::string::npos;
+  if (!overload) return {};
+  std::string out;
+  if (!f.model.empty()) out = "model " + f.model;
+  if (!f.url.empty()) {
+    const auto base = core::split_url(f.url);
+    const std::string shown = base ? base->host_path() : f.url;
+    out += (out.empty() ? "" : "; ") + std::string("url ") + shown;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<Explanation> explain(const config::Config& config, const ExplainOptions& options, std::string& error) {
@@ -117,64 +205,7 @@ std::optional<Explanation> explain(const config::Config& config, const ExplainOp
   const core::Policy& policy = e.matched ? e.matched->policy : config.defaults;
   e.max_attempts = policy.max_attempts;
 
-  core::Outcome& o = e.outcome;
-  std::optional<std::string> content_type;
-  std::string transport = options.transport;
-  for (char& c : transport) c = c == '-' ? '_' : c;  // "connect-refused" reads naturally too
-  const auto kind = core::transport_from_string(lower(transport));
-  if (!kind) {
-    error = "--transport " + options.transport +
-            ": unknown kind (expected ok, connect_refused, reset, send, recv, empty_reply, tls_handshake, "
-            "http2_stream, timeout, host_abort, bad_argument or other)";
-    return std::nullopt;
-  }
-  o.transport = *kind;
-  if (options.status != 0 && (options.status < 100 || options.status > 599)) {
-    error = "--status " + std::to_string(options.status) + ": expected an HTTP status, 100..599";
-    return std::nullopt;
-  }
-  o.status = options.status;
-  if (o.transport == core::Transport::ok && o.status == 0) {
-    error = "say what the attempt produced: --status N and/or --transport KIND";
-    return std::nullopt;
-  }
-
-  for (const auto& header : options.headers) {
-    const auto colon = header.find(':');
-    if (colon == std::string::npos || field_value(std::string_view(header).substr(0, colon)).empty()) {
-      error = "--header \"" + header + "\": expected 'Name: value'";
-      return std::nullopt;
-    }
-    const std::string_view name = field_value(std::string_view(header).substr(0, colon));
-    const std::string_view value = std::string_view(header).substr(colon + 1);
-    // The hints as the shim reads them (the first of a repeated one counts), then what only
-    // explain reads: whether the body is an event stream.
-    if (o.hints.take(name, value, o.status)) continue;
-    if (core::ascii::iequals(name, "content-type") && !content_type) content_type = std::string(field_value(value));
-  }
-
-  // An event stream is read as far as the hold would look (one byte more shows the bound passed).
-  const bool stream = o.status >= 200 && o.status < 300 && o.transport == core::Transport::ok && content_type &&
-                      is_event_stream(*content_type) && options.body;
-  const std::size_t limit =
-      stream ? std::max(policy.body_window, policy.stream.hold_max_bytes + 1) : policy.body_window;
-  if (options.body && !read_body(*options.body, limit, o.body_prefix, error)) return std::nullopt;
-  if (stream) explain_stream(policy, e);
-
-  if (options.attempt < 1) {
-    error = "--attempt " + std::to_string(options.attempt) + ": attempts count from 1";
-    return std::nullopt;
-  }
-  if (options.elapsed_ms < 0 || options.previous_delay_ms < 0) {
-    error = "--elapsed-ms and --previous-delay-ms cannot be negative";
-    return std::nullopt;
-  }
-  o.attempt = options.attempt;
-  o.elapsed = core::Millis{options.elapsed_ms};
-  o.previous_delay = core::Millis{options.previous_delay_ms};
-  o.committed = options.committed;
-  o.replayable = !options.not_replayable;
-
+  if (!read_response(options, policy, e, error) || !read_attempt(options, e.outcome, error)) return std::nullopt;
   if (config.settings.disabled) {
     e.verdict.action = core::Action::give_up;
     e.verdict.reason = core::Reason::disabled;
@@ -187,21 +218,8 @@ std::optional<Explanation> explain(const config::Config& config, const ExplainOp
   const auto now = std::chrono::system_clock::now();
   core::SplitMix random(static_cast<std::uint64_t>(now.time_since_epoch().count()) ^
                         (static_cast<std::uint64_t>(::getpid()) << 32));
-  e.verdict = core::decide(policy, o, random, now);
-  if (e.matched != nullptr && e.matched->fallback.enabled() && e.verdict.action == core::Action::retry &&
-      o.attempt >= e.matched->fallback.after) {
-    const config::Fallback& f = e.matched->fallback;
-    bool overload = std::find(f.on_status.begin(), f.on_status.end(), o.status) != f.on_status.end();
-    for (const auto& marker : f.on_markers) overload = overload || o.body_prefix.find(marker) != std::string::npos;
-    if (overload) {
-      if (!f.model.empty()) e.fallback = "model " + f.model;
-      if (!f.url.empty()) {
-        const auto base = core::split_url(f.url);
-        const std::string shown = base ? base->host_path() : f.url;
-        e.fallback += (e.fallback.empty() ? "" : "; ") + std::string("url ") + shown;
-      }
-    }
-  }
+  e.verdict = core::decide(policy, e.outcome, random, now);
+  e.fallback = fallback_of(e.matched, e.outcome, e.verdict);
   return e;
 }
 
