@@ -96,87 +96,106 @@ std::optional<bool> bool_from_string(std::string_view text) {
   return std::nullopt;
 }
 
+namespace {
+
+// CURLRETRY_DISABLE and CURLRETRY_PERSISTENT: booleans that also take 1/0.
+void read_switches(Reader& reader, EnvOverrides& out) {
+  for (const char* name : {"CURLRETRY_DISABLE", "CURLRETRY_PERSISTENT"}) {
+    auto value = reader.raw(name);
+    if (!value) continue;
+    const std::string_view text = field_value(*value);
+    std::optional<bool> flag = text == "1" ? std::optional(true) : text == "0" ? std::optional(false)
+                                                                               : bool_from_string(text);
+    if (!flag) {
+      reader.fail(name, *value, "not a boolean (expected 1/0, true/false, yes/no or on/off)");
+    } else {
+      (std::string_view(name) == "CURLRETRY_DISABLE" ? out.disable : out.persistent) = FromEnv<bool>{*flag, name};
+    }
+  }
+}
+
+// The policy's overrides: attempts, backoff base and cap, jitter.
+void read_policy(Reader& reader, EnvOverrides& out) {
+  if (auto found = reader.with_alias("CURLRETRY_MAX_ATTEMPTS", "BILI_REPLAY_RETRY_MAX")) {
+    const auto& [name, value] = *found;
+    const bool legacy = std::string_view(name) == "BILI_REPLAY_RETRY_MAX";
+    // The legacy tool took 0 to mean "no retries"; keep that meaning instead of rejecting it.
+    const std::string_view expected = legacy ? "-1, 0 or a number >= 1" : kAttemptsExpected;
+    if (auto n = reader.integer(name, value, -1, kMaxAttempts, expected)) {
+      if (*n == 0 && !legacy) {
+        reader.fail(name, value, "out of range (expected " + std::string(kAttemptsExpected) + ")");
+      } else {
+        out.max_attempts = FromEnv<int>{*n == 0 ? 1 : static_cast<int>(*n), name};
+      }
+    }
+  }
+
+  if (auto found = reader.with_alias("CURLRETRY_BASE_MS", "BILI_REPLAY_RETRY_BASE_MS")) {
+    const auto& [name, value] = *found;
+    if (auto n = reader.integer(name, value, 0, kMaxMillis, "milliseconds >= 0")) {
+      out.base_ms = FromEnv<long long>{*n, name};
+    }
+  }
+
+  if (auto value = reader.raw("CURLRETRY_MAX_DELAY_MS")) {
+    if (auto n = reader.integer("CURLRETRY_MAX_DELAY_MS", *value, 0, kMaxMillis, "milliseconds >= 0")) {
+      out.max_delay_ms = FromEnv<long long>{*n, "CURLRETRY_MAX_DELAY_MS"};
+    }
+  }
+
+  if (auto value = reader.raw("CURLRETRY_JITTER")) {
+    if (auto jitter = core::jitter_from_string(lower(field_value(*value)))) {
+      out.jitter = FromEnv<core::Jitter>{*jitter, "CURLRETRY_JITTER"};
+    } else {
+      reader.fail("CURLRETRY_JITTER", *value, "unknown jitter (expected none, full, equal or decorrelated)");
+    }
+  }
+}
+
+// Where curlretry writes (log level and file, attempt log) and which config file it reads.
+void read_outputs(Reader& reader, EnvOverrides& out) {
+  if (auto value = reader.raw("CURLRETRY_LOG")) {
+    if (auto level = log_level_from_string(field_value(*value))) {
+      out.log_level = FromEnv<LogLevel>{*level, "CURLRETRY_LOG"};
+    } else {
+      reader.fail("CURLRETRY_LOG", *value, "unknown log level (expected off, error, warn, info or debug)");
+    }
+  }
+  if (auto value = reader.raw("CURLRETRY_LOG_FILE")) out.log_file = FromEnv<std::string>{*value, "CURLRETRY_LOG_FILE"};
+  if (auto value = reader.raw("CURLRETRY_EVENTS")) out.events_file = FromEnv<std::string>{*value, "CURLRETRY_EVENTS"};
+  if (auto value = reader.raw("CURLRETRY_CONFIG")) out.config_path = *value;
+}
+
+// The fleet's store and its directory.
+void read_fleet(Reader& reader, EnvOverrides& out) {
+  if (auto value = reader.raw("CURLRETRY_FLEET")) {
+    std::string why;
+    if (auto store = parse_fleet_store(*value, why)) {
+      out.fleet_store = FromEnv<ParsedStore>{*store, "CURLRETRY_FLEET"};
+    } else {
+      reader.fail("CURLRETRY_FLEET", *value, why);
+    }
+  }
+  if (auto value = reader.raw("CURLRETRY_FLEET_DIR")) {
+    if ((*value)[0] == '/') {
+      out.fleet_dir = FromEnv<std::string>{*value, "CURLRETRY_FLEET_DIR"};
+    } else {
+      reader.fail("CURLRETRY_FLEET_DIR", *value, "not an absolute path");
+    }
+  }
+}
+
+}  // namespace
+
 EnvReadResult read_env(const Environment& env) {
   Reader reader(env);
   if (env.secure) return std::move(reader.result);
   try {
     EnvOverrides& out = reader.result.overrides;
-
-    for (const char* name : {"CURLRETRY_DISABLE", "CURLRETRY_PERSISTENT"}) {
-      auto value = reader.raw(name);
-      if (!value) continue;
-      const std::string_view text = field_value(*value);
-      std::optional<bool> flag = text == "1" ? std::optional(true) : text == "0" ? std::optional(false)
-                                                                                 : bool_from_string(text);
-      if (!flag) {
-        reader.fail(name, *value, "not a boolean (expected 1/0, true/false, yes/no or on/off)");
-      } else {
-        (std::string_view(name) == "CURLRETRY_DISABLE" ? out.disable : out.persistent) = FromEnv<bool>{*flag, name};
-      }
-    }
-
-    if (auto found = reader.with_alias("CURLRETRY_MAX_ATTEMPTS", "BILI_REPLAY_RETRY_MAX")) {
-      const auto& [name, value] = *found;
-      const bool legacy = std::string_view(name) == "BILI_REPLAY_RETRY_MAX";
-      // The legacy tool took 0 to mean "no retries"; keep that meaning instead of rejecting it.
-      const std::string_view expected = legacy ? "-1, 0 or a number >= 1" : kAttemptsExpected;
-      if (auto n = reader.integer(name, value, -1, kMaxAttempts, expected)) {
-        if (*n == 0 && !legacy) {
-          reader.fail(name, value, "out of range (expected " + std::string(kAttemptsExpected) + ")");
-        } else {
-          out.max_attempts = FromEnv<int>{*n == 0 ? 1 : static_cast<int>(*n), name};
-        }
-      }
-    }
-
-    if (auto found = reader.with_alias("CURLRETRY_BASE_MS", "BILI_REPLAY_RETRY_BASE_MS")) {
-      const auto& [name, value] = *found;
-      if (auto n = reader.integer(name, value, 0, kMaxMillis, "milliseconds >= 0")) {
-        out.base_ms = FromEnv<long long>{*n, name};
-      }
-    }
-
-    if (auto value = reader.raw("CURLRETRY_MAX_DELAY_MS")) {
-      if (auto n = reader.integer("CURLRETRY_MAX_DELAY_MS", *value, 0, kMaxMillis, "milliseconds >= 0")) {
-        out.max_delay_ms = FromEnv<long long>{*n, "CURLRETRY_MAX_DELAY_MS"};
-      }
-    }
-
-    if (auto value = reader.raw("CURLRETRY_JITTER")) {
-      if (auto jitter = core::jitter_from_string(lower(field_value(*value)))) {
-        out.jitter = FromEnv<core::Jitter>{*jitter, "CURLRETRY_JITTER"};
-      } else {
-        reader.fail("CURLRETRY_JITTER", *value, "unknown jitter (expected none, full, equal or decorrelated)");
-      }
-    }
-
-    if (auto value = reader.raw("CURLRETRY_LOG")) {
-      if (auto level = log_level_from_string(field_value(*value))) {
-        out.log_level = FromEnv<LogLevel>{*level, "CURLRETRY_LOG"};
-      } else {
-        reader.fail("CURLRETRY_LOG", *value, "unknown log level (expected off, error, warn, info or debug)");
-      }
-    }
-
-    if (auto value = reader.raw("CURLRETRY_LOG_FILE"))
-      out.log_file = FromEnv<std::string>{*value, "CURLRETRY_LOG_FILE"};
-    if (auto value = reader.raw("CURLRETRY_EVENTS")) out.events_file = FromEnv<std::string>{*value, "CURLRETRY_EVENTS"};
-    if (auto value = reader.raw("CURLRETRY_CONFIG")) out.config_path = *value;
-    if (auto value = reader.raw("CURLRETRY_FLEET")) {
-      std::string why;
-      if (auto store = parse_fleet_store(*value, why)) {
-        out.fleet_store = FromEnv<ParsedStore>{*store, "CURLRETRY_FLEET"};
-      } else {
-        reader.fail("CURLRETRY_FLEET", *value, why);
-      }
-    }
-    if (auto value = reader.raw("CURLRETRY_FLEET_DIR")) {
-      if ((*value)[0] == '/') {
-        out.fleet_dir = FromEnv<std::string>{*value, "CURLRETRY_FLEET_DIR"};
-      } else {
-        reader.fail("CURLRETRY_FLEET_DIR", *value, "not an absolute path");
-      }
-    }
+    read_switches(reader, out);
+    read_policy(reader, out);
+    read_outputs(reader, out);
+    read_fleet(reader, out);
   } catch (const std::exception& e) {
     reader.result.error = std::string("cannot read the environment: ") + e.what();
   }
