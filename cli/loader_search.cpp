@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "cli/path_names.h"
+#include "core/ascii.h"
 
 #ifndef CURLRETRY_MULTIARCH
 #define CURLRETRY_MULTIARCH ""
@@ -28,12 +29,10 @@ void read_ld_so_conf(const std::string& file, std::vector<std::string>& dirs, in
   std::string line;
   while (std::getline(in, line)) {
     if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    const auto first = line.find_first_not_of(" \t");
-    if (first == std::string::npos) continue;
-    line = line.substr(first, line.find_last_not_of(" \t\r") - first + 1);
+    line = std::string(core::ascii::field_value(line));
+    if (line.empty()) continue;
     if (line.rfind("include", 0) == 0 && line.size() > 8 && (line[7] == ' ' || line[7] == '\t')) {
-      std::string pattern = line.substr(8);
-      pattern.erase(0, pattern.find_first_not_of(" \t"));
+      std::string pattern(core::ascii::strip_leading(std::string_view(line).substr(8), core::ascii::kBlanks));
       if (!pattern.empty() && pattern[0] != '/') pattern = dirname_of(file) + "/" + pattern;
       glob_t g{};
       if (::glob(pattern.c_str(), 0, nullptr, &g) == 0) {

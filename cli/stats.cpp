@@ -12,6 +12,7 @@
 #include <set>
 
 #include "cli/json.h"
+#include "core/ascii.h"
 #include "core/attempt_log.h"
 #include "core/civil_date.h"
 #include "core/json_object.h"
@@ -552,7 +553,7 @@ int run_stats(const StatsOptions& options) {
     long long number = 0;
     while (std::getline(*stream, line)) {
       ++number;
-      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      if (core::ascii::trim(line).empty()) continue;
       if (auto r = parse_record(line)) {
         if (options.since_ms && r->time_ms < *options.since_ms) continue;
         if (options.until_ms && r->time_ms >= *options.until_ms) continue;

@@ -4,6 +4,7 @@
 #include <array>
 #include <optional>
 
+#include "core/ascii.h"
 #include "core/body_scan.h"
 #include "core/provider_errors.h"
 
@@ -115,10 +116,8 @@ bool role_only_chunk(std::string_view data) {
     } else if (c == ',' || c == '}') {
       if (!in_key) {
         std::string_view value = data.substr(token, p - token);
-        while (!value.empty() && space(value.front())) value.remove_prefix(1);
-        while (!value.empty() && space(value.back())) value.remove_suffix(1);
-        while (!name.empty() && space(name.front())) name.remove_prefix(1);
-        while (!name.empty() && space(name.back())) name.remove_suffix(1);
+        value = ascii::trim(value);
+        name = ascii::trim(name);
         const bool blank = value == "null" || value == "\"\"";
         if (name == "\"role\"") {
           role = !blank;

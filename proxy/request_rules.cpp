@@ -237,8 +237,7 @@ bool loopback_host(std::string_view host) {
 }
 
 std::string presented_token(std::string_view value) {
-  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
-  while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+  value = core::ascii::strip_trailing(core::ascii::strip_leading(value, core::ascii::kBlanks), core::ascii::kBlanks);
   const std::size_t space = value.find_first_of(" \t");
   if (space == std::string_view::npos) return {};
   const std::string_view scheme = value.substr(0, space);
