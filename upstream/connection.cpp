@@ -39,13 +39,6 @@ class Sha256 {
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx_;
 };
 
-// Errors quote the step as written, which may hold any byte a client put in the path.
-std::string json_escape(std::string_view text) {
-  std::string out;
-  core::json_text::append_escaped(out, text);
-  return out;
-}
-
 enum class RouteKind : std::uint8_t { script, count, reset, big, ok, arm, not_found, bad };
 
 struct Route {
@@ -154,7 +147,8 @@ Response utility_response(const Route& route, ServeContext& context) {
     case RouteKind::script:
       r.status = 400;
       r.content_type = "application/json";
-      r.body = R"({"error":"bad script","detail":")" + json_escape(route.error) + "\"}";
+      // The step as written, which may hold any byte a client put in the path.
+      r.body = R"({"error":"bad script","detail":)" + core::json_text::quote(route.error) + "}";
       break;
   }
   return r;
