@@ -14,8 +14,10 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "config/keys.h"
 #include "upstream/flaky_upstream.h"
 
 extern char** environ;
@@ -25,11 +27,21 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Variables that would change what the demo shows: it demonstrates the built-in policy.
-constexpr const char* kPolicyOverrides[] = {
-    "CURLRETRY_BASE_MS", "BILI_REPLAY_RETRY_BASE_MS", "CURLRETRY_MAX_ATTEMPTS", "BILI_REPLAY_RETRY_MAX",
-    "CURLRETRY_MAX_DELAY_MS", "CURLRETRY_DISABLE", "CURLRETRY_LOG", "CURLRETRY_LOG_FILE",
-};
+// Variables that would change what the demo shows: it demonstrates the built-in policy, so every
+// variable that overrides a policy key (config/keys.h), and those that switch curlretry off or
+// send its log lines elsewhere.
+std::vector<std::string> policy_overrides() {
+  std::vector<std::string> out;
+  for (const config::KeyDef& key : config::kKeys) {
+    if (key.scope != config::KeyScope::policy && key.name != "disable" && key.name != "log" && key.name != "log_file") {
+      continue;
+    }
+    for (const std::string_view variable : {key.env, key.legacy_env}) {
+      if (!variable.empty()) out.emplace_back(variable);
+    }
+  }
+  return out;
+}
 
 struct Run {
   int status = -1;  // exit status; 128+N when killed by signal N
@@ -215,7 +227,7 @@ int run_demo(const DemoOptions& options) {
 
   // 2. The same program with the library preloaded, built-in policy.
   const std::string preload = options.library + (plain_preload.empty() ? "" : ":" + plain_preload);
-  drop.insert(drop.end(), std::begin(kPolicyOverrides), std::end(kPolicyOverrides));
+  for (std::string& variable : policy_overrides()) drop.push_back(std::move(variable));
   add = {"LD_PRELOAD=" + preload};
   std::printf("2. With curlretry (retry lines on stderr start with \"curlretry:\")\n");
   std::printf("   The built-in policy waits 1500 ms, then 3000 ms: this takes about 4.5 s.\n");

@@ -13,24 +13,27 @@
 #include "cli/reach_watch.h"
 #include "config/config.h"
 #include "config/include_merge.h"
+#include "config/keys.h"
 
 namespace curlretry::cli {
 
 std::vector<FlagVariable> flag_variables(const LaunchOptions& options) {
   std::vector<FlagVariable> out;
-  const auto add = [&out](const char* flag, const char* variable, const std::optional<std::string>& value) {
-    if (value) out.push_back({flag, variable, *value});
+  // Each flag sets the variable of one key of config/keys.h.
+  const auto add = [&out](const char* flag, std::string_view variable, const std::optional<std::string>& value) {
+    if (value) out.push_back({flag, std::string(variable), *value});
   };
-  add("--max-attempts", "CURLRETRY_MAX_ATTEMPTS", options.max_attempts);
-  add("--base-ms", "CURLRETRY_BASE_MS", options.base_ms);
-  add("--max-delay-ms", "CURLRETRY_MAX_DELAY_MS", options.max_delay_ms);
-  add("--jitter", "CURLRETRY_JITTER", options.jitter);
-  if (options.verbose) out.push_back({"-v", "CURLRETRY_LOG", "debug"});
+  using config::env_of;
+  add("--max-attempts", env_of("max_attempts"), options.max_attempts);
+  add("--base-ms", env_of("backoff.base_ms"), options.base_ms);
+  add("--max-delay-ms", env_of("backoff.max_ms"), options.max_delay_ms);
+  add("--jitter", env_of("backoff.jitter"), options.jitter);
+  if (options.verbose) add("-v", env_of("log"), "debug");
   // On the automatic path -q silences the launch's line only: the shared proxy logs to its file,
   // and a log level here would make it another config (restarted between quiet and other runs).
-  if (options.quiet && !options.proxy_reason) out.push_back({"-q", "CURLRETRY_LOG", "warn"});
-  add("--log-file", "CURLRETRY_LOG_FILE", options.log_file);
-  add("--events", "CURLRETRY_EVENTS", options.events);
+  if (options.quiet && !options.proxy_reason) add("-q", env_of("log"), "warn");
+  add("--log-file", env_of("log_file"), options.log_file);
+  add("--events", env_of("events_file"), options.events);
   return out;
 }
 

@@ -94,4 +94,13 @@ std::vector<std::string_view> file_keys(KeyScope scope, std::string_view section
 // The dotted name of the key the environment variable `variable` (or its alias) sets.
 std::string_view key_set_by(std::string_view variable);
 
+// The CURLRETRY_* variable that overrides the key `name` (empty: none). Spelled at compile time
+// where it can be: a name the table does not have is then a build error, not a silent "".
+consteval std::string_view env_of(std::string_view name) {
+  for (const KeyDef& key : kKeys) {
+    if (key.name == name) return key.env;
+  }
+  throw "config::env_of: no such key in config::kKeys";
+}
+
 }  // namespace curlretry::config
