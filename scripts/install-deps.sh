@@ -15,6 +15,8 @@ packages=(
   nghttp2-proxy
   # the fuzz targets' regression pass (libFuzzer)
   clang libclang-rt-14-dev
+  # tests/structure/size_check.py: function sizes (readability-function-size)
+  clang-tidy
   # scripts/curl-suite.sh: apt-get source, and building curl's tool and test tools (issue 18)
   dpkg-dev autoconf automake libtool perl zlib1g-dev libnghttp2-dev libpsl-dev libidn2-dev
   libbrotli-dev libzstd-dev stunnel4
