@@ -384,8 +384,25 @@ def launch_doctor_advises_the_command_that_works_as_it_is(r):
         "curlretry -- COMMAND runs it through curlretry's local proxy, no config needed:"), res.stdout)
 
 
+# --- the demo ------------------------------------------------------------------------------------
+
+def demo_shows_the_built_in_policy_whatever_the_environment_overrides(r):
+    # Every variable of a policy key (config/keys.h) is dropped for the demo's curl, so it waits
+    # the built-in 1500 and 3000 ms that it announces, under a user's CURLRETRY_JITTER too.
+    if subprocess.run(["sh", "-c", "command -v curl"], capture_output=True).returncode != 0:
+        raise SystemExit(SKIP)
+    env = {"CURLRETRY_JITTER": "full", "CURLRETRY_MAX_ATTEMPTS": "9", "CURLRETRY_BASE_MS": "1",
+           "BILI_REPLAY_RETRY_MAX": "9", "CURLRETRY_MAX_DELAY_MS": "1"}
+    res = r.run("demo", env=env)
+    expect_equal(res.returncode, 0)
+    lines = [line.split(" -> ", 1)[1] for line in (res.stdout + res.stderr).splitlines()
+             if line.startswith("curlretry: GET ") and "demo-retry" in line]
+    expect_equal(lines, ["HTTP 503: retrying in 1500 ms (attempt 1/3)", "HTTP 503: retrying in 3000 ms (attempt 2/3)",
+                         "HTTP 200 after 3 attempts"])
+
+
 CASES = {name: fn for name, fn in globals().items() if callable(fn) and name.split("_")[0] in
-         ("explain", "check", "help", "launch")}
+         ("explain", "check", "help", "launch", "demo")}
 
 
 def main():
