@@ -194,7 +194,11 @@ bool failed(const core::Verdict& verdict, int status) {
 
 void note_failure(fleet::Store& s, const Attempt& a, const core::Verdict& verdict, std::uint64_t hash,
                   std::int64_t now) {
+  const bool probe = a.ledger != nullptr && a.ledger->probe;
+  if (a.ledger != nullptr) a.ledger->probe = false;
   if (!failed(verdict, status_of(a))) return;
+  // The fleet's probe failed: the next one goes a whole spacing after this answer.
+  if (probe) s.probe_failed(hash, now);
   s.note_failure(hash, now);
   // Sticky for the request: once it met the outage, the rest of its retries are paced.
   if (a.ledger != nullptr && a.ledger->born_ms != 0 && core::budget::met_outage(s.run(hash), a.ledger->born_ms)) {
@@ -209,6 +213,7 @@ bool active(const Runtime& runtime) { return store(runtime) != nullptr; }
 void count_request(const Runtime& runtime, const HostOptions& host, KeyCache& cache) {
   fleet::Store* s = store(runtime);
   cache.charge.pending = false;
+  cache.probe = false;
   cache.paced = false;
   cache.woken = false;
   cache.earned = false;
@@ -398,6 +403,27 @@ core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& f) {
       f.ledger->sent_ms = now;
     }
     return fv::Gate{};
+  }
+  // The key fails outright: neither the bank nor the trickle, one retry at a time fleet-wide goes
+  // as the probe (core/fleet_probe.h), the rest wait for it and, once it found the key answering,
+  // go as the outage's backlog (paced: a token each, given back as they succeed). This machine's
+  // store decides in Redis mode too (each machine probes on its own).
+  if (!healthy) {
+    if (const auto claim = s->claim_probe(hash, now, f.own_wait)) {
+      const fv::Gate g =
+          fv::at_probe(cooling, claim->go ? std::nullopt : std::optional<core::Millis>(claim->wait), f.waited, limits);
+      if (g.kind == fv::Kind::go) {
+        if (!s->count(hash, key, true, now)) warn_full_once();
+        if (f.ledger != nullptr) {
+          f.ledger->charge = Charge{};
+          f.ledger->sent_ms = now;
+          f.ledger->probe = true;
+        }
+      } else if (g.kind == fv::Kind::wait_token && f.ledger != nullptr) {
+        f.ledger->paced = true;
+      }
+      return g;
+    }
   }
   Charge charge{true, false, false, hash};
   fv::Bucket token;
