@@ -18,7 +18,7 @@ import time
 import unittest
 
 import harness
-from harness import ok_body
+from harness import ok_body, overloaded_body
 
 N = 16
 # The processes' own backoff (exponential, no jitter): their first retries come 4 s after their
@@ -105,6 +105,39 @@ class Probe(harness.UpstreamTestCase):
         self.assertIn(b"waiting for the fleet's probe", errs)
         # The probe after the recovery found it, and the waiting retries went at once behind it.
         self.assertLess(done - recovered, DRAIN_S)
+
+    def get(self, key: str, script: str, **env) -> harness.Result:
+        return harness.curl(["-sS", self.up.script_url(key, script)], preload=True,
+                            env={"CURLRETRY_LOG": "info", **env})
+
+    def test_a_retry_waiting_for_the_probe_gives_up_after_its_own_allowance_and_explain_says_why(self):
+        # A failing run older than 3 s: one-attempt 503s every 0.4 s (no gap longer than
+        # core::budget::kRunGap), bounded by count; the sleeps are the outage's timeline.
+        for i in range(10):
+            k = self.key(f"outage{i}")
+            self.assertRun(self.get(k, "503", CURLRETRY_MAX_ATTEMPTS="1"), 0, overloaded_body(k, 1))
+            time.sleep(0.4)
+        # A lone retry finds no probe under way: it goes as the probe (its own 4 s backoff: the
+        # next probe no sooner than 4 s after its answer).
+        prober = self.key("prober")
+        r = self.get(prober, "503", CURLRETRY_MAX_ATTEMPTS="2", CURLRETRY_BASE_MS="4000")
+        self.assertRun(r, 0, overloaded_body(prober, 2))
+        self.assertIn(b"goes as the fleet's probe (the key fails outright)", r.stderr)
+        e = harness.run([harness.CURLRETRY_BIN, "explain", "--status", "503", "GET",
+                         self.up.script_url(self.key(), "503")], preload=False, env={})
+        self.assertEqual(e.code, 0, str(e))  # 0: it would retry
+        self.assertRegex(e.stdout, rb"\nfleet now: would wait \d+ ms for the fleet's probe \(the key fails outright in "
+                                   rb"this machine's store\)\n")
+        # Another request's retry (10 ms backoff) waits for the probe one more wait of its own
+        # backoff (at least 1 s), not for a token, then gives up with its response verbatim.
+        # Before, it took a token from the bank and went: attempt 2.
+        k = self.key()
+        r = self.get(k, "503", CURLRETRY_MAX_ATTEMPTS="2")
+        self.assertRun(r, 0, overloaded_body(k, 1))
+        self.assertEqual(self.up.count(k), 1, str(r))
+        self.assertIn(b"waiting for the fleet's probe (the key fails outright; the next probe in about", r.stderr)
+        self.assertIn(b"giving up after 1 attempt (budget)", r.stderr)
+        self.assertGreaterEqual(r.elapsed, 1.0, str(r))
 
 
 if __name__ == "__main__":
