@@ -353,7 +353,9 @@ def persistent_outage(modes, args, lib, upstream, redis_url, work):
         armed = list(upstream.armed)
     rows = {}
     for k, mode in enumerate(modes):
-        mine = [done[i * len(modes) + k] for i in range(PERSIST_PROCS)]
+        # `every` is mode by mode: this mode's processes are one slice of it (indexing it as if
+        # the modes were interleaved mixed every mode's processes into each row's drain and count).
+        mine = done[k * PERSIST_PROCS:(k + 1) * PERSIST_PROCS]
         ok = sum(1 for code, out, _ in mine if code == 0 and out.strip() == b"200")
         ends = [end for _, _, end in mine if end is not None]
         prefix = runs[mode][0]
@@ -395,7 +397,7 @@ def flapping(modes, args, lib, upstream, redis_url, work):
         lines = list(upstream.lines)
     rows = {}
     for k, mode in enumerate(modes):
-        mine = [done[i * len(modes) + k] for i in range(FLAP_PROCS)]
+        mine = done[k * FLAP_PROCS:(k + 1) * FLAP_PROCS]  # as in persistent_outage
         ok = sum(out.split().count(b"200") for _, out, _ in mine)
         up = sum(1 for _, key, _, _ in lines if key.startswith(f"flap-{mode}-{tag}-"))
         rows[mode] = {"ok": ok, "logical": FLAP_PROCS * n, "upstream": up}

@@ -169,6 +169,13 @@ budget::FailingRun Store::run(std::uint64_t hash) const {
   return budget::FailingRun{e->run_began.load(kRelaxed), e->run_last.load(kRelaxed)};
 }
 
+bool Store::failing_outright(std::uint64_t hash, std::int64_t now_ms) const {
+  const Entry* e = find(hash);
+  if (e == nullptr) return false;
+  const budget::FailingRun run{e->run_began.load(kRelaxed), e->run_last.load(kRelaxed)};
+  return core::fleet_probe::outage(run, e->success_sent.load(kRelaxed), now_ms);
+}
+
 std::optional<core::fleet_probe::Claim> Store::claim_probe(std::uint64_t hash, std::int64_t now_ms,
                                                            core::Millis own_backoff) {
   namespace probe = core::fleet_probe;

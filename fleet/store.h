@@ -67,6 +67,8 @@ class Store {
   void note_failure(std::uint64_t hash, std::int64_t now_ms);
   // The key's failing run as it stands; a zero FailingRun when the key is unknown.
   core::budget::FailingRun run(std::uint64_t hash) const;
+  // Whether the key fails outright (core::fleet_probe::outage over its run and success stamp).
+  bool failing_outright(std::uint64_t hash, std::int64_t now_ms) const;
   // A retry at the end of its wait, after `own_backoff`: nullopt when the key does not fail
   // outright (core::fleet_probe::outage) or is unknown; else the fleet's probe word decided
   // (core::fleet_probe::claim), and on `go` this retry holds the probe (stored by CAS: of

@@ -118,9 +118,9 @@ void settle(const Runtime& runtime, const Attempt& attempt, core::Verdict& verdi
 // now (core::fleet_verdict::at_send over the store's answers). On `go` the retry's token is taken
 // and kept in the ledger; on wait_* the caller waits `wait` and asks again; on give_up_budget the
 // transfer gives up with reason "budget". Without a usable store: go. On a key that fails
-// outright (core::fleet_probe::outage, this machine's store, in Redis mode too) no token is
-// taken: the retry goes only as the fleet's probe (Gate::probe; core::fleet_verdict::at_probe),
-// else waits for it, and is paced (a token) once the key recovers.
+// outright (core::fleet_probe::outage, by this machine's store) no token is taken: the retry goes
+// only as the fleet's probe (Redis's when it answers, else this machine's; Gate::probe;
+// core::fleet_verdict::at_probe), else waits for it, and is paced (a token) once the key recovers.
 struct GateFacts {
   const HostOptions* host;
   const core::Policy* policy;
