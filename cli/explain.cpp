@@ -232,10 +232,8 @@ std::string fleet_now(const config::Config& config, const core::Policy& policy, 
   if (planned.kind != fv::Kind::go) return fv::describe(planned);
   // A key that fails outright: the retry waits for the fleet's probe (or would be it), no token.
   const std::uint64_t hash = core::fleet_key::hash(key);
-  if (const core::budget::FailingRun run = store->run(hash);
-      !core::budget::healthy(store->success_sent(hash), now) &&
-      core::fleet_probe::outage(run, store->success_sent(hash), now)) {
-    const core::fleet_probe::Claim claim = core::fleet_probe::claim(store->probe(hash), run, now, delay);
+  if (!core::budget::healthy(store->success_sent(hash), now) && store->failing_outright(hash, now)) {
+    const core::fleet_probe::Claim claim = core::fleet_probe::claim(store->probe(hash), store->run(hash), now, delay);
     const fv::Gate at =
         fv::at_probe(core::Millis{0}, claim.go ? std::nullopt : std::optional<core::Millis>(claim.wait), {}, limits);
     return fv::describe(at) + " (the key fails outright in this machine's store)";

@@ -45,6 +45,12 @@ Probe after_failure(Probe probe, std::int64_t now_ms) {
   return probe;
 }
 
+Probe defer(Probe probe, std::int64_t now_ms, Millis wait) {
+  const Millis::rep w = std::clamp<Millis::rep>(wait.count(), 1, kMaxGap.count());
+  probe.next_at = (stamp(now_ms) + static_cast<std::uint32_t>(w)) | 1u;
+  return probe;
+}
+
 Millis run_gap(Probe probe, budget::FailingRun run) {
   if (probe.gap == 0 || run.began == 0 || ahead(probe.next_at - probe.gap, run.began) < 0) return budget::kRunGap;
   return budget::kRunGap + Millis{probe.gap};

@@ -56,6 +56,11 @@ Claim claim(Probe probe, budget::FailingRun run, std::int64_t now_ms, Millis own
 // it (a slow answer does not shorten the spacing).
 Probe after_failure(Probe probe, std::int64_t now_ms);
 
+// This machine's claim was refused by the fleet's word (Redis: another machine's probe is due in
+// `wait`): the machine's next claim waits that long too, so that its retries follow the fleet's
+// schedule and ask again when the fleet's next probe is due.
+Probe defer(Probe probe, std::int64_t now_ms, Millis wait);
+
 // How long the key's failing run may go without a failure and still be the same run
 // (core::budget::note_failure's quiet gap): while probes space the run's failures, their spacing
 // on top of core::budget::kRunGap, so that an outage waited out by probes stays one outage.

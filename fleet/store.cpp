@@ -202,6 +202,16 @@ void Store::probe_failed(std::uint64_t hash, std::int64_t now_ms) {
   }
 }
 
+void Store::defer_probe(std::uint64_t hash, std::int64_t now_ms, core::Millis wait) {
+  Entry* e = find(hash);
+  if (e == nullptr) return;
+  std::uint64_t word = e->probe.load(kRelaxed);
+  while (!e->probe.compare_exchange_weak(
+      word, core::fleet_probe::pack(core::fleet_probe::defer(core::fleet_probe::unpack(word), now_ms, wait)),
+      kRelaxed)) {
+  }
+}
+
 core::fleet_probe::Probe Store::probe(std::uint64_t hash) const {
   const Entry* e = find(hash);
   return e == nullptr ? core::fleet_probe::Probe{} : core::fleet_probe::unpack(e->probe.load(kRelaxed));

@@ -77,6 +77,8 @@ class Store {
                                                       core::Millis own_backoff);
   // The probe failed, answered at `now_ms`: the next one goes no sooner than a spacing later.
   void probe_failed(std::uint64_t hash, std::int64_t now_ms);
+  // This machine's claim gave way to the fleet's probe (Redis): the next claim in `wait`.
+  void defer_probe(std::uint64_t hash, std::int64_t now_ms, core::Millis wait);
   // The key's probe word (display); a zero Probe when the key is unknown.
   core::fleet_probe::Probe probe(std::uint64_t hash) const;
   // When the key's latest success was sent (Unix ms mod 2^32, low bit set; 0: none, or the key is

@@ -412,16 +412,20 @@ core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& f) {
   // The key fails outright: neither the bank nor the trickle, one retry at a time fleet-wide goes
   // as the probe (core/fleet_probe.h), the rest wait for it and, once it found the key answering,
   // go as the outage's backlog (paced: a token each, given back as they succeed). Whether the key
-  // fails outright is this machine's store's word; with Redis the probe is the fleet's (one for
-  // every machine), the machine store's when Redis does not answer.
-  if (!healthy && s->failing_outright(hash, now)) {
-    std::optional<core::fleet_probe::Claim> claim;
-    if (auto* link = redis(runtime)) {
-      if (const auto fleet = link->probe(std::string(key), f.own_wait.count(), false)) {
-        claim = core::fleet_probe::Claim{fleet->go, core::Millis{fleet->wait_ms}, {}};
+  // fails outright is this machine's store's word. With Redis, the machine's claim is then asked
+  // of the fleet (one probe for every machine): the machine's winner alone makes the round trip,
+  // and a fleet's "wait" defers the machine's next claim to the fleet's schedule; without an
+  // answer the machine's claim stands (never a second series beside the fleet's).
+  if (!healthy) {
+    std::optional<core::fleet_probe::Claim> claim = s->claim_probe(hash, now, f.own_wait);
+    if (claim && claim->go) {
+      if (auto* link = redis(runtime)) {
+        if (const auto fleet = link->probe(std::string(key), f.own_wait.count(), false); fleet && !fleet->go) {
+          s->defer_probe(hash, now, core::Millis{fleet->wait_ms});
+          claim = core::fleet_probe::Claim{false, core::Millis{fleet->wait_ms}, {}};
+        }
       }
     }
-    if (!claim) claim = s->claim_probe(hash, now, f.own_wait);
     if (claim) {
       const fv::Gate g =
           fv::at_probe(cooling, claim->go ? std::nullopt : std::optional<core::Millis>(claim->wait), f.waited, limits);

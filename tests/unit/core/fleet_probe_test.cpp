@@ -92,6 +92,15 @@ TEST(FleetProbe, AFailedProbePushesTheNextOneAWholeSpacingAfterItsAnswer) {
   EXPECT_EQ(after_failure(Probe{}, kT0).gap, 1000u);
 }
 
+TEST(FleetProbe, AClaimTheFleetRefusedWaitsForTheFleetsNextProbe) {
+  const Probe mine = claim(Probe{}, run_of(), kT0 + 3000, milliseconds(4000)).next;  // next at +7 s
+  const Probe deferred = defer(mine, kT0 + 3000, milliseconds(1200));  // the fleet's is due at +4.2 s
+  EXPECT_EQ(deferred.next_at, at(kT0 + 4200));
+  EXPECT_EQ(deferred.gap, 4000u);  // the spacing this machine's series reached
+  EXPECT_EQ(claim(deferred, run_of(), kT0 + 4000, milliseconds(4000)).wait, milliseconds(200));
+  EXPECT_EQ(defer(mine, kT0 + 3000, milliseconds(60000)).next_at, at(kT0 + 3000 + 8000));  // within the cap
+}
+
 TEST(FleetProbe, ProbesKeepTheRunGoingAcrossTheirSpacing) {
   EXPECT_EQ(run_gap(Probe{}, run_of()), budget::kRunGap);
   const Probe p = claim(Probe{}, run_of(), kT0 + 3000, milliseconds(8000)).next;
