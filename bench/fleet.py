@@ -127,6 +127,41 @@ def run_mode(mode, args, lib, upstream, redis_url, work):
     return summarise(mode, results, lines, bounds)
 
 
+def count_breaks(ordered, events, o_start, evidence_first):
+    """Retries that reached the upstream while a cooldown the fleet knew of was in force (see
+    summarise). `evidence_first`: a success that arrived after a raise ends it even when the
+    success is known before the raise is (the raise is allowed 100 ms to reach the store, the
+    success 20 ms: without this, a success sent 30-100 ms after a raise ended only the raises
+    known before it, and the retries it rightly let go were counted as breaks)."""
+    cooling_until = 0.0
+    raised_at = 0.0
+    raised_by = ""
+    last_end = 0.0  # arrival of the latest success known
+    known = 0  # events[:known] are known
+    breaks = 0
+    raisers = {kt: key for kt, key, _, kstep in ordered if kstep.startswith("529") and "ra=" in kstep}
+    successes = [kt for kt, _, _, kstep in ordered if kstep.startswith("200")]
+    for t, key, attempt, step in ordered:
+        while known < len(events) and events[known][0] <= t:
+            _, what, kt = events[known]
+            if what == "raise":
+                if kt + RETRY_AFTER_S > cooling_until and not (evidence_first and last_end > kt):
+                    cooling_until, raised_at, raised_by = kt + RETRY_AFTER_S, kt, raisers.get(kt, "")
+            else:
+                last_end = max(last_end, kt)
+                if kt > raised_at:
+                    cooling_until = 0.0  # ended by a success sent after it was raised
+            known += 1
+        if attempt >= 2 and t < cooling_until - 0.05:
+            breaks += 1
+            if evidence_first and os.environ.get("FLEET_BENCH_DEBUG") and breaks <= 8:
+                print(f"break: {key} attempt={attempt} step={step} at {t - o_start:+.3f} s into the outage, early by "
+                      f"{cooling_until - t:.3f} s (raised by {raised_by} at {raised_at - o_start:+.3f} s); successes "
+                      f"arrived after that raise and before it: "
+                      f"{[round(x - o_start, 3) for x in successes if raised_at < x < t][:4]}", file=sys.stderr)
+    return breaks
+
+
 def summarise(mode, results, lines, bounds):
     by_phase = {}
     for key, (phase, ok, _, _) in results.items():
@@ -142,8 +177,8 @@ def summarise(mode, results, lines, bounds):
     # least 100 ms earlier (time for the answer to reach its process and the store) had ended
     # broke a cooldown, unless a success of a request that arrived after the cooldown was raised
     # had ended it (issue 23: a cooldown ends on evidence, and the fleet then rightly lets retries
-    # go); a success's answer is on its way for a few ms only (20 ms allowed). Lines are
-    # time-stamped on arrival at the reader: 50 ms of slack.
+    # go), whichever of the two the model learns first; a success's answer is on its way for a few
+    # ms only (20 ms allowed). Lines are time-stamped on arrival at the reader: 50 ms of slack.
     ordered = sorted(lines)
     events = []  # (when the fleet can know it, what, arrival time)
     for kt, _, _, kstep in ordered:
@@ -152,23 +187,11 @@ def summarise(mode, results, lines, bounds):
         elif kstep.startswith("200"):
             events.append((kt + 0.02, "end", kt))
     events.sort()
-    cooling_until = 0.0
-    raised_at = 0.0
-    known = 0  # events[:known] are known
-    breaks = 0
-    for t, key, attempt, step in ordered:
-        while known < len(events) and events[known][0] <= t:
-            _, what, kt = events[known]
-            if what == "raise":
-                if kt + RETRY_AFTER_S > cooling_until:
-                    cooling_until, raised_at = kt + RETRY_AFTER_S, kt
-            elif kt > raised_at:
-                cooling_until = 0.0  # ended by a success sent after it was raised
-            known += 1
-        if attempt >= 2 and t < cooling_until - 0.05:
-            breaks += 1
-            if os.environ.get("FLEET_BENCH_DEBUG") and breaks <= 8:
-                print(f"break: {key} attempt={attempt} step={step} early by {cooling_until - t:.3f} s", file=sys.stderr)
+    o_start = bounds.get("outage", (0.0, 0.0))[0]
+    breaks = count_breaks(ordered, events, o_start, True)
+    if os.environ.get("FLEET_BENCH_DEBUG"):
+        print(f"breaks: {breaks}; {count_breaks(ordered, events, o_start, False)} when a success known before the "
+              f"raise it was sent after does not end it (the model before issue 23's probe round)", file=sys.stderr)
     out = by_phase.get("outage", {"logical": 0, "upstream": 0})
     # The issue's wording: upstream requests that arrived during the outage over logical requests
     # offered during it (whatever phase launched them).
@@ -330,7 +353,9 @@ def persistent_outage(modes, args, lib, upstream, redis_url, work):
         armed = list(upstream.armed)
     rows = {}
     for k, mode in enumerate(modes):
-        mine = [done[i * len(modes) + k] for i in range(PERSIST_PROCS)]
+        # `every` is mode by mode: this mode's processes are one slice of it (indexing it as if
+        # the modes were interleaved mixed every mode's processes into each row's drain and count).
+        mine = done[k * PERSIST_PROCS:(k + 1) * PERSIST_PROCS]
         ok = sum(1 for code, out, _ in mine if code == 0 and out.strip() == b"200")
         ends = [end for _, _, end in mine if end is not None]
         prefix = runs[mode][0]
@@ -372,7 +397,7 @@ def flapping(modes, args, lib, upstream, redis_url, work):
         lines = list(upstream.lines)
     rows = {}
     for k, mode in enumerate(modes):
-        mine = [done[i * len(modes) + k] for i in range(FLAP_PROCS)]
+        mine = done[k * FLAP_PROCS:(k + 1) * FLAP_PROCS]  # as in persistent_outage
         ok = sum(out.split().count(b"200") for _, out, _ in mine)
         up = sum(1 for _, key, _, _ in lines if key.startswith(f"flap-{mode}-{tag}-"))
         rows[mode] = {"ok": ok, "logical": FLAP_PROCS * n, "upstream": up}

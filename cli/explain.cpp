@@ -14,6 +14,7 @@
 #include "core/ascii.h"
 #include "core/cooldown.h"
 #include "core/fleet_key.h"
+#include "core/fleet_probe.h"
 #include "core/fleet_verdict.h"
 #include "core/random.h"
 #include "core/retry_tokens.h"
@@ -247,6 +248,14 @@ std::string fleet_now(const config::Config& config, const core::Policy& policy, 
   const core::Millis cooling = core::cooldown::remaining(store->cooling(key, now).until_ms, now);
   const fv::Gate planned = fv::plan(delay, cooling, limits);
   if (planned.kind != fv::Kind::go) return fv::describe(planned);
+  // A key that fails outright: the retry waits for the fleet's probe (or would be it), no token.
+  const std::uint64_t hash = core::fleet_key::hash(key);
+  if (!core::budget::healthy(store->success_sent(hash), now) && store->failing_outright(hash, now)) {
+    const core::fleet_probe::Claim claim = core::fleet_probe::claim(store->probe(hash), store->run(hash), now, delay);
+    const fv::Gate at =
+        fv::at_probe(core::Millis{0}, claim.go ? std::nullopt : std::optional<core::Millis>(claim.wait), {}, limits);
+    return fv::describe(at) + " (the key fails outright in this machine's store)";
+  }
   std::uint64_t tokens = core::budget::cap(f.budget, 0);  // a key nobody used starts full
   for (const auto& k : store->list(now, f.budget)) {
     if (k.key == key) tokens = k.tokens;

@@ -46,16 +46,26 @@ Gate at_send(Millis cooling, Bucket token, Waited waited, const Limits& limits) 
   return Gate{Kind::wait_token, wait, eta};
 }
 
+Gate at_probe(Millis cooling, std::optional<Millis> probe_in, Waited waited, const Limits& limits) {
+  Gate g = at_send(cooling, Bucket{!probe_in.has_value(), probe_in}, waited, limits);
+  // A cooldown is waited for first, as at_send; otherwise the probe's answer is a token's.
+  if (g.kind != Kind::wait_cooldown) g.probe = true;
+  return g;
+}
+
 std::string describe(const Gate& gate) {
   switch (gate.kind) {
-    case Kind::go: return "go now";
+    case Kind::go: return gate.probe ? "go now as the fleet's probe" : "go now";
     case Kind::wait_cooldown: return "would wait " + human_duration(gate.wait) + " for the fleet's cooldown";
     case Kind::wait_token:
-      return "would wait " + human_duration(gate.eta ? *gate.eta : gate.wait) + " for a fleet token";
+      return "would wait " + human_duration(gate.eta ? *gate.eta : gate.wait) +
+             (gate.probe ? " for the fleet's probe" : " for a fleet token");
     case Kind::give_up_cooldown:
       return "would give up (cooldown): the fleet's cooldown of " + human_duration(gate.wait) +
              " does not fit the request's limits";
-    case Kind::give_up_budget: return "would give up (budget): no fleet token within the request's limits";
+    case Kind::give_up_budget:
+      return gate.probe ? "would give up (budget): the fleet's next probe does not fit the request's limits"
+                        : "would give up (budget): no fleet token within the request's limits";
   }
   return {};
 }

@@ -31,7 +31,8 @@ struct Limits {
 enum class Kind : unsigned char {
   go,                // send the retry now (at_send: its token is taken)
   wait_cooldown,     // the key cools down: look again after `wait`
-  wait_token,        // no token: look again after `wait`, a token is due in about `eta`
+  wait_token,        // no token (or, Gate::probe, no leave from the fleet's probe): look again after
+                     // `wait`, a token (the next probe) is due in about `eta`
   give_up_cooldown,  // the cooldown outlasts the request's limits (no longer decided: kept for explain's JSON)
   give_up_budget,    // no token came within backoff.max_ms, or none can before the deadline
 };
@@ -40,6 +41,10 @@ struct Gate {
   Kind kind = Kind::go;
   Millis wait{0};             // before the next look (plan: the whole delay)
   std::optional<Millis> eta;  // wait_token / give_up_budget: when the trickle brings a token
+  // The key fails outright (core/fleet_probe.h): the retry waits for, or goes as, the fleet's
+  // probe, not for a token. A wait for the probe is a wait_token to the callers (they park or
+  // sleep alike; its time counts towards the same allowance), told apart in logs and explain.
+  bool probe = false;
 };
 
 // At the verdict: the policy's `planned` delay stretched to the key's cooldown (`cooling` left),
@@ -65,6 +70,13 @@ struct Bucket {
 };
 Gate at_send(Millis cooling, Bucket token, Waited waited, const Limits& limits);
 
+// The same at the end of a wait on a key that fails outright: `probe_in` nullopt when this
+// retry claimed the probe (go, no token), else how long until the next probe may go. It waits
+// as for a token (looking again every kTokenPoll, so that a recovery found by the probe releases
+// it at once), within the same allowance (`waited.token`, max_token_wait; never gives up in
+// persistent mode), and gives up (budget) when the next probe cannot come before its deadline.
+Gate at_probe(Millis cooling, std::optional<Millis> probe_in, Waited waited, const Limits& limits);
+
 // A retry the fleet's cooldown held this much longer than its own wait, in all, is part of the
 // backlog an overload built (the server kept telling the fleet to come back later): when the
 // cooldown ends (a success, or its deadline) the backlog is released at the budget's pace, a
@@ -74,7 +86,8 @@ inline constexpr Millis kBacklogHold{1000};
 inline bool joins_backlog(Millis held_beyond_own) { return held_beyond_own > kBacklogHold; }
 
 // "go now", "would wait 3.2 s for the fleet's cooldown", "would wait 0.8 s for a fleet token",
-// "would give up (budget): no fleet token within 30 s": for logs and `curlretry explain`.
+// "would wait 7.5 s for the fleet's probe", "would give up (budget): no fleet token within the
+// request's limits": for logs and `curlretry explain`.
 std::string describe(const Gate& gate);
 
 }  // namespace curlretry::core::fleet_verdict

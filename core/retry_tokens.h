@@ -72,8 +72,9 @@ struct FailingRun {
 };
 inline constexpr Millis kRunGap{2000};
 // The run after a failure answered at `now_ms`, the key's latest success having been sent at
-// `success_sent` (0 = never).
-FailingRun note_failure(FailingRun run, std::uint32_t success_sent, std::int64_t now_ms);
+// `success_sent` (0 = never). `gap`: how long the run may go quiet (kRunGap; longer while the
+// fleet's probes space its failures, core::fleet_probe::run_gap).
+FailingRun note_failure(FailingRun run, std::uint32_t success_sent, std::int64_t now_ms, Millis gap = kRunGap);
 // A request sent this long into a failing run met an outage: its retries stay paced (a token each)
 // for the rest of the request, even once the key is healthy again, so the outage's backlog goes
 // out at the budget's pace instead of as one burst at recovery. Long enough that the concurrent

@@ -54,8 +54,11 @@ struct alignas(64) Entry {
   // an older process never writes them, a new file has them zero): the key's failing run.
   std::atomic<std::uint32_t> run_began;  // core::budget::FailingRun::began
   std::atomic<std::uint32_t> run_last;   // core::budget::FailingRun::last
+  // Appended the same way: the fleet's probe while the key fails outright (core/fleet_probe.h).
+  std::atomic<std::uint64_t> probe;      // core::fleet_probe::Probe, packed; claimed by CAS
 };
-// The entry's size is the layout: the run words above fit the padding an alignas(64) entry had.
+// The entry's size is the layout: the run and probe words above fit the padding an alignas(64)
+// entry had (24 bytes of it are left).
 static_assert(sizeof(Entry) == 1216, "the v3 entry's size and offsets must not change");
 
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "the store needs lock-free 64-bit atomics");

@@ -58,6 +58,15 @@ typedef int (*curlretry_redis_sync_fn)(curlretry_redis* redis, struct curlretry_
 typedef int (*curlretry_redis_end_fn)(curlretry_redis* redis, const char* key, long long sent_ms, long long now_ms,
                                       const char* who, int* ended, char* err, unsigned long err_size);
 
+/* The fleet's probe of a key that fails outright (core/fleet_probe.h), fleet-wide, on Redis's
+ * clock: failed == 0 claims it (*go 1: this retry is the probe, the next no sooner than a spacing
+ * from own_ms, doubling within min_ms..max_ms; *go 0: *wait_ms until the next may go); failed
+ * == 1 says the probe failed (the next a whole spacing from now). Looked up as
+ * "curlretry_redis_probe_v1". */
+typedef int (*curlretry_redis_probe_fn)(curlretry_redis* redis, const char* key, long long own_ms, long long min_ms,
+                                        long long max_ms, int failed, int* go, long long* wait_ms, char* err,
+                                        unsigned long err_size);
+
 /* `curlretry fleet` with a Redis store: one key as the fleet holds it. */
 struct curlretry_redis_key {
   const char* key;               /* "host:port" or "host:port key:xxxxxxxx" */
@@ -79,7 +88,7 @@ typedef void (*curlretry_redis_key_fn)(void* context, const struct curlretry_red
 typedef int (*curlretry_redis_list_fn)(curlretry_redis* redis, unsigned epoch, unsigned slots,
                                        curlretry_redis_key_fn each, void* context, char* err,
                                        unsigned long err_size);
-/* Deletes the key's cooldown, bucket and every budget slot Redis may still keep around `epoch`;
+/* Deletes the key's cooldown, bucket, probe and every budget slot Redis may still keep around `epoch`;
  * *found is 1 when there was something. Looked up as "curlretry_redis_clear_v1". */
 typedef int (*curlretry_redis_clear_fn)(curlretry_redis* redis, const char* key, unsigned epoch, int* found,
                                         char* err, unsigned long err_size);

@@ -148,10 +148,34 @@ if v[1] then has = 1 end
 return {cool, has, v[1] or '0', v[2] or '0', v[3] or '0', v[4] or '0', tostring(r), tostring(t)}
 )";
 
-// KEYS: cooldown, bucket. ARGV: budget prefix, epoch, how many slots back (every slot the
+// The probe (core/fleet_probe.cpp step for step, on Redis's clock). KEYS: the probe hash (n: next
+// probe at, g: spacing). ARGV: own_ms, min_ms, max_ms, failed. A series untouched for three times
+// the cap (the hash's expiry) starts again from the retry's own backoff: Redis keeps no failing
+// run, the caller's machine store says whether the key fails outright. Returns {go, wait_ms}.
+constexpr const char* kProbeScript = CURLRETRY_LUA_CLOCK R"(
+local own, lo, hi = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local v = redis.call('HMGET', KEYS[1], 'n', 'g')
+local n, g = tonumber(v[1]), tonumber(v[2])
+if ARGV[4] == '1' then
+  g = g or lo
+  if not n or clock + g > n then n = clock + g end
+  redis.call('HSET', KEYS[1], 'n', n, 'g', g)
+  redis.call('PEXPIRE', KEYS[1], 3 * hi)
+  return {1, 0}
+end
+if n and n > clock and n - clock <= hi then return {0, n - clock} end
+local prev = 0
+if n and g then prev = g end
+local gap = math.min(math.max(own, 2 * prev, lo), hi)
+redis.call('HSET', KEYS[1], 'n', clock + gap, 'g', gap)
+redis.call('PEXPIRE', KEYS[1], 3 * hi)
+return {1, 0}
+)";
+
+// KEYS: cooldown, bucket, probe. ARGV: budget prefix, epoch, how many slots back (every slot the
 // PEXPIRE in kSyncScript may still keep, plus two ahead for a clock a little in front).
 constexpr const char* kClearScript = R"(
-local gone = redis.call('DEL', KEYS[1], KEYS[2])
+local gone = redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
 local e, n = tonumber(ARGV[2]), tonumber(ARGV[3])
 for i = -2, n do gone = gone + redis.call('DEL', ARGV[1] .. (e - i)) end
 return gone
@@ -160,6 +184,7 @@ return gone
 constexpr const char* kCoolPrefix = "curlretry:cool:";
 constexpr const char* kBudgetPrefix = "curlretry:budget:";
 constexpr const char* kBucketSuffix = ":bucket";
+constexpr const char* kProbeSuffix = ":probe";
 constexpr std::size_t kMaxListed = 100000;
 // Slots kSyncScript's PEXPIRE (70 s) keeps at 500 ms each, and a few more.
 constexpr unsigned kSlotsKept = 150;
@@ -351,14 +376,37 @@ __attribute__((visibility("default"))) int curlretry_redis_clear_v1(curlretry_re
                                                                    unsigned long err_size) {
   const std::string cool = kCoolPrefix + std::string(key);
   const std::string bucket = kBudgetPrefix + std::string(key) + kBucketSuffix;
+  const std::string probe = kBudgetPrefix + std::string(key) + kProbeSuffix;
   const std::string prefix = kBudgetPrefix + std::string(key) + ":";
   const std::string e = std::to_string(epoch);
   const std::string n = std::to_string(kSlotsKept);
-  const char* argv[] = {"EVAL", kClearScript, "2", cool.c_str(), bucket.c_str(), prefix.c_str(), e.c_str(), n.c_str()};
-  auto* reply = static_cast<redisReply*>(redisCommandArgv(redis->context, 8, argv, nullptr));
+  const char* argv[] = {"EVAL", kClearScript, "3", cool.c_str(), bucket.c_str(), probe.c_str(), prefix.c_str(),
+                        e.c_str(), n.c_str()};
+  auto* reply = static_cast<redisReply*>(redisCommandArgv(redis->context, 9, argv, nullptr));
   const bool ok = reply != nullptr && reply->type == REDIS_REPLY_INTEGER;
   if (ok) {
     *found = reply->integer > 0;
+  } else {
+    say(err, err_size, reply && reply->type == REDIS_REPLY_ERROR ? reply->str : why(redis->context));
+  }
+  if (reply) freeReplyObject(reply);
+  return ok ? 0 : -1;
+}
+
+__attribute__((visibility("default"))) int curlretry_redis_probe_v1(curlretry_redis* redis, const char* key,
+                                                                   long long own_ms, long long min_ms,
+                                                                   long long max_ms, int failed, int* go,
+                                                                   long long* wait_ms, char* err,
+                                                                   unsigned long err_size) {
+  const std::string probe = kBudgetPrefix + std::string(key) + kProbeSuffix;
+  const std::string own = std::to_string(own_ms), lo = std::to_string(min_ms), hi = std::to_string(max_ms);
+  const char* argv[] = {"EVAL", kProbeScript, "1", probe.c_str(), own.c_str(), lo.c_str(), hi.c_str(),
+                        failed ? "1" : "0"};
+  auto* reply = static_cast<redisReply*>(redisCommandArgv(redis->context, 8, argv, nullptr));
+  const bool ok = reply != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2;
+  if (ok) {
+    if (go != nullptr) *go = as_number(reply->element[0]) == 1;
+    if (wait_ms != nullptr) *wait_ms = as_number(reply->element[1]);
   } else {
     say(err, err_size, reply && reply->type == REDIS_REPLY_ERROR ? reply->str : why(redis->context));
   }

@@ -43,7 +43,8 @@ RedisModule load_redis_module(const std::string& path) {
   m.end = reinterpret_cast<curlretry_redis_end_fn>(dlsym(handle, "curlretry_redis_end_v1"));
   m.list = reinterpret_cast<curlretry_redis_list_fn>(dlsym(handle, "curlretry_redis_list_v1"));
   m.clear = reinterpret_cast<curlretry_redis_clear_fn>(dlsym(handle, "curlretry_redis_clear_v1"));
-  if (!m.connect || !m.free || !m.cool || !m.sync || !m.end || !m.list || !m.clear) {
+  m.probe = reinterpret_cast<curlretry_redis_probe_fn>(dlsym(handle, "curlretry_redis_probe_v1"));
+  if (!m.connect || !m.free || !m.cool || !m.sync || !m.end || !m.list || !m.clear || !m.probe) {
     m.error = path + " lacks the curlretry_redis_* entry points of this version";
   }
   return m;

@@ -26,6 +26,7 @@ struct RedisModule {
   curlretry_redis_end_fn end = nullptr;
   curlretry_redis_list_fn list = nullptr;
   curlretry_redis_clear_fn clear = nullptr;
+  curlretry_redis_probe_fn probe = nullptr;
   std::string error;  // a sentence naming the file when it cannot be used; empty when it can
 };
 // dlopen(RTLD_LOCAL) of the module at `path`; a module of another layout (an entry point

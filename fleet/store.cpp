@@ -53,6 +53,7 @@ void reset_entry(Entry& e) {
   e.earned.store(0, kRelaxed);
   e.run_began.store(0, kRelaxed);
   e.run_last.store(0, kRelaxed);
+  e.probe.store(0, kRelaxed);
 }
 
 }  // namespace
@@ -156,7 +157,8 @@ void Store::note_failure(std::uint64_t hash, std::int64_t now_ms) {
   // Relaxed and unsynchronised between the two words: racing failures write nearly the same
   // stamps, and the run is a heuristic about when pacing starts, never about whether a retry goes.
   const budget::FailingRun seen{e->run_began.load(kRelaxed), e->run_last.load(kRelaxed)};
-  const budget::FailingRun next = budget::note_failure(seen, e->success_sent.load(kRelaxed), now_ms);
+  const core::Millis gap = core::fleet_probe::run_gap(core::fleet_probe::unpack(e->probe.load(kRelaxed)), seen);
+  const budget::FailingRun next = budget::note_failure(seen, e->success_sent.load(kRelaxed), now_ms, gap);
   if (next.began != seen.began) e->run_began.store(next.began, kRelaxed);
   if (next.last != seen.last) e->run_last.store(next.last, kRelaxed);
 }
@@ -165,6 +167,54 @@ budget::FailingRun Store::run(std::uint64_t hash) const {
   const Entry* e = find(hash);
   if (e == nullptr) return {};
   return budget::FailingRun{e->run_began.load(kRelaxed), e->run_last.load(kRelaxed)};
+}
+
+bool Store::failing_outright(std::uint64_t hash, std::int64_t now_ms) const {
+  const Entry* e = find(hash);
+  if (e == nullptr) return false;
+  const budget::FailingRun run{e->run_began.load(kRelaxed), e->run_last.load(kRelaxed)};
+  return core::fleet_probe::outage(run, e->success_sent.load(kRelaxed), now_ms);
+}
+
+std::optional<core::fleet_probe::Claim> Store::claim_probe(std::uint64_t hash, std::int64_t now_ms,
+                                                           core::Millis own_backoff) {
+  namespace probe = core::fleet_probe;
+  Entry* e = find(hash);
+  if (e == nullptr) return std::nullopt;
+  const budget::FailingRun run{e->run_began.load(kRelaxed), e->run_last.load(kRelaxed)};
+  if (!probe::outage(run, e->success_sent.load(kRelaxed), now_ms)) return std::nullopt;
+  std::uint64_t word = e->probe.load(kRelaxed);
+  for (;;) {
+    const probe::Claim c = probe::claim(probe::unpack(word), run, now_ms, own_backoff);
+    if (!c.go) return c;
+    // Lost to another retry: `word` is now its claim, and this one waits for it.
+    if (e->probe.compare_exchange_weak(word, probe::pack(c.next), kRelaxed)) return c;
+  }
+}
+
+void Store::probe_failed(std::uint64_t hash, std::int64_t now_ms) {
+  Entry* e = find(hash);
+  if (e == nullptr) return;
+  std::uint64_t word = e->probe.load(kRelaxed);
+  while (!e->probe.compare_exchange_weak(
+      word, core::fleet_probe::pack(core::fleet_probe::after_failure(core::fleet_probe::unpack(word), now_ms)),
+      kRelaxed)) {
+  }
+}
+
+void Store::defer_probe(std::uint64_t hash, std::int64_t now_ms, core::Millis wait) {
+  Entry* e = find(hash);
+  if (e == nullptr) return;
+  std::uint64_t word = e->probe.load(kRelaxed);
+  while (!e->probe.compare_exchange_weak(
+      word, core::fleet_probe::pack(core::fleet_probe::defer(core::fleet_probe::unpack(word), now_ms, wait)),
+      kRelaxed)) {
+  }
+}
+
+core::fleet_probe::Probe Store::probe(std::uint64_t hash) const {
+  const Entry* e = find(hash);
+  return e == nullptr ? core::fleet_probe::Probe{} : core::fleet_probe::unpack(e->probe.load(kRelaxed));
 }
 
 std::uint32_t Store::success_sent(std::uint64_t hash) const {

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/fleet_probe.h"
 #include "core/retry_budget.h"
 #include "core/retry_tokens.h"
 #include "fleet/table_file.h"
@@ -66,6 +67,20 @@ class Store {
   void note_failure(std::uint64_t hash, std::int64_t now_ms);
   // The key's failing run as it stands; a zero FailingRun when the key is unknown.
   core::budget::FailingRun run(std::uint64_t hash) const;
+  // Whether the key fails outright (core::fleet_probe::outage over its run and success stamp).
+  bool failing_outright(std::uint64_t hash, std::int64_t now_ms) const;
+  // A retry at the end of its wait, after `own_backoff`: nullopt when the key does not fail
+  // outright (core::fleet_probe::outage) or is unknown; else the fleet's probe word decided
+  // (core::fleet_probe::claim), and on `go` this retry holds the probe (stored by CAS: of
+  // retries racing for it, one wins, the rest wait). A few loads, one CAS when due.
+  std::optional<core::fleet_probe::Claim> claim_probe(std::uint64_t hash, std::int64_t now_ms,
+                                                      core::Millis own_backoff);
+  // The probe failed, answered at `now_ms`: the next one goes no sooner than a spacing later.
+  void probe_failed(std::uint64_t hash, std::int64_t now_ms);
+  // This machine's claim gave way to the fleet's probe (Redis): the next claim in `wait`.
+  void defer_probe(std::uint64_t hash, std::int64_t now_ms, core::Millis wait);
+  // The key's probe word (display); a zero Probe when the key is unknown.
+  core::fleet_probe::Probe probe(std::uint64_t hash) const;
   // When the key's latest success was sent (Unix ms mod 2^32, low bit set; 0: none, or the key is
   // unknown): the evidence that wakes retries parked in an outage (core/fleet_wake.h). One load.
   std::uint32_t success_sent(std::uint64_t hash) const;

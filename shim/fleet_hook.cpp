@@ -192,9 +192,17 @@ bool failed(const core::Verdict& verdict, int status) {
   }
 }
 
-void note_failure(fleet::Store& s, const Attempt& a, const core::Verdict& verdict, std::uint64_t hash,
-                  std::int64_t now) {
+void note_failure(const Runtime& runtime, fleet::Store& s, const Attempt& a, const core::Verdict& verdict,
+                  std::string_view key, std::uint64_t hash, std::int64_t now) {
+  const bool probe = a.ledger != nullptr && a.ledger->probe;
+  if (a.ledger != nullptr) a.ledger->probe = false;
   if (!failed(verdict, status_of(a))) return;
+  // The fleet's probe failed: the next one goes a whole spacing after this answer (the machine's
+  // word and, with Redis, the fleet's: one bounded round trip per probe).
+  if (probe) {
+    s.probe_failed(hash, now);
+    if (auto* link = redis(runtime)) link->probe(std::string(key), 0, true);
+  }
   s.note_failure(hash, now);
   // Sticky for the request: once it met the outage, the rest of its retries are paced.
   if (a.ledger != nullptr && a.ledger->born_ms != 0 && core::budget::met_outage(s.run(hash), a.ledger->born_ms)) {
@@ -209,6 +217,7 @@ bool active(const Runtime& runtime) { return store(runtime) != nullptr; }
 void count_request(const Runtime& runtime, const HostOptions& host, KeyCache& cache) {
   fleet::Store* s = store(runtime);
   cache.charge.pending = false;
+  cache.probe = false;
   cache.paced = false;
   cache.woken = false;
   cache.earned = false;
@@ -285,7 +294,8 @@ void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
   if (key.empty()) return;
   const std::int64_t now = now_ms();
   settle_success(runtime, *s, a, verdict);
-  note_failure(*s, a, verdict, a.ledger != nullptr && a.ledger->key == key ? a.ledger->hash : fleet_key::hash(key), now);
+  note_failure(runtime, *s, a, verdict, key,
+               a.ledger != nullptr && a.ledger->key == key ? a.ledger->hash : fleet_key::hash(key), now);
   if (cooldown::cools_fleet(status_of(a))) record_cooldown(runtime, *s, a, key, now);
   if (verdict.action != core::Action::retry) return;
   namespace fv = core::fleet_verdict;
@@ -398,6 +408,39 @@ core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& f) {
       f.ledger->sent_ms = now;
     }
     return fv::Gate{};
+  }
+  // The key fails outright: neither the bank nor the trickle, one retry at a time fleet-wide goes
+  // as the probe (core/fleet_probe.h), the rest wait for it and, once it found the key answering,
+  // go as the outage's backlog (paced: a token each, given back as they succeed). Whether the key
+  // fails outright is this machine's store's word. With Redis, the machine's claim is then asked
+  // of the fleet (one probe for every machine): the machine's winner alone makes the round trip,
+  // and a fleet's "wait" defers the machine's next claim to the fleet's schedule; without an
+  // answer the machine's claim stands (never a second series beside the fleet's).
+  if (!healthy) {
+    std::optional<core::fleet_probe::Claim> claim = s->claim_probe(hash, now, f.own_wait);
+    if (claim && claim->go) {
+      if (auto* link = redis(runtime)) {
+        if (const auto fleet = link->probe(std::string(key), f.own_wait.count(), false); fleet && !fleet->go) {
+          s->defer_probe(hash, now, core::Millis{fleet->wait_ms});
+          claim = core::fleet_probe::Claim{false, core::Millis{fleet->wait_ms}, {}};
+        }
+      }
+    }
+    if (claim) {
+      const fv::Gate g =
+          fv::at_probe(cooling, claim->go ? std::nullopt : std::optional<core::Millis>(claim->wait), f.waited, limits);
+      if (g.kind == fv::Kind::go) {
+        if (!s->count(hash, key, true, now)) warn_full_once();
+        if (f.ledger != nullptr) {
+          f.ledger->charge = Charge{};
+          f.ledger->sent_ms = now;
+          f.ledger->probe = true;
+        }
+      } else if (g.kind == fv::Kind::wait_token && f.ledger != nullptr) {
+        f.ledger->paced = true;
+      }
+      return g;
+    }
   }
   Charge charge{true, false, false, hash};
   fv::Bucket token;

@@ -56,6 +56,9 @@ struct KeyCache {
   // The retry's wait is the server's word (its Retry-After, or stretched to the fleet's cooldown,
   // which may be one credential's): another request's success does not end it.
   bool server_wait = false;
+  // The attempt under way is the fleet's probe of a key that fails outright (core/fleet_probe.h):
+  // its failure pushes the next probe out (settle()).
+  bool probe = false;
 };
 
 // A first attempt begins: one request counted against the URL's host. Atomics only once the
@@ -114,7 +117,10 @@ void settle(const Runtime& runtime, const Attempt& attempt, core::Verdict& verdi
 // A retry's wait is over (or a held first attempt's, `number` 0): the fleet's word on sending it
 // now (core::fleet_verdict::at_send over the store's answers). On `go` the retry's token is taken
 // and kept in the ledger; on wait_* the caller waits `wait` and asks again; on give_up_budget the
-// transfer gives up with reason "budget". Without a usable store: go.
+// transfer gives up with reason "budget". Without a usable store: go. On a key that fails
+// outright (core::fleet_probe::outage, by this machine's store) no token is taken: the retry goes
+// only as the fleet's probe (Redis's when it answers, else this machine's; Gate::probe;
+// core::fleet_verdict::at_probe), else waits for it, and is paced (a token) once the key recovers.
 struct GateFacts {
   const HostOptions* host;
   const core::Policy* policy;

@@ -37,10 +37,15 @@ fv::Gate Transfer::fleet_gate() {
       const core::Millis eta = gate.eta ? *gate.eta : gate.wait;
       log::write(config::LogLevel::info,
                  run_.method + " " + run_.display +
-                     ": waiting for a fleet token (the fleet's retry budget; the next in about " +
+                     (gate.probe ? ": waiting for the fleet's probe (the key fails outright; the next probe in about "
+                                 : ": waiting for a fleet token (the fleet's retry budget; the next in about ") +
                      core::human_duration(eta) + ")");
     }
     run_.fleet_waited.token += gate.wait;
+  }
+  if (gate.kind == fv::Kind::go && gate.probe && log::enabled(config::LogLevel::info)) {
+    log::write(config::LogLevel::info,
+               run_.method + " " + run_.display + ": goes as the fleet's probe (the key fails outright)");
   }
   return gate;
 }

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "core/fleet_key.h"
+#include "core/fleet_probe.h"
 #include "core/retry_budget.h"
 #include "shim/fork_guard.h"
 #include "shim/log.h"
@@ -236,6 +237,21 @@ std::optional<curlretry_redis_sync> Link::sync(curlretry_redis_sync request, std
   }
   request.who = nullptr;
   return request;
+}
+
+std::optional<Link::Probe> Link::probe(const std::string& key, std::int64_t own_ms, bool failed) {
+  Guard guard(state());
+  if (!guard.held() || !usable(now_ms())) return std::nullopt;
+  char error[256] = {};
+  int go = 0;
+  long long wait = 0;
+  if (state().module->probe(state().connection, key.c_str(), own_ms, core::fleet_probe::kMinGap.count(),
+                            core::fleet_probe::kMaxGap.count(), failed ? 1 : 0, &go, &wait, error,
+                            sizeof error) != 0) {
+    drop("no answer", error);
+    return std::nullopt;
+  }
+  return Probe{go != 0, wait};
 }
 
 bool Link::cool(const std::string& key, std::int64_t until_ms, int status) {

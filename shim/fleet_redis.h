@@ -31,6 +31,14 @@ class Link {
   std::optional<curlretry_redis_sync> sync(curlretry_redis_sync request, std::uint64_t key_hash);
   // Sends what this process still has pending (registered with atexit by link_for).
   void flush_at_exit();
+  // The fleet's probe of a key that fails outright (curlretry_redis_probe_v1): claimed (go, or
+  // how long until the next), or `failed` (the probe failed: pushed out); nullopt: no answer, the
+  // machine store decides.
+  struct Probe {
+    bool go = false;
+    std::int64_t wait_ms = 0;
+  };
+  std::optional<Probe> probe(const std::string& key, std::int64_t own_ms, bool failed);
   // Raises a cooldown fleet-wide; false when Redis cannot be reached now.
   bool cool(const std::string& key, std::int64_t until_ms, int status);
   // Ends `key`'s cooldown fleet-wide when it was raised before `sent_ms` (a success of a request

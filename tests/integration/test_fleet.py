@@ -914,6 +914,46 @@ class Redis(FleetTestCase):
         env = self.env(CURLRETRY_FLEET=self.redis.url, CURLRETRY_FLEET_DIR=d)
         return harness.run([harness.CURLRETRY_BIN, "fleet", *args], preload=False, env=env)
 
+    def test_the_probe_of_a_key_failing_outright_is_one_for_every_machine(self):
+        # Both machines see the key fail outright (one-attempt 503s, alternating, every 0.4 s: a
+        # failing run older than 3 s in each machine store; the sleeps are the outage's timeline,
+        # bounded by count). Machine 1's retry goes as the fleet's probe (its own 4 s backoff: the
+        # next no sooner than 4 s after its answer, in Redis), while machine 2 keeps failing;
+        # machine 2's retry then waits for that probe, not one of its own, one more wait of its
+        # backoff (1 s), and gives up (budget) with its response verbatim. Before (or without
+        # Redis), each machine probed on its own and it went.
+        def fail_once(machine, i):
+            k = self.key(f"outage{i}")
+            self.assertRun(self.on(machine, k, "503", CURLRETRY_MAX_ATTEMPTS="1"), 0, overloaded_body(k, 1))
+            time.sleep(0.4)
+
+        for i in range(10):
+            fail_once(1 + i % 2, i)
+        prober = self.key("prober")
+        env = harness.environment(True, self.env(CURLRETRY_FLEET=self.redis.url, CURLRETRY_FLEET_DIR=self.dir,
+                                                 CURLRETRY_MAX_ATTEMPTS="2", CURLRETRY_BASE_MS="4000",
+                                                 CURLRETRY_MAX_DELAY_MS="8000", CURLRETRY_LOG="info"))
+        proc = subprocess.Popen([harness.CURL, "-q", "-sS", self.plain.script_url(prober, "503")], env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            for i in range(10, 60):
+                if self.plain.count(prober) >= 2:
+                    break
+                fail_once(2, i)
+            out, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        self.assertEqual((proc.returncode, out), (0, overloaded_body(prober, 2)), err)
+        self.assertIn(b"goes as the fleet's probe", err)
+        k = self.key()
+        r = self.on(2, k, "503", CURLRETRY_MAX_ATTEMPTS="2", CURLRETRY_LOG="info")
+        self.assertRun(r, 0, overloaded_body(k, 1))
+        self.assertCount(self.plain, k, 1, r)
+        self.assertIn(b"waiting for the fleet's probe", r.stderr)
+        self.assertIn(b"giving up after 1 attempt (budget)", r.stderr)
+
     def test_fleet_command_shows_what_another_machine_set(self):
         # Machine 1 is told Retry-After: 30; machine 2 has never run anything, so its own table
         # does not exist: what `curlretry fleet` shows there comes from Redis.

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <thread>
 #include <vector>
 
@@ -105,6 +106,26 @@ TEST(StoreConcurrency, EverySuccessIsCreditedExactlyOnce) {
   for (auto& th : threads) th.join();
   const std::uint64_t taken = store->counts("shared:443", kNow, 10000ms)->retries;
   EXPECT_EQ(tokens_of(*store, "shared:443", budget), (kThreads * kEach - taken) * core::budget::kToken);
+}
+
+TEST(StoreConcurrency, OfRetriesRacingForTheProbeExactlyOneGoes) {
+  TempDir tmp;
+  auto store = open_store(tmp.store());
+  const std::uint64_t hash = core::fleet_key::hash("down:443");
+  ASSERT_TRUE(store->count(hash, "down:443", false, kNow));
+  store->note_failure(hash, kNow);
+  constexpr int kThreads = 8, kEach = 500;
+  std::atomic<int> went{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kEach; ++i) {
+        if (auto c = store->claim_probe(hash, kNow + 3000 + i % 3, 1500ms); c && c->go) ++went;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(went.load(), 1);
 }
 
 TEST(StoreConcurrency, ThreadsClaimingTheSameNewKeyShareOneEntry) {

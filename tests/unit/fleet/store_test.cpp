@@ -112,6 +112,38 @@ TEST(Store, SuccessesEarnTokensAtTheNextDecision) {
   EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow), false);
 }
 
+TEST(Store, AKeyFailingOutrightLetsOneRetryAtATimeGoAsTheProbe) {
+  TempDir tmp;
+  auto store = open_store(tmp.store());
+  const std::uint64_t hash = core::fleet_key::hash("a:443");
+  EXPECT_EQ(store->claim_probe(hash, kNow, 1500ms), std::nullopt);  // unknown key
+  ASSERT_TRUE(store->count(hash, "a:443", false, kNow));
+  store->note_failure(hash, kNow);
+  store->note_failure(hash, kNow + 1500);
+  EXPECT_EQ(store->claim_probe(hash, kNow + 2000, 1500ms), std::nullopt);  // a fresh burst: no probe yet
+  const auto first = store->claim_probe(hash, kNow + 3000, 1500ms);
+  ASSERT_TRUE(first);
+  EXPECT_TRUE(first->go);
+  const auto second = store->claim_probe(hash, kNow + 3001, 1500ms);
+  ASSERT_TRUE(second);
+  EXPECT_FALSE(second->go);
+  EXPECT_EQ(second->wait, 1500ms);  // (stamps keep their low bit set: kNow + 3001)
+  // The probe fails after 2 s: the next one a whole spacing later; the run goes on across it.
+  store->probe_failed(hash, kNow + 5000);
+  store->note_failure(hash, kNow + 5000);
+  EXPECT_EQ(store->claim_probe(hash, kNow + 6000, 1500ms)->wait, 500ms);
+  const auto third = store->claim_probe(hash, kNow + 6500, 1500ms);
+  ASSERT_TRUE(third && third->go);
+  EXPECT_EQ(third->next.gap, 3000u);
+  store->note_failure(hash, kNow + 9400);  // 4.4 s without a failure: within the probes' spacing, the same run
+  EXPECT_EQ(store->run(hash).began, static_cast<std::uint32_t>(kNow) | 1u);
+  // A success sent since the run began ends the outage: no probe, the budget decides again.
+  store->earn(hash, kNow + 9500);
+  EXPECT_EQ(store->claim_probe(hash, kNow + 9600, 1500ms), std::nullopt);
+  ASSERT_TRUE(store->clear("a:443"));
+  EXPECT_EQ(store->probe(hash).next_at, 0u);
+}
+
 TEST(Store, EarningOrRefundingForAnUnknownKeyChangesNothing) {
   TempDir tmp;
   auto store = open_store(tmp.store());

@@ -1,0 +1,69 @@
+// The fleet's half-open probe (issue 23): while a key fails outright, its retries neither draw
+// the bank nor the trickle (core/retry_tokens.h); one retry at a time, fleet-wide, goes as the
+// probe, the others wait. A probe's success ends the outage (the key's success stamp, as any
+// success), and the waiting retries and those parked in their backoff (core/fleet_wake.h) go at
+// the budget's pace; a probe's failure pushes the next one out. As a circuit breaker's half-open
+// state, shared by the fleet through one word of the key's store entry, claimed by CAS.
+// Why: the trickle (reserve per window, 1 token/s by default) was what a long outage cost, ~60
+// retries a minute for the whole fleet; probes spaced up to kMaxGap cost ~60/8 a minute while a
+// recovery is still seen within kMaxGap (the drain target is 10 s). Pure: the store passes the
+// word, the run and the clock (Unix ms mod 2^32, as the store's stamps).
+#pragma once
+
+#include <cstdint>
+
+#include "core/outcome.h"
+#include "core/retry_tokens.h"
+
+namespace curlretry::core::fleet_probe {
+
+// The spacing between probes grows from the claiming retry's own backoff, doubling, within
+// these bounds. The cap is chosen by the drain target: a recovery is seen by the next probe, at
+// most kMaxGap after it (plus a look), and the parked retries then drain at the budget's pace in
+// about a second, within 10 s. The floor keeps a short backoff from probing faster than the
+// trickle would have let retries go.
+inline constexpr Millis kMinGap{1000};
+inline constexpr Millis kMaxGap{8000};
+
+// The key's probe word: when the next probe may go, and the spacing the last claim chose (ms).
+// 0 = no probe yet.
+struct Probe {
+  std::uint32_t next_at = 0;
+  std::uint32_t gap = 0;
+};
+std::uint64_t pack(Probe probe);
+Probe unpack(std::uint64_t word);
+
+// Whether the key fails outright: a failing run that has lasted core::budget::kOutageAge with no
+// success sent since it began (`success_sent`: the key's latest success, 0 = never). A fresh
+// burst's concurrent first failures (a younger run) are not an outage: their retries draw the
+// bank, as before; nor is a key that answered any request since the run began.
+bool outage(budget::FailingRun run, std::uint32_t success_sent, std::int64_t now_ms);
+
+// A retry at the end of its wait on a key in an outage, after `own_backoff` (its own policy's
+// wait before it): it claims the probe (`go`; the word becomes `next`, stored by CAS on the word
+// read) when the next probe is due, else waits `wait` until it is. A word left by an earlier run
+// (claimed before `run` began) or one implausibly far ahead (a clock that stepped back) starts a
+// new series from the retry's own backoff.
+struct Claim {
+  bool go = false;
+  Millis wait{0};  // !go: until the next probe may go
+  Probe next;      // go: the word to store
+};
+Claim claim(Probe probe, budget::FailingRun run, std::int64_t now_ms, Millis own_backoff);
+
+// The probe failed, answered at `now_ms`: the next one goes no sooner than a whole spacing after
+// it (a slow answer does not shorten the spacing).
+Probe after_failure(Probe probe, std::int64_t now_ms);
+
+// This machine's claim was refused by the fleet's word (Redis: another machine's probe is due in
+// `wait`): the machine's next claim waits that long too, so that its retries follow the fleet's
+// schedule and ask again when the fleet's next probe is due.
+Probe defer(Probe probe, std::int64_t now_ms, Millis wait);
+
+// How long the key's failing run may go without a failure and still be the same run
+// (core::budget::note_failure's quiet gap): while probes space the run's failures, their spacing
+// on top of core::budget::kRunGap, so that an outage waited out by probes stays one outage.
+Millis run_gap(Probe probe, budget::FailingRun run);
+
+}  // namespace curlretry::core::fleet_probe

@@ -1,0 +1,144 @@
+"""The fleet's half-open probe (issue 23): while a key fails outright (a failing run of 3 s with no
+success since it began), its retries draw neither the bank nor the trickle; one at a time,
+fleet-wide, goes as the probe, spaced from its own backoff, doubling, up to 8 s
+(core/fleet_probe.h). The probe that finds the provider answering ends the outage, and every
+waiting retry goes at the budget's pace. Before, a long outage cost the trickle: a token a second
+for the whole fleet.
+
+Real curl processes in unattended mode (CURLRETRY_PERSISTENT=1) under the preload, with the
+default fleet, against the flaky upstream. The test has an upstream of its own (a fresh port: a
+fresh fleet key in the module's store); the outage is the upstream's /arm endpoint (every
+process's path prefix plays 529 until it is armed to 200 again). No new request comes at the
+recovery: only a probe can find it.
+"""
+
+import subprocess
+import sys
+import time
+import unittest
+
+import harness
+from harness import ok_body, overloaded_body
+
+N = 16
+# The processes' own backoff (exponential, no jitter): their first retries come 4 s after their
+# first failures, when the key's failing run is already older than 3 s, so the outage is probed
+# from its first retry (a younger run's retries draw the bank, as a fresh burst's must).
+BASE_MS = 4000
+OUTAGE_S = 20.0
+# core::fleet_probe::kMaxGap: the longest a recovery waits for the next probe.
+MAX_GAP_S = 8.0
+# From the recovery to every process's answer: the next probe, then the release (10 tokens at a
+# time, each given back as its retry succeeds), on a loaded 2-core box.
+DRAIN_S = MAX_GAP_S + 3.0
+LIMIT_S = OUTAGE_S + 60.0
+
+
+def probes_within(seconds: float) -> int:
+    """The probes the spacing allows in an outage of `seconds`: the first at the first retry
+    (BASE_MS), then each spacing later, from BASE_MS doubling up to MAX_GAP_S."""
+    at, gap, n = BASE_MS / 1000, BASE_MS / 1000, 0
+    while at < seconds:
+        n += 1
+        at += gap
+        gap = min(gap * 2, MAX_GAP_S)
+    return n
+
+
+class Probe(harness.UpstreamTestCase):
+    def setUp(self):
+        super().setUp()
+        self.up = harness.Upstream().start()
+        self.addCleanup(self.up.stop)
+        self.procs: list[subprocess.Popen] = []
+        self.addCleanup(self.reap)
+
+    def reap(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+            for stream in (p.stdout, p.stderr):
+                if stream:
+                    stream.close()
+
+    def arm(self, key: str, script: str, prefix: str) -> None:
+        self.assertEqual(self.up._get(f"/arm/{key}/{script}?path={prefix}"), f"armed {prefix}\n".encode())
+
+    def test_persistent_processes_in_a_full_outage_send_one_probe_at_a_time(self):
+        keys = [self.key(f"p{i}") for i in range(N)]
+        for i, k in enumerate(keys):
+            self.arm(k, "529", f"/probe{i}/")
+        env = harness.environment(True, {"CURLRETRY_PERSISTENT": "1", "CURLRETRY_BASE_MS": str(BASE_MS),
+                                         "CURLRETRY_LOG": "info"})
+        started = time.monotonic()
+        for i in range(N):
+            self.procs.append(subprocess.Popen([harness.CURL, "-q", "-sS", self.up.url(f"/probe{i}/v1/messages")],
+                                               env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                               stderr=subprocess.PIPE))
+        deadline = started + LIMIT_S
+        while not all(self.up.count(k) >= 1 for k in keys):
+            self.assertLess(time.monotonic(), deadline, [self.up.count(k) for k in keys])
+            time.sleep(0.02)
+        # The outage's length (the timeline the bound below is computed for), not a synchronisation.
+        time.sleep(max(0.0, started + OUTAGE_S - time.monotonic()))
+        during = sum(self.up.count(k) for k in keys)
+        for i, k in enumerate(keys):
+            self.arm(k, "200", f"/probe{i}/")
+        recovered = time.monotonic()
+        outs = [p.communicate(timeout=LIMIT_S) for p in self.procs]
+        done = time.monotonic()
+        errs = b"".join(err for _, err in outs)
+        allowed = probes_within(OUTAGE_S) + 1
+        print(f"FIGURE probe: {N} persistent processes, {OUTAGE_S:.0f} s outage: {during} upstream requests "
+              f"during it ({during - N} retries, {allowed} allowed), every answer {done - recovered:.2f} s after "
+              f"the recovery", file=sys.stderr, flush=True)
+        for p, k, (out, err) in zip(self.procs, keys, outs):
+            with self.subTest(key=k):
+                self.assertEqual(p.returncode, 0, err)
+                self.assertEqual(out, ok_body(k, self.up.count(k)), err)
+                self.assertNotIn(b"(budget)", err)
+        # One probe at a time: the first attempts, then a retry a spacing (+1 for a probe racing the
+        # arm above). Before, the bank (10) and the trickle (a token a second) went too: N + 26.
+        self.assertLessEqual(during, N + allowed, errs.decode(errors="replace")[-3000:])
+        self.assertIn(b"goes as the fleet's probe", errs)
+        self.assertIn(b"waiting for the fleet's probe", errs)
+        # The probe after the recovery found it, and the waiting retries went at once behind it.
+        self.assertLess(done - recovered, DRAIN_S)
+
+    def get(self, key: str, script: str, **env) -> harness.Result:
+        return harness.curl(["-sS", self.up.script_url(key, script)], preload=True,
+                            env={"CURLRETRY_LOG": "info", **env})
+
+    def test_a_retry_waiting_for_the_probe_gives_up_after_its_own_allowance_and_explain_says_why(self):
+        # A failing run older than 3 s: one-attempt 503s every 0.4 s (no gap longer than
+        # core::budget::kRunGap), bounded by count; the sleeps are the outage's timeline.
+        for i in range(10):
+            k = self.key(f"outage{i}")
+            self.assertRun(self.get(k, "503", CURLRETRY_MAX_ATTEMPTS="1"), 0, overloaded_body(k, 1))
+            time.sleep(0.4)
+        # A lone retry finds no probe under way: it goes as the probe (its own 4 s backoff: the
+        # next probe no sooner than 4 s after its answer).
+        prober = self.key("prober")
+        r = self.get(prober, "503", CURLRETRY_MAX_ATTEMPTS="2", CURLRETRY_BASE_MS="4000")
+        self.assertRun(r, 0, overloaded_body(prober, 2))
+        self.assertIn(b"goes as the fleet's probe (the key fails outright)", r.stderr)
+        e = harness.run([harness.CURLRETRY_BIN, "explain", "--status", "503", "GET",
+                         self.up.script_url(self.key(), "503")], preload=False, env={})
+        self.assertEqual(e.code, 0, str(e))  # 0: it would retry
+        self.assertRegex(e.stdout, rb"\nfleet now: would wait \d+ ms for the fleet's probe \(the key fails outright in "
+                                   rb"this machine's store\)\n")
+        # Another request's retry (10 ms backoff) waits for the probe one more wait of its own
+        # backoff (at least 1 s), not for a token, then gives up with its response verbatim.
+        # Before, it took a token from the bank and went: attempt 2.
+        k = self.key()
+        r = self.get(k, "503", CURLRETRY_MAX_ATTEMPTS="2")
+        self.assertRun(r, 0, overloaded_body(k, 1))
+        self.assertEqual(self.up.count(k), 1, str(r))
+        self.assertIn(b"waiting for the fleet's probe (the key fails outright; the next probe in about", r.stderr)
+        self.assertIn(b"giving up after 1 attempt (budget)", r.stderr)
+        self.assertGreaterEqual(r.elapsed, 1.0, str(r))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,156 @@
+#include "core/fleet_probe.h"
+
+#include <gtest/gtest.h>
+
+#include "core/fleet_verdict.h"
+
+namespace curlretry::core::fleet_probe {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Odd: a stamp keeps kT0 + an even offset as it is (stamps set the low bit: + an odd one rounds up).
+constexpr std::int64_t kT0 = 1'700'000'000'001;
+constexpr std::uint32_t at(std::int64_t ms) { return static_cast<std::uint32_t>(ms) | 1u; }
+
+// A run that began at kT0 and failed last at kT0 + `last`.
+budget::FailingRun run_of(std::int64_t last = 0) { return budget::FailingRun{at(kT0), at(kT0 + last)}; }
+
+TEST(FleetProbe, PackRoundTrips) {
+  const Probe p{0xdeadbeef, 8000};
+  EXPECT_EQ(unpack(pack(p)).next_at, p.next_at);
+  EXPECT_EQ(unpack(pack(p)).gap, p.gap);
+  EXPECT_EQ(pack(Probe{}), 0u);
+}
+
+TEST(FleetProbe, AnOutageIsARunOfThreeSecondsWithNoSuccessSinceItBegan) {
+  EXPECT_FALSE(outage(run_of(), 0, kT0 + 2998));  // a fresh burst: its first failures are younger
+  EXPECT_TRUE(outage(run_of(), 0, kT0 + 3000));
+  EXPECT_TRUE(outage(run_of(), at(kT0 - 500), kT0 + 60000));  // the last success was before the run
+  EXPECT_FALSE(outage(run_of(), at(kT0 + 100), kT0 + 60000));  // one success since: the key answers
+  EXPECT_FALSE(outage(budget::FailingRun{}, 0, kT0 + 60000));  // no run at all
+}
+
+TEST(FleetProbe, TheFirstClaimGoesAndSpacesTheNextByTheRetrysOwnBackoff) {
+  const Claim c = claim(Probe{}, run_of(), kT0 + 3000, milliseconds(1500));
+  EXPECT_TRUE(c.go);
+  EXPECT_EQ(c.next.gap, 1500u);
+  EXPECT_EQ(c.next.next_at, at(kT0 + 4500));
+}
+
+TEST(FleetProbe, OthersWaitUntilTheNextProbeIsDue) {
+  const Probe p = claim(Probe{}, run_of(), kT0 + 3000, milliseconds(1500)).next;
+  const Claim c = claim(p, run_of(), kT0 + 3100, milliseconds(1500));
+  EXPECT_FALSE(c.go);
+  EXPECT_EQ(c.wait, milliseconds(1400));
+  EXPECT_EQ(claim(p, run_of(), kT0 + 4498, milliseconds(1500)).wait, milliseconds(2));
+  EXPECT_TRUE(claim(p, run_of(), kT0 + 4500, milliseconds(1500)).go);
+}
+
+TEST(FleetProbe, TheSpacingDoublesUpToTheCap) {
+  Probe p;
+  std::int64_t now = kT0 + 3000;
+  std::vector<std::uint32_t> gaps;
+  for (int i = 0; i < 6; ++i) {
+    const Claim c = claim(p, run_of(), now, milliseconds(1500));
+    ASSERT_TRUE(c.go) << i;
+    p = c.next;
+    gaps.push_back(p.gap);
+    now += p.gap;
+  }
+  EXPECT_EQ(gaps, (std::vector<std::uint32_t>{1500, 3000, 6000, 8000, 8000, 8000}));
+  // In a 60 s outage that is 3 s old when the probes begin: about 60 / 8 probes, not 60 retries.
+}
+
+TEST(FleetProbe, ALongerOwnBackoffSpacesAtLeastThatMuchWithinTheCapAndAShortOneAtLeastTheFloor) {
+  EXPECT_EQ(claim(Probe{}, run_of(), kT0 + 3000, milliseconds(48000)).next.gap, 8000u);
+  EXPECT_EQ(claim(Probe{}, run_of(), kT0 + 3000, milliseconds(10)).next.gap, 1000u);
+  const Probe p{at(kT0 + 5000), 2000};  // claimed at +3 s with 2 s
+  EXPECT_EQ(claim(p, run_of(), kT0 + 5000, milliseconds(6000)).next.gap, 6000u);
+}
+
+TEST(FleetProbe, AWordFromAnEarlierRunStartsANewSeries) {
+  // Claimed with the cap an hour before this run began: the new outage starts from the backoff.
+  const Probe old{at(kT0 - 3'600'000 + 8000), 8000};
+  const Claim c = claim(old, run_of(), kT0 + 3000, milliseconds(1500));
+  EXPECT_TRUE(c.go);
+  EXPECT_EQ(c.next.gap, 1500u);
+}
+
+TEST(FleetProbe, AWordFarAheadIsAClockThatSteppedBackAndDoesNotHoldTheFleet) {
+  const Probe ahead{at(kT0 + 3000 + 60000), 8000};
+  EXPECT_TRUE(claim(ahead, run_of(), kT0 + 3000, milliseconds(1500)).go);
+}
+
+TEST(FleetProbe, AFailedProbePushesTheNextOneAWholeSpacingAfterItsAnswer) {
+  const Probe p = claim(Probe{}, run_of(), kT0 + 3000, milliseconds(4000)).next;  // next at +7 s
+  const Probe slow = after_failure(p, kT0 + 6000);  // answered after 3 s
+  EXPECT_EQ(slow.next_at, at(kT0 + 10000));
+  EXPECT_EQ(slow.gap, 4000u);
+  EXPECT_EQ(after_failure(p, kT0 + 3000).next_at, p.next_at);  // answered at once: as claimed
+  EXPECT_EQ(after_failure(Probe{at(kT0 + 9000), 4000}, kT0 + 3000).next_at, at(kT0 + 9000));  // never sooner
+  EXPECT_EQ(after_failure(Probe{}, kT0).gap, 1000u);
+}
+
+TEST(FleetProbe, AClaimTheFleetRefusedWaitsForTheFleetsNextProbe) {
+  const Probe mine = claim(Probe{}, run_of(), kT0 + 3000, milliseconds(4000)).next;  // next at +7 s
+  const Probe deferred = defer(mine, kT0 + 3000, milliseconds(1200));  // the fleet's is due at +4.2 s
+  EXPECT_EQ(deferred.next_at, at(kT0 + 4200));
+  EXPECT_EQ(deferred.gap, 4000u);  // the spacing this machine's series reached
+  EXPECT_EQ(claim(deferred, run_of(), kT0 + 4000, milliseconds(4000)).wait, milliseconds(200));
+  EXPECT_EQ(defer(mine, kT0 + 3000, milliseconds(60000)).next_at, at(kT0 + 3000 + 8000));  // within the cap
+}
+
+TEST(FleetProbe, ProbesKeepTheRunGoingAcrossTheirSpacing) {
+  EXPECT_EQ(run_gap(Probe{}, run_of()), budget::kRunGap);
+  const Probe p = claim(Probe{}, run_of(), kT0 + 3000, milliseconds(8000)).next;
+  EXPECT_EQ(run_gap(p, run_of()), budget::kRunGap + milliseconds(8000));
+  // A word from before the run: the run's own gap.
+  EXPECT_EQ(run_gap(Probe{at(kT0 - 100000), 8000}, run_of()), budget::kRunGap);
+  // In the run: a probe's failure 8 s after the last one continues it; without probes it begins anew.
+  const budget::FailingRun r = run_of(3000);
+  EXPECT_EQ(budget::note_failure(r, 0, kT0 + 11000, run_gap(p, r)).began, at(kT0));
+  EXPECT_EQ(budget::note_failure(r, 0, kT0 + 11000).began, at(kT0 + 11000));
+}
+
+namespace fv = fleet_verdict;
+
+const fv::Limits kOwn{milliseconds(120000), milliseconds(1500), false, std::nullopt};
+
+TEST(FleetProbeVerdict, TheClaimerGoesWithoutAToken) {
+  const fv::Gate g = fv::at_probe(milliseconds(0), std::nullopt, {}, kOwn);
+  EXPECT_EQ(g.kind, fv::Kind::go);
+  EXPECT_TRUE(g.probe);
+  EXPECT_EQ(fv::describe(g), "go now as the fleet's probe");
+}
+
+TEST(FleetProbeVerdict, OthersWaitLookingAgainSoonSoThatARecoveryReleasesThem) {
+  const fv::Gate g = fv::at_probe(milliseconds(0), milliseconds(7500), {}, kOwn);
+  EXPECT_EQ(g.kind, fv::Kind::wait_token);
+  EXPECT_TRUE(g.probe);
+  EXPECT_EQ(g.wait, fv::kTokenPoll);
+  EXPECT_EQ(g.eta, milliseconds(7500));
+  EXPECT_EQ(fv::describe(g), "would wait 7500 ms for the fleet's probe");
+}
+
+TEST(FleetProbeVerdict, ANonPersistentRetryWaitsItsOwnAllowanceThenGivesUpPersistentNever) {
+  const fv::Gate spent = fv::at_probe(milliseconds(0), milliseconds(7500), fv::Waited{{}, milliseconds(1500)}, kOwn);
+  EXPECT_EQ(spent.kind, fv::Kind::give_up_budget);
+  EXPECT_TRUE(spent.probe);
+  fv::Limits persistent = kOwn;
+  persistent.persistent = true;
+  EXPECT_EQ(fv::at_probe(milliseconds(0), milliseconds(7500), fv::Waited{{}, milliseconds(3'600'000)}, persistent).kind,
+            fv::Kind::wait_token);
+  // The deadline comes first in every mode: a probe after it cannot help.
+  persistent.time_left = milliseconds(2000);
+  EXPECT_EQ(fv::at_probe(milliseconds(0), milliseconds(7500), {}, persistent).kind, fv::Kind::give_up_budget);
+}
+
+TEST(FleetProbeVerdict, ACooldownIsWaitedForFirst) {
+  const fv::Gate g = fv::at_probe(milliseconds(4000), std::nullopt, {}, kOwn);
+  EXPECT_EQ(g.kind, fv::Kind::wait_cooldown);
+  EXPECT_FALSE(g.probe);
+}
+
+}  // namespace
+}  // namespace curlretry::core::fleet_probe
