@@ -19,13 +19,15 @@ int ask_ioctl(const HostOptions& host, CURL* easy) {
 
 }  // namespace
 
-void UploadReplay::start() {
+void UploadReplay::start() noexcept {
   read_called_ = false;
   source_eof_ = false;
   copy_.clear();
   overflow_ = false;
   pos_ = 0;
   fread_start_ = -1;
+  ioctl_refusal_ = 0;
+  mime_ = nullptr;
 }
 
 void UploadReplay::release() {

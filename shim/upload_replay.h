@@ -24,8 +24,8 @@ namespace curlretry::shim {
 
 class UploadReplay {
  public:
-  // A new transfer: nothing read yet.
-  void start();
+  // A new transfer: nothing read yet, nothing copied, no MIME body (start_mime() sets it).
+  void start() noexcept;
   // Frees the copy's memory between transfers (the MIME body's copies too).
   void release();
   // The transfer's MIME body (nullptr: none); `limit`: max_upload_replay for its callback parts.
