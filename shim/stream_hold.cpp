@@ -1,5 +1,7 @@
 #include "shim/stream_hold.h"
 
+#include <utility>
+
 #include "core/ascii.h"
 #include "core/stream_events.h"
 #include "shim/real_curl.h"
@@ -8,14 +10,35 @@
 
 namespace curlretry::shim {
 
+namespace {
+
+constexpr std::string_view kEventStream = "text/event-stream";
+
+// One byte of kEventStream at `i`, any case: a letter's case bit is ignored (exact for letters),
+// the other bytes compared as they are.
+constexpr bool byte_matches(char c, std::size_t i) {
+  const char expected = kEventStream[i];
+  return expected >= 'a' && expected <= 'z' ? (c | 0x20) == expected : c == expected;
+}
+
+// The bytes compared in order, unrolled: a byte is read only after every one before it matched
+// (so none past the value's NUL).
+template <std::size_t... I>
+bool starts_with_event_stream(const char* p, std::index_sequence<I...>) {
+  return (byte_matches(p[I], I) && ...);
+}
+
+}  // namespace
+
 bool is_event_stream(const char* content_type) {
   if (content_type == nullptr) return false;
-  constexpr std::string_view kType = "text/event-stream";
-  std::string_view text(content_type);
-  text = core::ascii::strip_leading(text, core::ascii::kBlanks);
-  if (!core::ascii::istarts_with(text, kType)) return false;
-  const std::string_view rest = text.substr(kType.size());
-  return rest.empty() || rest.front() == ';' || rest.front() == ' ' || rest.front() == '\t';
+  // Asked of every 2xx: no strlen of the whole value, and "text/html" or "application/json" is
+  // told apart in a few bytes (issue 27).
+  const char* p = content_type;
+  while (*p == ' ' || *p == '\t') ++p;
+  if (!starts_with_event_stream(p, std::make_index_sequence<kEventStream.size()>{})) return false;
+  p += kEventStream.size();
+  return *p == '\0' || *p == ';' || *p == ' ' || *p == '\t';
 }
 
 void StreamHold::reset() {
