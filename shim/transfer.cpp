@@ -46,7 +46,7 @@ bool Transfer::begin(const Runtime& runtime) {
   runtime_ = &runtime;
   run_.restart();
   run_.started = Clock::now();
-  run_.upload.start_mime(host.mime_body(), runtime.config.settings.max_upload_replay);
+  if (const curl_mime* body = host.mime_body()) run_.upload.start_mime(body, runtime.config.settings.max_upload_replay);
   if (host.timeout_ms > 0) run_.deadline = run_.started + std::chrono::milliseconds(host.timeout_ms);
   run_.random = core::SplitMix(static_cast<std::uint64_t>(run_.started.time_since_epoch().count()) ^
                                reinterpret_cast<std::uintptr_t>(this));
@@ -79,8 +79,10 @@ void Transfer::end() {
   // What an attempt held is kept for the next transfer's (Attempt::restart()) up to a chunk, so
   // that a handle does not keep the memory of its largest response.
   if (attempt_.held_body.capacity() > kChunk) std::string().swap(attempt_.held_body);
-  if (attempt_.held_headers.capacity() > kChunk) std::string().swap(attempt_.held_headers);
-  if (attempt_.held_line_ends.capacity() > kChunk / 64) std::vector<size_t>().swap(attempt_.held_line_ends);
+  if (header_cb_) {  // only our header callback holds header lines
+    if (attempt_.held_headers.capacity() > kChunk) std::string().swap(attempt_.held_headers);
+    if (attempt_.held_line_ends.capacity() > kChunk / 64) std::vector<size_t>().swap(attempt_.held_line_ends);
+  }
   run_.upload.release();
   run_.cookies.clear();
 }
@@ -151,7 +153,7 @@ void Transfer::uninstall() {
   socket_cb_ = ssl_ctx_cb_ = false;
 }
 
-void Transfer::sync_read_callback() {
+void Transfer::set_read_callback() {
   bool want = !host.form_streams();
   if (want && read_cb_) return;
   if (want) {

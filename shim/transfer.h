@@ -189,10 +189,18 @@ class Transfer {
     return attempt_.held_refusal.refused() || attempt_.flushed_lines < attempt_.held_line_ends.size() ||
            attempt_.flushed_body < attempt_.held_body.size();
   }
-  // Our read callback is on the handle unless a form streams through the program's own.
-  void sync_read_callback();
+  // Our read callback is on the handle unless a form streams through the program's own. The
+  // common handle (ours on, no form) pays a test, not a call (issue 27).
+  void sync_read_callback() {
+    if (!read_cb_ || host.form_is_body) set_read_callback();
+  }
+  void set_read_callback();
   // Our open-socket callback watches the program's, when it has one (shim/transfer_sockets.cpp).
-  void sync_socket_callback();
+  // Nothing to do for the common handle: no callback of the program's, and none of ours on it.
+  void sync_socket_callback() {
+    if (host.opensocket_fn || socket_cb_ || host.opensocket_data) rewatch(CURLOPT_OPENSOCKETFUNCTION);
+    if (host.ssl_ctx_fn || ssl_ctx_cb_ || host.ssl_ctx_data) rewatch(CURLOPT_SSL_CTX_FUNCTION);
+  }
   void reset_attempt();
   // Reads a header line into the attempt's ResponseHead; at the blank line, classifies it.
   void note_header_line(const char* data, size_t n);

@@ -30,7 +30,7 @@ void UploadReplay::start() noexcept {
   mime_ = nullptr;
 }
 
-void UploadReplay::release() {
+void UploadReplay::release_now() {
   if (!copy_.empty()) std::string().swap(copy_);
   if (mime_ != nullptr) mime_parts::release(mime_);
   mime_ = nullptr;
