@@ -181,13 +181,6 @@ void Transfer::sync_header_callback() {
   header_cb_ = want;
 }
 
-void Transfer::reset_attempt() {
-  // The held body's buffer (at most kChunk, see end()) is kept: a handle that holds a stream's
-  // setup events on every request allocates it once.
-  attempt_.restart();
-  unpause_requested_.store(false, std::memory_order_relaxed);
-}
-
 void Transfer::prepare_next_attempt() {
   run_.heartbeat.disarm();
   ++run_.attempt;

@@ -202,7 +202,12 @@ class Transfer {
     if (host.opensocket_fn || socket_cb_ || host.opensocket_data) rewatch(CURLOPT_OPENSOCKETFUNCTION);
     if (host.ssl_ctx_fn || ssl_ctx_cb_ || host.ssl_ctx_data) rewatch(CURLOPT_SSL_CTX_FUNCTION);
   }
-  void reset_attempt();
+  // The next attempt starts from a fresh Attempt. The held body's buffer (at most kChunk, see
+  // end()) is kept: a handle that holds a stream's setup events on every request allocates it once.
+  void reset_attempt() {
+    attempt_.restart();
+    unpause_requested_.store(false, std::memory_order_relaxed);
+  }
   // Reads a header line into the attempt's ResponseHead; at the blank line, classifies it.
   void note_header_line(const char* data, size_t n);
   // At the end of a response's headers: nothing more can arrive in this attempt that we could

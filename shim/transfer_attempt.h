@@ -41,7 +41,7 @@ struct Attempt {
   // their storage kept (bounded by Transfer::end()), the optionals reset, no temporary built,
   // moved from and destroyed (the success path's cost, issue 27). A new member is reset here
   // too: the size check below fails until it is.
-  void restart() noexcept {
+  [[gnu::always_inline]] void restart() noexcept {
     response.clear();
     held_headers.clear();
     held_line_ends.clear();

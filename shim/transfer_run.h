@@ -55,7 +55,7 @@ struct TransferRun {
   // Every member back to its initial value, in place (see Attempt::restart()): the strings
   // emptied with their storage kept, no temporary. A new member is reset here too: the size
   // check below fails until it is.
-  void restart() noexcept {
+  [[gnu::always_inline]] void restart() noexcept {
     attempt = 0;
     started = Clock::time_point{};
     deadline.reset();
