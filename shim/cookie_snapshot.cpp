@@ -120,9 +120,4 @@ void CookieSnapshot::restore(const real::Api& api, CURL* easy) const {
   }
 }
 
-void CookieSnapshot::clear() {
-  taken_ = false;
-  lines_.clear();
-}
-
 }  // namespace curlretry::shim

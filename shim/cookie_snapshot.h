@@ -24,7 +24,10 @@ class CookieSnapshot {
   void take(const real::Api& api, CURL* easy);
   // After a discarded attempt: the cookies it set, changed or deleted are as they were kept.
   void restore(const real::Api& api, CURL* easy) const;
-  void clear();
+  void clear() noexcept {
+    taken_ = false;
+    lines_.clear();
+  }
 
  private:
   bool taken_ = false;

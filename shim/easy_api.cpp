@@ -64,7 +64,8 @@ __attribute__((visibility("default"))) CURLcode curl_easy_perform(CURL* easy) {
   auto perform = api.easy_perform;
   if (perform == nullptr) return CURLE_FAILED_INIT;
   Transfer* transfer = inside_libcurl() ? nullptr : registry::find(easy);
-  if (transfer == nullptr || !transfer->begin(runtime())) {
+  const Runtime& rt = runtime();
+  if (transfer == nullptr || !transfer->begin(rt)) {
     LibcurlScope scope(api);
     return perform(easy);
   }
@@ -72,7 +73,7 @@ __attribute__((visibility("default"))) CURLcode curl_easy_perform(CURL* easy) {
   try {
     // No fleet hold (the success path): no wait, so no two clock reads in wait_backoff.
     const curlretry::core::Millis hold =
-        fleet_hook::hold_new(runtime(), transfer->host, transfer->deadline(), &transfer->fleet_key());
+        fleet_hook::hold_new(rt, transfer->host, transfer->deadline(), &transfer->fleet_key());
     if (hold.count() > 0 && !wait_backoff(*transfer, hold)) {
       transfer->abandon();
       return CURLE_ABORTED_BY_CALLBACK;

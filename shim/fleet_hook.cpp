@@ -236,8 +236,9 @@ void count_request(const Runtime& runtime, const HostOptions& host, KeyCache& ca
 }
 
 void count_success(const Runtime& runtime, const HostOptions& host, const KeyCache& cache) {
+  if (cache.earned || cache.key.empty()) return;  // credited at its commit: the usual success
   fleet::Store* s = store(runtime);
-  if (s == nullptr || cache.key.empty() || cache.earned) return;
+  if (s == nullptr) return;
   earn(runtime, *s, cache, host);
 }
 

@@ -18,62 +18,6 @@ bool HostOptions::form_streams() const {
   return false;
 }
 
-OptionKind option_kind(CURLoption option) {
-  switch (option) {
-    // Replaced by the shim's trampolines during a transfer.
-    case CURLOPT_WRITEFUNCTION:
-    case CURLOPT_WRITEDATA:
-    case CURLOPT_HEADERFUNCTION:
-    case CURLOPT_HEADERDATA:
-    case CURLOPT_READFUNCTION:
-    case CURLOPT_READDATA:
-    case CURLOPT_SEEKFUNCTION:
-    case CURLOPT_SEEKDATA:
-    case CURLOPT_HEADER:
-      return OptionKind::trampolined;
-    // Called through the shim's own when the program set them.
-    case CURLOPT_OPENSOCKETFUNCTION:
-    case CURLOPT_OPENSOCKETDATA:
-    case CURLOPT_SSL_CTX_FUNCTION:
-    case CURLOPT_SSL_CTX_DATA:
-      return OptionKind::watched;
-    case CURLOPT_XFERINFOFUNCTION:
-    case CURLOPT_PROGRESSFUNCTION:
-    case CURLOPT_XFERINFODATA:
-    case CURLOPT_NOPROGRESS:
-    case CURLOPT_FRESH_CONNECT:
-    case CURLOPT_FOLLOWLOCATION:
-    case CURLOPT_HSTSREADFUNCTION:
-    case CURLOPT_TIMEOUT:
-    case CURLOPT_TIMEOUT_MS:
-    case CURLOPT_ERRORBUFFER:
-    case CURLOPT_URL:
-    case CURLOPT_IOCTLFUNCTION:
-    case CURLOPT_IOCTLDATA:
-    // What the request's body is: libcurl's last word among these wins.
-    case CURLOPT_HTTPPOST:
-    case CURLOPT_MIMEPOST:
-    case CURLOPT_POST:
-    case CURLOPT_POSTFIELDS:
-    case CURLOPT_COPYPOSTFIELDS:
-    case CURLOPT_POSTFIELDSIZE:
-    case CURLOPT_POSTFIELDSIZE_LARGE:
-    case CURLOPT_HTTPGET:
-    case CURLOPT_UPLOAD:
-    case CURLOPT_PUT:
-    case CURLOPT_NOBODY:
-    case CURLOPT_CUSTOMREQUEST:
-    case CURLOPT_HTTPHEADER:
-    case CURLOPT_COOKIEFILE:
-    case CURLOPT_COOKIEJAR:
-    case CURLOPT_COOKIELIST:
-    case CURLOPT_SHARE:
-      return OptionKind::recorded;
-    default:
-      return OptionKind::other;
-  }
-}
-
 bool record_option(HostOptions& o, CURLoption option, OptionValue v) {
   switch (option) {
     case CURLOPT_WRITEFUNCTION: o.write_fn = reinterpret_cast<curl_write_callback>(v.function); return true;

@@ -245,8 +245,9 @@ struct MultiOptionValue {
   curl_off_t offset = 0;
 };
 
-CURLMcode forward_multi_option(real::multi_setopt_fn setopt, CURLM* multi, CURLMoption option,
-                               const MultiOptionValue& value) {
+// Inline: libcurl's own call from every curl_easy_perform passes here.
+inline CURLMcode forward_multi_option(real::multi_setopt_fn setopt, CURLM* multi, CURLMoption option,
+                                      const MultiOptionValue& value) {
   if (option < CURLOPTTYPE_OBJECTPOINT) return setopt(multi, option, value.number);
   if (option < CURLOPTTYPE_FUNCTIONPOINT) return setopt(multi, option, value.pointer);
   if (option < CURLOPTTYPE_OFF_T) return setopt(multi, option, value.function);

@@ -20,8 +20,7 @@ void OncePerTransfer::before_retry(const real::Api& api, CURL* easy, const HostO
   hsts_read_off_ = true;
 }
 
-void OncePerTransfer::restore(const real::Api& api, CURL* easy, const HostOptions& host) {
-  if (!hsts_read_off_) return;
+void OncePerTransfer::restore_now(const real::Api& api, CURL* easy, const HostOptions& host) {
   set_hsts_read(api, easy, host.hsts_read_fn);
   hsts_read_off_ = false;
 }

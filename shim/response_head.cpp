@@ -1,9 +1,5 @@
 #include "shim/response_head.h"
 
-#include <memory>
-#include <new>
-#include <type_traits>
-
 #include "core/ascii.h"
 #include "shim/url_parts.h"
 
@@ -36,12 +32,7 @@ bool is_blank_line(std::string_view line) { return line == "\r\n" || line == "\n
 
 bool ResponseHead::note_line(std::string_view line) {
   if (int s = status_of_line(line); s != 0) {
-    // A fresh head built in place: no temporary to build, move from and destroy (`*this =
-    // ResponseHead{}` costs that for each of the hints on every response; see renew() in
-    // transfer.cpp). Nothing here throws.
-    static_assert(std::is_nothrow_default_constructible_v<ResponseHead>);
-    std::destroy_at(this);
-    ::new (static_cast<void*>(this)) ResponseHead;
+    clear();  // a fresh head
     status = s;
     return false;
   }

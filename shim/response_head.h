@@ -26,6 +26,19 @@ struct ResponseHead {
   // Whether a failure status or a server hint could make this response retryable: a plain
   // 2xx/3xx streams at once without even a policy lookup (the success path stays cheap).
   bool maybe_retryable() const { return status >= 400 || status == 0 || hints.should_retry.has_value(); }
+  // Back to a fresh head's value, in place: no temporary built, moved from and destroyed (what
+  // `*this = ResponseHead{}` costs for each of the hints), only engaged hints reset.
+  void clear() noexcept {
+    // Every hint of core/hints.h: a new one must be reset here too.
+    static_assert(sizeof(core::ResponseHints) == 5 * sizeof(std::optional<std::string>));
+    status = 0;
+    hints.retry_after.reset();
+    hints.retry_after_ms.reset();
+    hints.should_retry.reset();
+    hints.requests_reset.reset();
+    hints.reset_requests.reset();
+    candidate = no_body = location_not_http = false;
+  }
 };
 
 // The status as the decision saw it: the head's (from its status line, or CURLINFO_RESPONSE_CODE

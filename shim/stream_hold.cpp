@@ -1,5 +1,7 @@
 #include "shim/stream_hold.h"
 
+#include <utility>
+
 #include "core/ascii.h"
 #include "core/stream_events.h"
 #include "shim/real_curl.h"
@@ -8,15 +10,39 @@
 
 namespace curlretry::shim {
 
-bool is_event_stream(const char* content_type) {
-  if (content_type == nullptr) return false;
-  constexpr std::string_view kType = "text/event-stream";
-  std::string_view text(content_type);
-  text = core::ascii::strip_leading(text, core::ascii::kBlanks);
-  if (!core::ascii::istarts_with(text, kType)) return false;
-  const std::string_view rest = text.substr(kType.size());
-  return rest.empty() || rest.front() == ';' || rest.front() == ' ' || rest.front() == '\t';
+namespace {
+
+constexpr std::string_view kEventStream = "text/event-stream";
+
+// One byte of kEventStream at `i`, any case: a letter's case bit is ignored (exact for letters),
+// the other bytes compared as they are.
+constexpr bool byte_matches(char c, std::size_t i) {
+  const char expected = kEventStream[i];
+  return expected >= 'a' && expected <= 'z' ? (c | 0x20) == expected : c == expected;
 }
+
+// The bytes compared in order, unrolled: a byte is read only after every one before it matched
+// (so none past the value's NUL).
+template <std::size_t... I>
+bool starts_with_event_stream(const char* p, std::index_sequence<I...>) {
+  return (byte_matches(p[I], I) && ...);
+}
+
+}  // namespace
+
+// Inline into Transfer::stream_wanted (the success path's one caller), public for the tests.
+[[gnu::always_inline]] inline bool event_stream_type(const char* content_type) {
+  if (content_type == nullptr) return false;
+  // Asked of every 2xx: no strlen of the whole value, and "text/html" or "application/json" is
+  // told apart in a few bytes (issue 27).
+  const char* p = content_type;
+  while (*p == ' ' || *p == '\t') ++p;
+  if (!starts_with_event_stream(p, std::make_index_sequence<kEventStream.size()>{})) return false;
+  p += kEventStream.size();
+  return *p == '\0' || *p == ';' || *p == ' ' || *p == '\t';
+}
+
+bool is_event_stream(const char* content_type) { return event_stream_type(content_type); }
 
 void StreamHold::reset() {
   state_ = State::unchecked;
@@ -58,6 +84,20 @@ StreamHold::Step StreamHold::feed(std::string_view chunk, std::size_t held) {
 // ---------------------------------------------------------------------------------------------
 // The Transfer's side: called from Transfer::write for a response that is not a failure candidate.
 
+inline bool Transfer::stream_wanted() {
+  if (attempt_.response.status < 200 || attempt_.response.status >= 300) return false;
+  const char* content_type = nullptr;
+  if (auto getinfo = api_->easy_getinfo) {
+    LibcurlScope scope(*api_);
+    if (getinfo(easy_, CURLINFO_CONTENT_TYPE, &content_type) != CURLE_OK) content_type = nullptr;
+  }
+  if (!event_stream_type(content_type)) return false;
+  resolve_request();
+  // With a single attempt nothing could be retried: stream at once, as without the shim.
+  if (run_.policy->max_attempts != -1 && run_.policy->max_attempts <= 1) return false;
+  return run_.policy->stream.hold;
+}
+
 bool Transfer::hold_stream(const char* data, size_t n, size_t& result) {
   if (!attempt_.stream_hold.holding()) {
     if (attempt_.stream_hold.checked()) return false;
@@ -90,20 +130,6 @@ bool Transfer::hold_stream(const char* data, size_t n, size_t& result) {
   }
   // Given up: the host gets the held events and the error, then the rest, as without us.
   return false;
-}
-
-bool Transfer::stream_wanted() {
-  if (attempt_.response.status < 200 || attempt_.response.status >= 300) return false;
-  const char* content_type = nullptr;
-  if (auto getinfo = api_->easy_getinfo) {
-    LibcurlScope scope(*api_);
-    if (getinfo(easy_, CURLINFO_CONTENT_TYPE, &content_type) != CURLE_OK) content_type = nullptr;
-  }
-  if (!is_event_stream(content_type)) return false;
-  resolve_request();
-  // With a single attempt nothing could be retried: stream at once, as without the shim.
-  if (run_.policy->max_attempts != -1 && run_.policy->max_attempts <= 1) return false;
-  return run_.policy->stream.hold;
 }
 
 }  // namespace curlretry::shim

@@ -6,8 +6,7 @@
 
 #include <algorithm>
 #include <memory>
-#include <new>
-#include <type_traits>
+#include <vector>
 
 #include "shim/events.h"
 #include "shim/fleet_hook.h"
@@ -30,18 +29,6 @@ void set_real(const real::Api& api, CURL* easy, CURLoption option, V value) {
   }
 }
 
-// A fresh value built where the old one was: no temporary to build, move from and destroy, as
-// `value = T{}` costs (most of the success path's cost before issue 27). Default-initialised,
-// not value-initialised: every member has its initialiser, and value-initialisation would first
-// zero the whole object (Attempt is 720 bytes). Safe only because building one cannot throw:
-// the old one is gone by then.
-template <typename T>
-void renew(T& value) noexcept {
-  static_assert(std::is_nothrow_default_constructible_v<T>);
-  std::destroy_at(&value);
-  ::new (static_cast<void*>(&value)) T;
-}
-
 }  // namespace
 
 Transfer::Transfer(CURL* easy, const real::Api* api) : easy_(easy), api_(api) {}
@@ -57,9 +44,9 @@ bool Transfer::begin(const Runtime& runtime) {
     return false;
   }
   runtime_ = &runtime;
-  renew(run_);
+  run_.restart();
   run_.started = Clock::now();
-  run_.upload.start_mime(host.mime_body(), runtime.config.settings.max_upload_replay);
+  if (const curl_mime* body = host.mime_body()) run_.upload.start_mime(body, runtime.config.settings.max_upload_replay);
   if (host.timeout_ms > 0) run_.deadline = run_.started + std::chrono::milliseconds(host.timeout_ms);
   run_.random = core::SplitMix(static_cast<std::uint64_t>(run_.started.time_since_epoch().count()) ^
                                reinterpret_cast<std::uintptr_t>(this));
@@ -89,7 +76,13 @@ void Transfer::end() {
   if (!override_.idle()) override_.restore(*api_, easy_, host);
   pending_credential_.reset();  // a command nobody waits for any more is killed
   once_per_transfer_.restore(*api_, easy_, host);
+  // What an attempt held is kept for the next transfer's (Attempt::restart()) up to a chunk, so
+  // that a handle does not keep the memory of its largest response.
   if (attempt_.held_body.capacity() > kChunk) std::string().swap(attempt_.held_body);
+  if (header_cb_) {  // only our header callback holds header lines
+    if (attempt_.held_headers.capacity() > kChunk) std::string().swap(attempt_.held_headers);
+    if (attempt_.held_line_ends.capacity() > kChunk / 64) std::vector<size_t>().swap(attempt_.held_line_ends);
+  }
   run_.upload.release();
   run_.cookies.clear();
 }
@@ -160,7 +153,7 @@ void Transfer::uninstall() {
   socket_cb_ = ssl_ctx_cb_ = false;
 }
 
-void Transfer::sync_read_callback() {
+void Transfer::set_read_callback() {
   bool want = !host.form_streams();
   if (want && read_cb_) return;
   if (want) {
@@ -186,16 +179,6 @@ void Transfer::sync_header_callback() {
     set_real(*api_, easy_, CURLOPT_HEADERDATA, host.header_data);
   }
   header_cb_ = want;
-}
-
-void Transfer::reset_attempt() {
-  // The held body's buffer (at most kChunk, see end()) is kept: a handle that holds a stream's
-  // setup events on every request allocates it once.
-  std::string body = std::move(attempt_.held_body);
-  body.clear();
-  renew(attempt_);
-  attempt_.held_body = std::move(body);
-  unpause_requested_.store(false, std::memory_order_relaxed);
 }
 
 void Transfer::prepare_next_attempt() {

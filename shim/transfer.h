@@ -173,7 +173,8 @@ class Transfer {
   // True when this chunk was dealt with (held, or the attempt stopped on an error event) and
   // `result` is the answer to libcurl; false: deliver as a committed stream.
   bool hold_stream(const char* data, size_t n, size_t& result);
-  bool stream_wanted();
+  // Inline in hold_stream (stream_hold.cpp): one call for a 2xx's first chunk, not three.
+  [[gnu::always_inline]] inline bool stream_wanted();
   size_t header(char* data, size_t n);
   size_t read(char* buffer, size_t size, size_t nitems);
   int seek(curl_off_t offset, int origin);
@@ -189,11 +190,24 @@ class Transfer {
     return attempt_.held_refusal.refused() || attempt_.flushed_lines < attempt_.held_line_ends.size() ||
            attempt_.flushed_body < attempt_.held_body.size();
   }
-  // Our read callback is on the handle unless a form streams through the program's own.
-  void sync_read_callback();
+  // Our read callback is on the handle unless a form streams through the program's own. The
+  // common handle (ours on, no form) pays a test, not a call (issue 27).
+  void sync_read_callback() {
+    if (!read_cb_ || host.form_is_body) set_read_callback();
+  }
+  void set_read_callback();
   // Our open-socket callback watches the program's, when it has one (shim/transfer_sockets.cpp).
-  void sync_socket_callback();
-  void reset_attempt();
+  // Nothing to do for the common handle: no callback of the program's, and none of ours on it.
+  void sync_socket_callback() {
+    if (host.opensocket_fn || socket_cb_ || host.opensocket_data) rewatch(CURLOPT_OPENSOCKETFUNCTION);
+    if (host.ssl_ctx_fn || ssl_ctx_cb_ || host.ssl_ctx_data) rewatch(CURLOPT_SSL_CTX_FUNCTION);
+  }
+  // The next attempt starts from a fresh Attempt. The held body's buffer (at most kChunk, see
+  // end()) is kept: a handle that holds a stream's setup events on every request allocates it once.
+  void reset_attempt() {
+    attempt_.restart();
+    unpause_requested_.store(false, std::memory_order_relaxed);
+  }
   // Reads a header line into the attempt's ResponseHead; at the blank line, classifies it.
   void note_header_line(const char* data, size_t n);
   // At the end of a response's headers: nothing more can arrive in this attempt that we could

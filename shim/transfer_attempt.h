@@ -1,7 +1,6 @@
 // What one attempt of a transfer knows and holds: the response's head, the header lines and the
 // body held back from the program, how much of them reached it, and what was learnt on the way.
-// A new attempt starts from a fresh value (Transfer::reset_attempt() destroys the old one and
-// builds a new one in its place), so nothing carries over.
+// A new attempt starts from a fresh value (restart()), so nothing carries over.
 #pragma once
 
 #include <curl/curl.h>
@@ -37,6 +36,28 @@ struct Attempt {
   std::optional<core::Verdict> early_verdict;
   StreamHold stream_hold;
   CURLcode replay_code = CURLE_OK;  // the transfer's result once the held response is replayed
+
+  // Every member back to its initial value, in place: the strings and the vector emptied with
+  // their storage kept (bounded by Transfer::end()), the optionals reset, no temporary built,
+  // moved from and destroyed (the success path's cost, issue 27). A new member is reset here
+  // too: the size check below fails until it is.
+  [[gnu::always_inline]] void restart() noexcept {
+    response.clear();
+    held_headers.clear();
+    held_line_ends.clear();
+    flushed_lines = 0;
+    held_body.clear();
+    flushed_body = 0;
+    status_learned = hints_learned = host_refused = false;
+    held_refusal = WriteRefusal{};
+    socket_refused = upload_paused = false;
+    early_verdict.reset();
+    stream_hold.reset();
+    replay_code = CURLE_OK;
+  }
 };
+#if defined(__x86_64__) && defined(__GLIBCXX__) && !defined(_GLIBCXX_DEBUG)
+static_assert(sizeof(Attempt) == 808, "a new member of Attempt: reset it in Attempt::restart(), then update the size");
+#endif
 
 }  // namespace curlretry::shim

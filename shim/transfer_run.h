@@ -1,7 +1,7 @@
 // What one transfer (curl_easy_perform, or one add-to-done of a multi) knows across its
 // attempts: its limits and clock, the request as matched against the config, the uploaded data
 // kept for a retry, the cookies before the first attempt, and the counts that span attempts.
-// begin() starts from a fresh value (built in place of the old one, as Attempt is).
+// begin() starts from a fresh value (restart(), as Attempt's).
 #pragma once
 
 #include <optional>
@@ -20,7 +20,6 @@
 namespace curlretry::shim {
 
 struct TransferRun {
-  // noexcept for the in-place renewal (see Attempt): every member only sets fields.
   TransferRun() noexcept = default;
 
   int attempt = 0;  // the attempt under way, from 1; 0 while the first one is held back
@@ -52,6 +51,38 @@ struct TransferRun {
 
   UploadReplay upload;
   CookieSnapshot cookies;  // the cookie engine's state before the first attempt
+
+  // Every member back to its initial value, in place (see Attempt::restart()): the strings
+  // emptied with their storage kept, no temporary. A new member is reset here too: the size
+  // check below fails until it is.
+  [[gnu::always_inline]] void restart() noexcept {
+    attempt = 0;
+    started = Clock::time_point{};
+    deadline.reset();
+    previous_delay = core::Millis{0};
+    random = core::SplitMix{0};
+    last_transport_error = false;
+    fleet_waited = core::fleet_verdict::Waited{};
+    retry_what.clear();
+    policy = nullptr;
+    rule = nullptr;
+    rule_name.clear();
+    method.clear();
+    display.clear();
+    host.clear();
+    path.clear();
+    single_attempt.reset();
+    heartbeat = core::Heartbeat{};
+    wait_cause.clear();
+    fallback.reset();
+    auth_tried = false;
+    auth_what.clear();
+    upload.start();
+    cookies.clear();
+  }
 };
+#if defined(__x86_64__) && defined(__GLIBCXX__) && !defined(_GLIBCXX_DEBUG)
+static_assert(sizeof(TransferRun) == 824, "a new member of TransferRun: reset it in TransferRun::restart(), then update the size");
+#endif
 
 }  // namespace curlretry::shim

@@ -29,12 +29,6 @@ CURLcode set_pair(const real::Api& api, CURL* easy, CURLoption fn_option, Fn fn,
 
 }  // namespace
 
-void Transfer::sync_socket_callback() {
-  // Nothing to do for the common handle: no callback of the program's, and none of ours on it.
-  if (host.opensocket_fn || socket_cb_ || host.opensocket_data) rewatch(CURLOPT_OPENSOCKETFUNCTION);
-  if (host.ssl_ctx_fn || ssl_ctx_cb_ || host.ssl_ctx_data) rewatch(CURLOPT_SSL_CTX_FUNCTION);
-}
-
 CURLcode Transfer::rewatch(CURLoption option) {
   if (option == CURLOPT_OPENSOCKETFUNCTION || option == CURLOPT_OPENSOCKETDATA) {
     socket_cb_ = host.opensocket_fn != nullptr;

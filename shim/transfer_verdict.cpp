@@ -160,8 +160,9 @@ Transfer::Step Transfer::finish_attempt(CURLcode code) {
       learn_hints();
       core::Verdict delivered;
       settle_with_fleet(delivered);
-    } else if (core::is_final_success(attempt_.response.status)) {
-      fleet_hook::count_success(*runtime_, host, fleet_key_);  // credit; ends a cooldown
+    } else if (!fleet_key_.earned && core::is_final_success(attempt_.response.status)) {
+      // Credit, and the end of a cooldown: most successes had theirs at their commit already.
+      fleet_hook::count_success(*runtime_, host, fleet_key_);
     }
     enter(Phase::done);
     return Step{false, core::Millis{0}, code};

@@ -24,10 +24,13 @@ namespace curlretry::shim {
 
 class UploadReplay {
  public:
-  // A new transfer: nothing read yet.
-  void start();
-  // Frees the copy's memory between transfers (the MIME body's copies too).
-  void release();
+  // A new transfer: nothing read yet, nothing copied, no MIME body (start_mime() sets it).
+  void start() noexcept;
+  // Frees the copy's memory between transfers (the MIME body's copies too). Inline: a transfer
+  // without an upload pays two tests (issue 27).
+  void release() {
+    if (!copy_.empty() || mime_ != nullptr) release_now();
+  }
   // The transfer's MIME body (nullptr: none); `limit`: max_upload_replay for its callback parts.
   void start_mime(const curl_mime* body, size_t limit);
 
@@ -47,6 +50,7 @@ class UploadReplay {
   bool rewind(const HostOptions& host, CURL* easy);
 
  private:
+  void release_now();
   void restart_copy(bool meaningful);
   bool rewind_read(const HostOptions& host, CURL* easy);
 

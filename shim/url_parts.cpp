@@ -11,9 +11,8 @@ UrlParts split_url(std::string_view url) {
   return refused;
 }
 
-bool url_is_http(std::string_view url) {
-  // The common spellings first: this runs for every transfer.
-  if (url.starts_with("http://") || url.starts_with("https://")) return true;
+bool url_is_http_spelled(std::string_view url) {
+  // Any other spelling (url_is_http() tested "http://" and "https://").
   size_t colon = url.find("://");
   if (colon == std::string_view::npos || url.substr(0, colon).find_first_of("/?#") != std::string_view::npos)
     return true;

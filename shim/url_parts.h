@@ -16,7 +16,10 @@ using core::UrlParts;
 UrlParts split_url(std::string_view url);
 
 // Whether curlretry handles transfers to this URL: http and https; no scheme = http, as libcurl
-// guesses. Without allocating (called for every transfer).
-bool url_is_http(std::string_view url);
+// guesses. Without allocating; the common spellings inline (called for every transfer).
+bool url_is_http_spelled(std::string_view url);
+inline bool url_is_http(std::string_view url) {
+  return url.starts_with("http://") || url.starts_with("https://") || url_is_http_spelled(url);
+}
 
 }  // namespace curlretry::shim

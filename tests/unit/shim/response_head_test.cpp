@@ -11,6 +11,7 @@
 #include "shim/header_lookup.h"
 #include "shim/real_curl.h"
 #include "shim/response_head.h"
+#include "shim/stream_hold.h"
 
 namespace curlretry::shim {
 namespace {
@@ -62,6 +63,33 @@ TEST(ResponseHead, AStatusLineStartsANewResponse) {
   EXPECT_EQ(h.status, 429);
   EXPECT_FALSE(h.hints.retry_after);
   EXPECT_EQ(h.hints.should_retry, "false");
+}
+
+TEST(ResponseHead, ClearLeavesAFreshHead) {
+  // The next attempt's head starts from nothing: every hint and flag of the last one goes.
+  ResponseHead h = read({"HTTP/1.1 429 Slow\r\n", "Retry-After: 9\r\n", "retry-after-ms: 5\r\n",
+                         "x-should-retry: true\r\n", "anthropic-ratelimit-requests-reset: 2026-01-01T00:00:00Z\r\n",
+                         "x-ratelimit-reset-requests: 1s\r\n", "Content-Length: 0\r\n", "Location: ftp://x/\r\n"});
+  h.candidate = true;
+  ASSERT_TRUE(h.hints.retry_after && h.hints.retry_after_ms && h.hints.should_retry && h.hints.requests_reset &&
+              h.hints.reset_requests && h.no_body);
+  h.clear();
+  EXPECT_EQ(h.status, 0);
+  EXPECT_FALSE(h.hints.retry_after || h.hints.retry_after_ms || h.hints.should_retry || h.hints.requests_reset ||
+               h.hints.reset_requests);
+  EXPECT_FALSE(h.candidate || h.no_body || h.location_not_http);
+}
+
+TEST(StreamHold, TellsAnEventStreamByItsContentType) {
+  for (const char* yes : {"text/event-stream", "Text/Event-Stream", "  text/event-stream", "\ttext/event-stream",
+                          "text/event-stream; charset=utf-8", "text/event-stream;charset=utf-8", "text/event-stream "}) {
+    EXPECT_TRUE(is_event_stream(yes)) << yes;
+  }
+  for (const char* no : {"", "text/plain", "text/event", "text/event-streams", "text/event-stream2",
+                         "application/json", "x text/event-stream", "text/event-stream,"}) {
+    EXPECT_FALSE(is_event_stream(no)) << no;
+  }
+  EXPECT_FALSE(is_event_stream(nullptr));
 }
 
 // --- the libcurl lookups -------------------------------------------------------------------------
