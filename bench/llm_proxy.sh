@@ -29,6 +29,7 @@ set -euo pipefail
 export PATH="$PATH:/usr/sbin:/sbin"
 root=$(cd "$(dirname "$0")/.." && pwd)
 here="$root/bench"
+. "$here/proxies.sh"
 
 quick=0
 reps=""
@@ -108,63 +109,17 @@ for _ in $(seq 1 100); do [ -s "$work/upstream.port" ] && break; sleep 0.05; don
 p_up=$(cat "$work/upstream.port")
 read -r p_haproxy p_nginx p_crproxy < <("$work/loadgen" freeport 3)
 
-# HAProxy and nginx as bench/run.sh configures them, with the connection limits raised so that
-# the descriptor limit, not a default, is what stops them: HAProxy's maxconn (run.sh: 4096) and
-# nginx's worker_connections (run.sh: 4096). nginx gets `proxy_buffering off`, which an event
-# stream needs (nginx otherwise holds events until its buffer fills).
+# HAProxy and nginx as bench/run.sh configures them (bench/proxies.sh), with the connection limits
+# raised so that the descriptor limit, not a default, is what stops them: HAProxy's maxconn
+# (run.sh: 4096) and nginx's worker_connections (run.sh: 4096). nginx gets `proxy_buffering off`,
+# which an event stream needs (nginx otherwise holds events until its buffer fills).
 # HAProxy refuses to start when maxconn needs more descriptors than the limit (two per
 # connection plus a few of its own: "Cannot raise FD limit to 20014, limit is 20000").
 haproxy_maxconn=$(( (fd_limit - 20) / 2 ))
 [ "$haproxy_maxconn" -le "$target" ] || haproxy_maxconn=$target
-cat >"$work/haproxy/haproxy.cfg" <<EOF
-global
-  maxconn $haproxy_maxconn
-defaults
-  mode http
-  timeout connect 5s
-  timeout client 60s
-  timeout server 60s
-  retries 3
-  retry-on all-retryable-errors
-  option redispatch
-frontend fe
-  bind 127.0.0.1:$p_haproxy
-  default_backend be
-backend be
-  server up 127.0.0.1:$p_up
-EOF
-cat >"$work/nginx/nginx.conf" <<EOF
-worker_processes auto;
-worker_rlimit_nofile $fd_limit;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/logs/nginx.err warn;
-events { worker_connections $fd_limit; }
-http {
-  client_body_temp_path $work/nginx/client_body;
-  proxy_temp_path $work/nginx/proxy;
-  fastcgi_temp_path $work/nginx/fastcgi;
-  uwsgi_temp_path $work/nginx/uwsgi;
-  scgi_temp_path $work/nginx/scgi;
-  access_log off;
-  keepalive_requests 1000000;
-  upstream backend {
-    server 127.0.0.1:$p_up max_fails=0;
-    server 127.0.0.1:$p_up max_fails=0;
-    keepalive 64;
-  }
-  proxy_http_version 1.1;
-  proxy_set_header Connection "";
-  proxy_max_temp_file_size 0;
-  proxy_buffering off;
-  proxy_read_timeout 120s;
-  proxy_next_upstream error timeout http_503 non_idempotent;
-  server {
-    listen 127.0.0.1:$p_nginx;
-    location / { proxy_pass http://backend; }
-  }
-}
-EOF
+haproxy_retrying_cfg "$haproxy_maxconn" "up:$p_haproxy:$p_up" >"$work/haproxy/haproxy.cfg"
+nginx_retrying_conf "$work/nginx" "$work/logs/nginx.err" "$fd_limit" "proxy_buffering off; proxy_read_timeout 120s;" \
+  "backend:$p_nginx:$p_up:twice" >"$work/nginx/nginx.conf"
 # curlretry-proxy with the default config: one route, nothing else.
 printf 'version: 1\nproxy:\n  routes:\n    u: {upstream: "http://127.0.0.1:%s"}\n' "$p_up" >"$work/crproxy.yaml"
 

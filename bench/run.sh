@@ -25,6 +25,7 @@ export PATH="$PATH:/usr/sbin:/sbin"  # nginx and haproxy live in sbin
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 here="$root/bench"
+. "$here/proxies.sh"
 
 quick=0
 runs=""
@@ -163,12 +164,6 @@ for _ in $(seq 1 100); do [ -s "$work/flaky.port" ] && break; sleep 0.05; done
 [ -s "$work/flaky.port" ] || { echo "bench/run.sh: flaky-upstream did not start" >&2; cat "$work/logs/flaky.err" >&2; exit 1; }
 p_flaky=$(cat "$work/flaky.port")
 
-temp_paths() {
-  local d=$1
-  printf '  client_body_temp_path %s/client_body;\n  proxy_temp_path %s/proxy;\n' "$d" "$d"
-  printf '  fastcgi_temp_path %s/fastcgi;\n  uwsgi_temp_path %s/uwsgi;\n  scgi_temp_path %s/scgi;\n' "$d" "$d" "$d"
-}
-
 # The upstream: a fixture, the same for every variant. One worker leaves the other core to the
 # client. Debian's nginx defaults otherwise, with access logging off and keep-alive unbounded.
 cat >"$work/nginx/nginx.conf" <<EOF
@@ -178,7 +173,7 @@ pid $work/nginx/nginx.pid;
 error_log $work/logs/nginx.err warn;
 events { worker_connections 4096; }
 http {
-$(temp_paths "$work/nginx")
+$(nginx_temp_paths "$work/nginx")
   access_log off;
   default_type text/plain;
   sendfile on;
@@ -192,68 +187,11 @@ $(temp_paths "$work/nginx")
 }
 EOF
 
-# nginx as a retrying reverse proxy, as its documentation leads a user to configure it:
-# keep-alive to the upstream (HTTP/1.1, Connection cleared), proxy_next_upstream on errors,
-# timeouts and 503 including non-idempotent requests. nginx never retries the server that just
-# failed, so one backend is listed twice (max_fails=0: a 503 must not take it out of rotation).
-# Responses are buffered in memory only (proxy_max_temp_file_size 0), never spooled to disk.
-cat >"$work/nginx-proxy/nginx.conf" <<EOF
-worker_processes auto;
-daemon off;
-pid $work/nginx-proxy/nginx.pid;
-error_log $work/logs/nginx-proxy.err warn;
-events { worker_connections 4096; }
-http {
-$(temp_paths "$work/nginx-proxy")
-  access_log off;
-  keepalive_requests 1000000;
-  upstream backend {
-    server 127.0.0.1:$p_nginx;
-    keepalive 64;
-  }
-  upstream flaky {
-    server 127.0.0.1:$p_flaky max_fails=0;
-    server 127.0.0.1:$p_flaky max_fails=0;
-    keepalive 64;
-  }
-  proxy_http_version 1.1;
-  proxy_set_header Connection "";
-  proxy_max_temp_file_size 0;
-  proxy_next_upstream error timeout http_503 non_idempotent;
-  server {
-    listen 127.0.0.1:$p_nginx_proxy;
-    location / { proxy_pass http://backend; }
-  }
-  server {
-    listen 127.0.0.1:$p_nginx_proxy_flaky;
-    location / { proxy_pass http://flaky; }
-  }
-}
-EOF
-
-# HAProxy with layer-7 retries, as its documentation leads a user to configure it.
-cat >"$work/haproxy/haproxy.cfg" <<EOF
-global
-  maxconn 4096
-defaults
-  mode http
-  timeout connect 5s
-  timeout client 60s
-  timeout server 60s
-  retries 3
-  retry-on all-retryable-errors
-  option redispatch
-frontend fe_nginx
-  bind 127.0.0.1:$p_haproxy
-  default_backend be_nginx
-frontend fe_flaky
-  bind 127.0.0.1:$p_haproxy_flaky
-  default_backend be_flaky
-backend be_nginx
-  server nginx 127.0.0.1:$p_nginx
-backend be_flaky
-  server flaky 127.0.0.1:$p_flaky
-EOF
+# nginx and HAProxy as retrying reverse proxies, as their documentation leads a user to configure
+# them (bench/proxies.sh): nginx to the upstream nginx and (listed twice) the flaky upstream.
+nginx_retrying_conf "$work/nginx-proxy" "$work/logs/nginx-proxy.err" 4096 "" \
+  "backend:$p_nginx_proxy:$p_nginx" "flaky:$p_nginx_proxy_flaky:$p_flaky:twice" >"$work/nginx-proxy/nginx.conf"
+haproxy_retrying_cfg 4096 "nginx:$p_haproxy:$p_nginx" "flaky:$p_haproxy_flaky:$p_flaky" >"$work/haproxy/haproxy.cfg"
 
 # curlretry's own proxy (issue 15): one reverse route to each upstream, built-in retry policy.
 # Like the preload on the retry rows: no backoff delay (CURLRETRY_BASE_MS=0) and no fleet budget;

@@ -36,6 +36,9 @@ struct ProxySettings {
   ProxyForward forward;
   // A CONNECT tunnel (blind) with no byte either way for this long is closed.
   long long tunnel_idle_ms = 300000;
+  // Client connections (sessions and tunnels) open at once; one more is answered 503 with
+  // Retry-After. 0: derived at start from the open-files limit (proxy/connection_limit.h).
+  std::size_t max_connections = 0;
 };
 
 }  // namespace curlretry::config

@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "proxy/identity.h"
@@ -175,68 +176,53 @@ Probe probe(const boost::asio::ip::tcp::endpoint& where, int timeout_ms, const s
   return out;
 }
 
-int ensure_running(const boost::asio::ip::tcp::endpoint& where, const EnsureRequest& request) {
+namespace {
+
+// A proxy of ours answers at `where` (`found`): nullopt when one is to be started in its place
+// (`restarted` then says why), else the status --ensure returns.
+std::optional<int> settle_running(const boost::asio::ip::tcp::endpoint& where, const Probe& found, const Identity& id,
+                                  const EnsureRequest& request, std::string& restarted) {
   const std::string origin = "http://" + address_and_port(where);
-  const Identity id = load_identity();
-  if (id.secret.empty()) {
-    std::cerr << "curlretry: proxy --ensure: " << id.error << '\n';
+  const std::vector<std::string> differ =
+      config_differences(config_digest(id.secret, *request.config, environ), found.body);
+  if (differ.empty()) {
+    if (!request.quiet) {
+      std::cerr << "curlretry: proxy already running on " << origin
+                << (request.reason.empty() ? "" : "; " + request.reason) << '\n';
+    }
+    return 0;
+  }
+  // Its transfers would be cut, or a launch would run under a config it did not ask for:
+  // neither without a word. The health request itself is one of the connections.
+  const long long active = health_number(found.body, "active");
+  const long long connections = health_number(found.body, "connections");
+  if (active != 0 || connections > 1) {
+    std::cerr << "curlretry: your proxy on " << origin << " runs with other " << joined(differ)
+              << " than this launch asks, and carries " << (active > 0 ? active : 0) << " transfer"
+              << (active == 1 ? "" : "s") << " on " << connections - 1 << " other connection"
+              << (connections == 2 ? "" : "s")
+              << ": not restarted under them; run the command again once they are done, stop it with "
+                 "`curlretry proxy --stop --listen "
+              << address_and_port(where) << "`, or choose another port with --listen\n";
+    return kBusyWithOtherConfig;
+  }
+  const std::string why = stop_ours(where, found, id, request.token);
+  if (!why.empty()) {
+    std::cerr << "curlretry: proxy --ensure: your proxy on " << origin << " runs with other " << joined(differ)
+              << " and could not be stopped: " << why << '\n';
     return 1;
   }
+  restarted = joined(differ);
+  return std::nullopt;
+}
+
+// Starts the proxy in the background (its stderr to STEM.log in the private dir) and waits up to
+// 20 s for it to answer as ours.
+int start_and_wait(const boost::asio::ip::tcp::endpoint& where, const Identity& id, const EnsureRequest& request,
+                   const std::string& stem, const std::string& restarted) {
+  const std::string origin = "http://" + address_and_port(where);
   const state::Dir& dir = id.dir;
-  const std::string& secret = id.secret;
-  const std::string& token = request.token;
   std::string error;
-  const std::string stem = "proxy-" + where.address().to_string() + "-" + std::to_string(where.port());
-  const int lock = dir.open_file(stem + ".lock", O_RDWR | O_CREAT, error);
-  if (lock < 0) {
-    std::cerr << "curlretry: proxy --ensure: " << error << '\n';
-    return 1;
-  }
-  struct Unlock {
-    int fd;
-    ~Unlock() { ::close(fd); }
-  } unlock{lock};
-  // Held until we return: a second --ensure waits here, then finds this one's proxy.
-  if (!lock_within(lock, 30)) {
-    std::cerr << "curlretry: proxy --ensure: " << dir.path() << "/" << stem
-              << ".lock is held by another --ensure of yours for 30 s; giving up\n";
-    return 1;
-  }
-  const std::string reason = request.reason.empty() ? "" : "; " + request.reason;
-  const Probe found = probe(where, 2000, secret, token);
-  std::string restarted;
-  if (found.kind == Probe::Kind::ours) {
-    const std::vector<std::string> differ =
-        config_differences(config_digest(secret, *request.config, environ), found.body);
-    if (differ.empty()) {
-      if (!request.quiet) std::cerr << "curlretry: proxy already running on " << origin << reason << '\n';
-      return 0;
-    }
-    // Its transfers would be cut, or a launch would run under a config it did not ask for:
-    // neither without a word. The health request itself is one of the connections.
-    const long long active = health_number(found.body, "active");
-    const long long connections = health_number(found.body, "connections");
-    if (active != 0 || connections > 1) {
-      std::cerr << "curlretry: your proxy on " << origin << " runs with other " << joined(differ)
-                << " than this launch asks, and carries " << (active > 0 ? active : 0) << " transfer"
-                << (active == 1 ? "" : "s") << " on " << connections - 1 << " other connection"
-                << (connections == 2 ? "" : "s")
-                << ": not restarted under them; run the command again once they are done, stop it with "
-                   "`curlretry proxy --stop --listen "
-                << address_and_port(where) << "`, or choose another port with --listen\n";
-      return kBusyWithOtherConfig;
-    }
-    const std::string why = stop_ours(where, found, id, token);
-    if (!why.empty()) {
-      std::cerr << "curlretry: proxy --ensure: your proxy on " << origin << " runs with other " << joined(differ)
-                << " and could not be stopped: " << why << '\n';
-      return 1;
-    }
-    restarted = joined(differ);
-  } else if (found.kind != Probe::Kind::nobody) {
-    std::cerr << "curlretry: proxy --ensure: " << refusal(where, found, dir.path()) << '\n';
-    return 1;
-  }
   const std::string log = dir.path() + "/" + stem + ".log";
   const int out = dir.open_file(stem + ".log", O_WRONLY | O_CREAT | O_APPEND, error);
   if (out < 0) {
@@ -271,12 +257,13 @@ int ensure_running(const boost::asio::ip::tcp::endpoint& where, const EnsureRequ
                 << '\n';
       return 1;
     }
-    last = probe(where, 500, secret, token);
+    last = probe(where, 500, id.secret, request.token);
     if (last.kind == Probe::Kind::ours) {
       if (!request.quiet) {
         std::cerr << "curlretry: proxy " << (restarted.empty() ? "started" : "restarted") << " on " << origin
                   << " (pid " << child << ", log " << log << ")"
-                  << (restarted.empty() ? "" : ": the running one had other " + restarted) << reason << '\n';
+                  << (restarted.empty() ? "" : ": the running one had other " + restarted)
+                  << (request.reason.empty() ? "" : "; " + request.reason) << '\n';
       }
       return 0;
     }
@@ -291,6 +278,43 @@ int ensure_running(const boost::asio::ip::tcp::endpoint& where, const EnsureRequ
             << (last.kind == Probe::Kind::unproven ? " (" + last.detail + ")" : std::string()) << "; see " << log
             << '\n';
   return 1;
+}
+
+}  // namespace
+
+int ensure_running(const boost::asio::ip::tcp::endpoint& where, const EnsureRequest& request) {
+  const Identity id = load_identity();
+  if (id.secret.empty()) {
+    std::cerr << "curlretry: proxy --ensure: " << id.error << '\n';
+    return 1;
+  }
+  const state::Dir& dir = id.dir;
+  std::string error;
+  const std::string stem = "proxy-" + where.address().to_string() + "-" + std::to_string(where.port());
+  const int lock = dir.open_file(stem + ".lock", O_RDWR | O_CREAT, error);
+  if (lock < 0) {
+    std::cerr << "curlretry: proxy --ensure: " << error << '\n';
+    return 1;
+  }
+  struct Unlock {
+    int fd;
+    ~Unlock() { ::close(fd); }
+  } unlock{lock};
+  // Held until we return: a second --ensure waits here, then finds this one's proxy.
+  if (!lock_within(lock, 30)) {
+    std::cerr << "curlretry: proxy --ensure: " << dir.path() << "/" << stem
+              << ".lock is held by another --ensure of yours for 30 s; giving up\n";
+    return 1;
+  }
+  const Probe found = probe(where, 2000, id.secret, request.token);
+  std::string restarted;
+  if (found.kind == Probe::Kind::ours) {
+    if (const std::optional<int> status = settle_running(where, found, id, request, restarted)) return *status;
+  } else if (found.kind != Probe::Kind::nobody) {
+    std::cerr << "curlretry: proxy --ensure: " << refusal(where, found, dir.path()) << '\n';
+    return 1;
+  }
+  return start_and_wait(where, id, request, stem, restarted);
 }
 
 int show_status(const boost::asio::ip::tcp::endpoint& where, const std::string& token) {

@@ -1,26 +1,29 @@
 // `curlretry-proxy` (run as `curlretry proxy`): argument parsing, the preload check, the config,
 // and the event loop. See docs/PROXY.md.
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
-
-#include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
-#include <cstdio>
-#include <fstream>
-#include <iostream>
 
 #include "config/agent_providers.h"
 #include "config/config.h"
 #include "config/glob.h"
 #include "proxy/ca_command.h"
+#include "proxy/connection_limit.h"
 #include "proxy/ensure.h"
 #include "proxy/ensure_digest.h"
 #include "proxy/identity.h"
@@ -47,15 +50,6 @@ bool write_port_file(const std::string& path, unsigned short port) {
     if (!out) return false;
   }
   return std::rename(temp.c_str(), path.c_str()) == 0;
-}
-
-// A thousand streams need two thousand descriptors (client and upstream side).
-void raise_descriptor_limit() {
-  rlimit limit{};
-  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
-    limit.rlim_cur = limit.rlim_max;
-    ::setrlimit(RLIMIT_NOFILE, &limit);
-  }
 }
 
 // A NO_PROXY that keeps loopback direct (the routes' URLs, local servers), whatever it held,
@@ -109,9 +103,8 @@ int run_with_routes(const std::vector<std::string>& command, const config::Confi
     }
     // Node from 22.21 / 24.5 makes its fetch and http follow HTTPS_PROXY with this (older ones ignore it).
     ::setenv("NODE_USE_ENV_PROXY", "1", 0);
-    const std::string no_proxy = no_proxy_with_loopback(std::getenv("NO_PROXY") ? std::getenv("NO_PROXY")
-                                                                                 : std::getenv("no_proxy"),
-                                                 cfg.proxy);
+    const std::string no_proxy =
+        no_proxy_with_loopback(std::getenv("NO_PROXY") ? std::getenv("NO_PROXY") : std::getenv("no_proxy"), cfg.proxy);
     ::setenv("NO_PROXY", no_proxy.c_str(), 1);
     ::setenv("no_proxy", no_proxy.c_str(), 1);
   }
@@ -128,239 +121,229 @@ int run_with_routes(const std::vector<std::string>& command, const config::Confi
   return errno == ENOENT ? 127 : 126;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc >= 2 && std::string_view(argv[1]) == "ca") return proxy::run_ca_command(argc - 1, argv + 1);
-  CLI::App app{"Serves reverse routes to HTTP(S) upstreams through curlretry's retry engine (libcurl with "
-               "libcurlretry.so preloaded), for programs the preload cannot reach.\n\n"
-               "  curlretry proxy [--listen 127.0.0.1:7878] [--config F] [--port-file F]\n"
-               "  curlretry proxy --ensure [--listen ...] [--config F] [--builtin-providers] [-- COMMAND [ARGS...]]\n"
-               "  curlretry proxy --status|--stop [--listen ...]   (your own proxy only)\n"
-               "  curlretry proxy ca [--json]     (the local CA for proxy.intercept)\n",
-               "curlretry proxy"};
-  app.set_version_flag("--version", "curlretry-proxy " CURLRETRY_VERSION, "Print the version and exit");
-  app.set_help_flag("-h,--help", "Print this help and exit");
+// The command line, as parsed.
+struct Args {
   std::string listen_text = "127.0.0.1:7878";
   std::optional<std::string> config_path;
   std::string port_file;
   long header_timeout_ms = 30000;
   long shutdown_grace_ms = 10000;
-  app.add_option("--listen", listen_text, "Address to listen on (default 127.0.0.1:7878; port 0 = any free port)")
-      ->type_name("HOST:PORT");
-  app.add_option("--config", config_path, "Config file (default: the usual search)")->type_name("FILE");
-  app.add_option("--port-file", port_file, "Write the port listened on to FILE once ready")->type_name("FILE");
-  app.add_option("--header-timeout-ms", header_timeout_ms, "Time a client has to send a request head")
-      ->check(CLI::Range(100L, 3600000L));
-  app.add_option("--shutdown-grace-ms", shutdown_grace_ms, "Time in-flight responses get on SIGINT/SIGTERM")
-      ->check(CLI::Range(0L, 3600000L));
   bool ensure = false;
-  app.add_flag("--ensure", ensure,
-               "Start the proxy in the background unless a healthy one already listens there, then return");
   bool builtin_providers = false;
-  app.add_flag("--builtin-providers", builtin_providers,
-               "Intercept the API hosts of the providers curlretry knows (Anthropic, OpenAI, Gemini, z.ai, ...) "
-               "besides proxy.intercept");
   bool builtin_routes = false;
-  app.add_flag("--builtin-routes", builtin_routes,
-               "With --builtin-providers: give COMMAND the built-in routes' base-URL variables (ANTHROPIC_BASE_URL, "
-               "OPENAI_BASE_URL) where unset, for clients that ignore HTTPS_PROXY");
   bool quiet = false;
-  app.add_flag("-q,--quiet", quiet, "With --ensure: no line when all went well");
   bool or_direct = false;
-  app.add_flag("--or-direct", or_direct,
-               "With --ensure -- COMMAND: when no proxy of yours can serve, run COMMAND without it (after the "
-               "reason, and a line saying nothing of it is retried) instead of failing");
   std::string reason;
-  app.add_option("--reason", reason, "With --ensure: appended to its one line (the launcher says why)")
-      ->type_name("TEXT");
   bool status_flag = false;
   bool stop_flag = false;
-  app.add_flag("--status", status_flag, "Say whether your proxy runs at --listen, and what it carries");
-  app.add_flag("--stop", stop_flag, "Stop your proxy at --listen (proven yours, as --ensure proves it)");
-  // `--ensure -- COMMAND [ARGS...]`: everything after `--` is the command, never our options.
-  std::vector<std::string> command;
+  std::vector<std::string> command;  // after `--`
+};
+
+void add_options(CLI::App& app, Args& a) {
+  app.set_version_flag("--version", "curlretry-proxy " CURLRETRY_VERSION, "Print the version and exit");
+  app.set_help_flag("-h,--help", "Print this help and exit");
+  app.add_option("--listen", a.listen_text, "Address to listen on (default 127.0.0.1:7878; port 0 = any free port)")
+      ->type_name("HOST:PORT");
+  app.add_option("--config", a.config_path, "Config file (default: the usual search)")->type_name("FILE");
+  app.add_option("--port-file", a.port_file, "Write the port listened on to FILE once ready")->type_name("FILE");
+  app.add_option("--header-timeout-ms", a.header_timeout_ms, "Time a client has to send a request head")
+      ->check(CLI::Range(100L, 3600000L));
+  app.add_option("--shutdown-grace-ms", a.shutdown_grace_ms, "Time in-flight responses get on SIGINT/SIGTERM")
+      ->check(CLI::Range(0L, 3600000L));
+  app.add_flag("--ensure", a.ensure,
+               "Start the proxy in the background unless a healthy one already listens there, then return");
+  app.add_flag("--builtin-providers", a.builtin_providers,
+               "Intercept the API hosts of the providers curlretry knows (Anthropic, OpenAI, Gemini, z.ai, ...) "
+               "besides proxy.intercept");
+  app.add_flag("--builtin-routes", a.builtin_routes,
+               "With --builtin-providers: give COMMAND the built-in routes' base-URL variables (ANTHROPIC_BASE_URL, "
+               "OPENAI_BASE_URL) where unset, for clients that ignore HTTPS_PROXY");
+  app.add_flag("-q,--quiet", a.quiet, "With --ensure: no line when all went well");
+  app.add_flag("--or-direct", a.or_direct,
+               "With --ensure -- COMMAND: when no proxy of yours can serve, run COMMAND without it (after the "
+               "reason, and a line saying nothing of it is retried) instead of failing");
+  app.add_option("--reason", a.reason, "With --ensure: appended to its one line (the launcher says why)")
+      ->type_name("TEXT");
+  app.add_flag("--status", a.status_flag, "Say whether your proxy runs at --listen, and what it carries");
+  app.add_flag("--stop", a.stop_flag, "Stop your proxy at --listen (proven yours, as --ensure proves it)");
+}
+
+// The built-in routes are served whenever the providers are (one config for every client, so
+// one shared proxy); --builtin-routes says whether COMMAND is given their variables. Returns the
+// names of the routes added.
+std::vector<std::string> add_builtin_providers(config::Config& cfg) {
+  std::vector<std::string> names;
+  for (config::ProxyRoute& route : config::builtin_provider_routes()) {
+    const bool taken = std::any_of(cfg.proxy.routes.begin(), cfg.proxy.routes.end(), [&](const config::ProxyRoute& r) {
+      return r.name == route.name || r.env == route.env;
+    });
+    if (taken) continue;
+    names.push_back(route.name);
+    cfg.proxy.routes.push_back(std::move(route));
+  }
+  for (const std::string_view host : config::builtin_provider_hosts()) {
+    if (std::find(cfg.proxy.intercept.begin(), cfg.proxy.intercept.end(), host) == cfg.proxy.intercept.end()) {
+      cfg.proxy.intercept.emplace_back(host);
+    }
+  }
+  return names;
+}
+
+// The arguments the background proxy that --ensure starts gets: ours without --ensure's own, and
+// the config file this one validated, wherever it runs from.
+std::vector<std::string> background_args(int argc, char** argv, bool config_given) {
+  std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
-    if (std::string_view(argv[i]) == "--") {
-      command.assign(argv + i + 1, argv + argc);
-      argc = i;
-      break;
+    const std::string_view a = argv[i];
+    if (a == "--ensure" || a == "-q" || a == "--quiet" || a == "--or-direct" || a.rfind("--config=", 0) == 0 ||
+        a.rfind("--reason=", 0) == 0) {
+      continue;
     }
+    if (a == "--config" || a == "--reason") {
+      ++i;
+      continue;
+    }
+    args.emplace_back(a);
   }
-  CLI11_PARSE(app, argc, argv);
-  if (!command.empty() && !ensure) {
-    std::cerr << "curlretry: proxy: a COMMAND after -- needs --ensure (it runs once the shared proxy answers)\n";
+  if (config_given) {
+    args.emplace_back("--config");
+    args.emplace_back(std::getenv("CURLRETRY_CONFIG"));
+  }
+  return args;
+}
+
+int exec_direct(const std::vector<std::string>& command) {
+  std::vector<char*> direct;
+  for (const auto& a : command) direct.push_back(const_cast<char*>(a.c_str()));
+  direct.push_back(nullptr);
+  ::execvp(direct[0], direct.data());
+  std::cerr << "curlretry: cannot run " << command[0] << ": " << std::strerror(errno) << '\n';
+  return errno == ENOENT ? 127 : 126;
+}
+
+// --ensure [-- COMMAND]: a healthy proxy of this user's at `where`, started if need be, then COMMAND.
+int ensure_mode(const Args& a, const config::Config& cfg, const boost::asio::ip::tcp::endpoint& where,
+                const std::vector<std::string>& builtin_route_names, int argc, char** argv) {
+  if (where.port() == 0) {
+    std::cerr << "curlretry: proxy: --ensure needs a fixed port in --listen (a shared proxy must be findable)\n";
     return 2;
   }
-
-  const std::string preload_error = proxy::ensure_preloaded(argv, config_path);
-  if (!preload_error.empty()) {
-    std::cerr << "curlretry: proxy: " << preload_error << '\n';
-    return 1;
+  const std::vector<std::string> args = background_args(argc, argv, a.config_path.has_value());
+  // A COMMAND run through a proxy with nowhere to send it would get no retry and no word.
+  if (!a.command.empty() && cfg.proxy.routes.empty() && cfg.proxy.intercept.empty()) {
+    std::cerr << "curlretry: --proxy: nothing to route or intercept in "
+              << (cfg.file.empty() ? std::string("the config (no config file found)") : cfg.file) << ": "
+              << a.command[0]
+              << " would run with no retries. Name its provider's host in the config, e.g.\n"
+                 "  version: 1\n"
+                 "  proxy:\n"
+                 "    intercept: [\"api.anthropic.com\"]   # through HTTPS_PROXY and the local CA\n"
+                 "or leave out --proxy: `curlretry -- COMMAND` intercepts the providers curlretry knows\n";
+    return 125;
   }
-
-  const config::LoadResult loaded = config::load(config::Environment::process(), config_path);
-  for (const auto& warning : loaded.warnings) std::cerr << "curlretry: warning: " << warning << '\n';
-  if (!loaded.ok()) {
-    std::cerr << "curlretry: " << loaded.error << '\n';
-    return 1;
-  }
-  config::Config cfg = *loaded.config;
-  // The built-in routes are served whenever the providers are (one config for every client, so
-  // one shared proxy); --builtin-routes says whether COMMAND is given their variables.
-  std::vector<std::string> builtin_route_names;
-  if (builtin_providers) {
-    for (config::ProxyRoute& route : config::builtin_provider_routes()) {
-      const bool taken = std::any_of(cfg.proxy.routes.begin(), cfg.proxy.routes.end(), [&](const config::ProxyRoute& r) {
-        return r.name == route.name || r.env == route.env;
-      });
-      if (taken) continue;
-      builtin_route_names.push_back(route.name);
-      cfg.proxy.routes.push_back(std::move(route));
-    }
-    for (const std::string_view host : config::builtin_provider_hosts()) {
-      if (std::find(cfg.proxy.intercept.begin(), cfg.proxy.intercept.end(), host) == cfg.proxy.intercept.end()) {
-        cfg.proxy.intercept.emplace_back(host);
-      }
-    }
-  }
-
-  const proxy::ListenAddress listen = proxy::parse_listen(listen_text);
-  if (!listen.endpoint) {
-    std::cerr << "curlretry: proxy: " << listen.error << '\n';
-    return 2;
-  }
-  if (status_flag || stop_flag) {
-    if (status_flag && stop_flag) {
-      std::cerr << "curlretry: proxy: --status and --stop contradict\n";
-      return 2;
-    }
-    return status_flag ? proxy::show_status(*listen.endpoint, cfg.proxy.token)
-                       : proxy::stop_proxy(*listen.endpoint, cfg.proxy.token);
-  }
-  if (ensure) {
-    if (listen.endpoint->port() == 0) {
-      std::cerr << "curlretry: proxy: --ensure needs a fixed port in --listen (a shared proxy must be findable)\n";
-      return 2;
-    }
-    std::vector<std::string> args;
-    for (int i = 1; i < argc; ++i) {
-      const std::string_view a = argv[i];
-      if (a == "--ensure" || a == "-q" || a == "--quiet" || a == "--or-direct" || a.rfind("--config=", 0) == 0 ||
-          a.rfind("--reason=", 0) == 0) {
-        continue;
-      }
-      if (a == "--config" || a == "--reason") {
-        ++i;
-        continue;
-      }
-      args.emplace_back(a);
-    }
-    // The background proxy reads the file this one validated, wherever it runs from.
-    if (config_path) {
-      args.emplace_back("--config");
-      args.emplace_back(std::getenv("CURLRETRY_CONFIG"));
-    }
-    // A COMMAND run through a proxy with nowhere to send it would get no retry and no word.
-    if (!command.empty() && cfg.proxy.routes.empty() && cfg.proxy.intercept.empty()) {
-      std::cerr << "curlretry: --proxy: nothing to route or intercept in "
-                << (cfg.file.empty() ? std::string("the config (no config file found)") : cfg.file) << ": "
-                << command[0]
-                << " would run with no retries. Name its provider's host in the config, e.g.\n"
-                   "  version: 1\n"
-                   "  proxy:\n"
-                   "    intercept: [\"api.anthropic.com\"]   # through HTTPS_PROXY and the local CA\n"
-                   "or leave out --proxy: `curlretry -- COMMAND` intercepts the providers curlretry knows\n";
-      return 125;
-    }
-    if (!command.empty() && !cfg.proxy.intercept.empty()) {
-      // COMMAND is told to trust the CA, and the proxy about to start needs it: made now if missing.
-      std::string error;
-      const proxy::CaPaths paths = proxy::ca_paths(&error);
-      bool created = false;
-      if (error.empty()) error = proxy::ensure_ca(paths, &created);
-      if (!error.empty()) {
-        std::cerr << "curlretry: proxy: " << error << '\n';
-        return 1;
-      }
-      if (created) std::cerr << "curlretry: proxy: created the local CA in " << paths.dir << '\n';
-    }
-    proxy::EnsureRequest request{args, cfg.proxy.token, &cfg, quiet, reason};
-    const int status = proxy::ensure_running(*listen.endpoint, request);
-    if (status != 0 && or_direct && !command.empty()) {
-      // The launcher's automatic path: the command would have run without a proxy before; it
-      // still runs, and the user is told it is unprotected.
-      std::cerr << "curlretry: running " << command[0]
-                << " without the proxy: none of its requests is retried (--no-proxy says so quietly)\n";
-      std::vector<char*> direct;
-      for (const auto& a : command) direct.push_back(const_cast<char*>(a.c_str()));
-      direct.push_back(nullptr);
-      ::execvp(direct[0], direct.data());
-      std::cerr << "curlretry: cannot run " << command[0] << ": " << std::strerror(errno) << '\n';
-      return errno == ENOENT ? 127 : 126;
-    }
-    if (status != 0 || command.empty()) return status;
-    return run_with_routes(command, cfg, *listen.endpoint, builtin_route_names, builtin_routes);
-  }
-  // A proxy started from a proxied command's environment retries its own transfers.
-  ::unsetenv(shim::kViaProxyVariable);
-  ::unsetenv(shim::kViaProxyInterceptVariable);
-  const bool loopback = proxy::is_loopback(listen.endpoint->address());
-  if (!loopback && cfg.proxy.token.empty()) {
-    std::cerr << "curlretry: proxy: --listen " << listen_text
-              << " is not a loopback address; set proxy.token in the config so this is never an open proxy\n";
-    return 2;
-  }
-  if (cfg.proxy.routes.empty() && cfg.proxy.intercept.empty()) {
-    std::cerr << "curlretry: proxy: warning: no proxy.routes in "
-              << (cfg.file.empty() ? std::string("the config (none found)") : cfg.file)
-              << "; only /_curlretry/health answers\n";
-  }
-
-  std::shared_ptr<proxy::LocalCa> ca;
-  if (!cfg.proxy.intercept.empty()) {
+  if (!a.command.empty() && !cfg.proxy.intercept.empty()) {
+    // COMMAND is told to trust the CA, and the proxy about to start needs it: made now if missing.
     std::string error;
     const proxy::CaPaths paths = proxy::ca_paths(&error);
-    if (error.empty()) ca = proxy::LocalCa::load(paths, &error);
-    if (!ca) {
-      std::cerr << "curlretry: proxy: proxy.intercept in " << cfg.file << ": " << error << '\n';
+    bool created = false;
+    if (error.empty()) error = proxy::ensure_ca(paths, &created);
+    if (!error.empty()) {
+      std::cerr << "curlretry: proxy: " << error << '\n';
       return 1;
     }
+    if (created) std::cerr << "curlretry: proxy: created the local CA in " << paths.dir << '\n';
   }
-
-  // The secret health proves to --ensure (proxy/identity.h). Without it this proxy still serves,
-  // but `--ensure` (and `curlretry --proxy`) will not take it for this user's.
-  std::string identity_secret;
-  {
-    std::string error;
-    const state::Dir dir = state::open_private_dir(state::default_dir(std::getenv), "");
-    if (dir) identity_secret = proxy::load_or_create_secret(dir, error);
-    if (identity_secret.empty()) {
-      std::cerr << "curlretry: proxy: warning: " << (dir ? error : dir.error())
-                << "; --ensure will not recognise this proxy as yours\n";
-    }
+  proxy::EnsureRequest request{args, cfg.proxy.token, &cfg, a.quiet, a.reason};
+  const int status = proxy::ensure_running(where, request);
+  if (status != 0 && a.or_direct && !a.command.empty()) {
+    // The launcher's automatic path: the command would have run without a proxy before; it
+    // still runs, and the user is told it is unprotected.
+    std::cerr << "curlretry: running " << a.command[0]
+              << " without the proxy: none of its requests is retried (--no-proxy says so quietly)\n";
+    return exec_direct(a.command);
   }
+  if (status != 0 || a.command.empty()) return status;
+  return run_with_routes(a.command, cfg, where, builtin_route_names, a.builtin_routes);
+}
 
-  raise_descriptor_limit();
+// The local CA for proxy.intercept; nullptr (and `ok` false after the message) when it cannot be loaded.
+std::shared_ptr<proxy::LocalCa> load_ca(const config::Config& cfg, bool& ok) {
+  ok = true;
+  if (cfg.proxy.intercept.empty()) return nullptr;
+  std::string error;
+  const proxy::CaPaths paths = proxy::ca_paths(&error);
+  std::shared_ptr<proxy::LocalCa> ca;
+  if (error.empty()) ca = proxy::LocalCa::load(paths, &error);
+  if (!ca) {
+    std::cerr << "curlretry: proxy: proxy.intercept in " << cfg.file << ": " << error << '\n';
+    ok = false;
+  }
+  return ca;
+}
+
+// The secret health proves to --ensure (proxy/identity.h). Without it this proxy still serves,
+// but `--ensure` (and `curlretry --proxy`) will not take it for this user's.
+std::string load_identity_secret() {
+  std::string error;
+  std::string secret;
+  const state::Dir dir = state::open_private_dir(state::default_dir(std::getenv), "");
+  if (dir) secret = proxy::load_or_create_secret(dir, error);
+  if (secret.empty()) {
+    std::cerr << "curlretry: proxy: warning: " << (dir ? error : dir.error())
+              << "; --ensure will not recognise this proxy as yours\n";
+  }
+  return secret;
+}
+
+// How many connections at once: proxy.max_connections against the open-files limit, raised here.
+std::size_t max_connections(const config::Config& cfg) {
+  const std::uint64_t open_files = proxy::raise_open_files_limit();
+  const auto where = cfg.settings_sources.find("proxy.max_connections");
+  const proxy::ConnectionLimit limit = proxy::connection_limit(
+      cfg.proxy.max_connections, where != cfg.settings_sources.end() ? where->second : "the config", open_files);
+  if (!limit.warning.empty()) std::cerr << "curlretry: proxy: warning: " << limit.warning << '\n';
+  return limit.value;
+}
+
+std::string origin_of(const boost::asio::ip::tcp::endpoint& where, unsigned short port) {
+  const std::string address = where.address().to_string();
+  return "http://" + (where.address().is_v6() ? "[" + address + "]" : address) + ":" + std::to_string(port);
+}
+
+void announce(const config::Config& cfg, const std::string& origin, std::size_t max_connections) {
+  if (cfg.settings.log_level < config::LogLevel::info) return;
+  std::cerr << "curlretry: proxy listening on " << origin << " (at most " << max_connections << " connections)\n";
+  for (const auto& route : cfg.proxy.routes) {
+    std::cerr << "curlretry: proxy route " << origin << "/" << route.name << " -> " << route.upstream
+              << (route.env.empty() ? "" : " (" + route.env + "=" + origin + "/" + route.name + ")") << '\n';
+  }
+}
+
+// The proxy itself, in the foreground, until SIGINT/SIGTERM.
+int serve(const Args& a, const config::Config& cfg, const boost::asio::ip::tcp::endpoint& where) {
+  bool ca_ok = true;
+  std::shared_ptr<proxy::LocalCa> ca = load_ca(cfg, ca_ok);
+  if (!ca_ok) return 1;
+  const std::string identity_secret = load_identity_secret();
+  proxy::ServerOptions options;
+  options.max_connections = max_connections(cfg);
   std::signal(SIGPIPE, SIG_IGN);
   curl_global_init(CURL_GLOBAL_DEFAULT);
-  int status = 0;
   {
     boost::asio::io_context io(1);
-    proxy::ServerOptions options;
-    options.listen = *listen.endpoint;
+    options.listen = where;
     options.settings = cfg.proxy;
     options.ca = ca;
     options.config = std::make_shared<const config::Config>(cfg);
     options.identity_secret = identity_secret;
     options.config_digest = proxy::config_digest_field(proxy::config_digest(identity_secret, cfg, environ));
-    options.header_timeout = std::chrono::milliseconds(header_timeout_ms);
-    options.shutdown_grace = std::chrono::milliseconds(shutdown_grace_ms);
+    options.header_timeout = std::chrono::milliseconds(a.header_timeout_ms);
+    options.shutdown_grace = std::chrono::milliseconds(a.shutdown_grace_ms);
     proxy::Server server(io, options);
     try {
       server.start();
     } catch (const boost::system::system_error& e) {
-      std::cerr << "curlretry: proxy: cannot listen on " << listen_text << ": " << e.code().message() << '\n';
+      std::cerr << "curlretry: proxy: cannot listen on " << a.listen_text << ": " << e.code().message() << '\n';
       return 1;
     }
     boost::asio::signal_set signals(io, SIGINT, SIGTERM);
@@ -373,25 +356,85 @@ int main(int argc, char** argv) {
       signals.async_wait(on_signal);
     };
     signals.async_wait(on_signal);
-
-    const std::string origin = "http://" + (listen.endpoint->address().is_v6()
-                                                ? "[" + listen.endpoint->address().to_string() + "]"
-                                                : listen.endpoint->address().to_string()) +
-                               ":" + std::to_string(server.port());
-    if (cfg.settings.log_level >= config::LogLevel::info) {
-      std::cerr << "curlretry: proxy listening on " << origin << '\n';
-      for (const auto& route : cfg.proxy.routes) {
-        std::cerr << "curlretry: proxy route " << origin << "/" << route.name << " -> " << route.upstream
-                  << (route.env.empty() ? "" : " (" + route.env + "=" + origin + "/" + route.name + ")") << '\n';
-      }
-    }
-    if (!port_file.empty() && !write_port_file(port_file, server.port())) {
-      std::cerr << "curlretry: proxy: cannot write --port-file " << port_file << '\n';
+    announce(cfg, origin_of(where, server.port()), options.max_connections);
+    if (!a.port_file.empty() && !write_port_file(a.port_file, server.port())) {
+      std::cerr << "curlretry: proxy: cannot write --port-file " << a.port_file << '\n';
       return 1;
     }
     io.run();
     if (cfg.settings.log_level >= config::LogLevel::info) std::cerr << "curlretry: proxy stopped\n";
   }
   curl_global_cleanup();
-  return status;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "ca") return proxy::run_ca_command(argc - 1, argv + 1);
+  CLI::App app{
+      "Serves reverse routes to HTTP(S) upstreams through curlretry's retry engine (libcurl with "
+      "libcurlretry.so preloaded), for programs the preload cannot reach.\n\n"
+      "  curlretry proxy [--listen 127.0.0.1:7878] [--config F] [--port-file F]\n"
+      "  curlretry proxy --ensure [--listen ...] [--config F] [--builtin-providers] [-- COMMAND [ARGS...]]\n"
+      "  curlretry proxy --status|--stop [--listen ...]   (your own proxy only)\n"
+      "  curlretry proxy ca [--json]     (the local CA for proxy.intercept)\n",
+      "curlretry proxy"};
+  Args a;
+  add_options(app, a);
+  // `--ensure -- COMMAND [ARGS...]`: everything after `--` is the command, never our options.
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--") {
+      a.command.assign(argv + i + 1, argv + argc);
+      argc = i;
+      break;
+    }
+  }
+  CLI11_PARSE(app, argc, argv);
+  if (!a.command.empty() && !a.ensure) {
+    std::cerr << "curlretry: proxy: a COMMAND after -- needs --ensure (it runs once the shared proxy answers)\n";
+    return 2;
+  }
+  const std::string preload_error = proxy::ensure_preloaded(argv, a.config_path);
+  if (!preload_error.empty()) {
+    std::cerr << "curlretry: proxy: " << preload_error << '\n';
+    return 1;
+  }
+  const config::LoadResult loaded = config::load(config::Environment::process(), a.config_path);
+  for (const auto& warning : loaded.warnings) std::cerr << "curlretry: warning: " << warning << '\n';
+  if (!loaded.ok()) {
+    std::cerr << "curlretry: " << loaded.error << '\n';
+    return 1;
+  }
+  config::Config cfg = *loaded.config;
+  const std::vector<std::string> builtin_route_names =
+      a.builtin_providers ? add_builtin_providers(cfg) : std::vector<std::string>{};
+  const proxy::ListenAddress listen = proxy::parse_listen(a.listen_text);
+  if (!listen.endpoint) {
+    std::cerr << "curlretry: proxy: " << listen.error << '\n';
+    return 2;
+  }
+  if (a.status_flag || a.stop_flag) {
+    if (a.status_flag && a.stop_flag) {
+      std::cerr << "curlretry: proxy: --status and --stop contradict\n";
+      return 2;
+    }
+    return a.status_flag ? proxy::show_status(*listen.endpoint, cfg.proxy.token)
+                         : proxy::stop_proxy(*listen.endpoint, cfg.proxy.token);
+  }
+  if (a.ensure) return ensure_mode(a, cfg, *listen.endpoint, builtin_route_names, argc, argv);
+  // A proxy started from a proxied command's environment retries its own transfers.
+  ::unsetenv(shim::kViaProxyVariable);
+  ::unsetenv(shim::kViaProxyInterceptVariable);
+  if (!proxy::is_loopback(listen.endpoint->address()) && cfg.proxy.token.empty()) {
+    std::cerr << "curlretry: proxy: --listen " << a.listen_text
+              << " is not a loopback address; set proxy.token in the config so this is never an open proxy\n";
+    return 2;
+  }
+  if (cfg.proxy.routes.empty() && cfg.proxy.intercept.empty()) {
+    std::cerr << "curlretry: proxy: warning: no proxy.routes in "
+              << (cfg.file.empty() ? std::string("the config (none found)") : cfg.file)
+              << "; only /_curlretry/health answers\n";
+  }
+  return serve(a, cfg, *listen.endpoint);
 }

@@ -56,18 +56,50 @@ void Server::accept() {
       });
       return;
     }
+    // Heads and bodies leave in separate writes: Nagle would hold the second for the client's
+    // delayed ACK (40 ms a response).
+    boost::system::error_code ignored;
+    socket.set_option(asio::ip::tcp::no_delay(true), ignored);
     if (connections() >= options_.max_connections) {
-      boost::system::error_code ignored;
-      socket.close(ignored);
+      refuse(std::move(socket));
     } else {
-      // Heads and bodies leave in separate writes: Nagle would hold the second for the client's
-      // delayed ACK (40 ms a response).
-      boost::system::error_code ignored;
-      socket.set_option(asio::ip::tcp::no_delay(true), ignored);
       std::make_shared<Session<PlainStream>>(*this, std::move(socket))->start();
+    }
+    if (refusing_ >= kRefusalSlots) {
+      accept_paused_ = true;  // resume_accept() when a connection ends
+      return;
     }
     accept();
   });
+}
+
+// A 503 with Retry-After is an answer every HTTP client and LLM SDK retries on its own (and
+// curlretry's classifier too), where a connection closed unanswered reads as a network failure
+// and a connection left waiting in the listen queue as a hang for as long as a stream lasts.
+// (Envoy's overload manager answers 503 likewise; HAProxy queues, which this proxy does only past
+// kRefusalSlots.) The client's request is not read: the answer goes first, then the session
+// drains what the client sends and closes (Session::linger).
+void Server::refuse(asio::ip::tcp::socket socket) {
+  const std::size_t open = connections();
+  ++refusing_;
+  ++refused_;
+  auto session = std::make_shared<Session<PlainStream>>(*this, std::move(socket));
+  session->over_limit = true;
+  const auto now = std::chrono::steady_clock::now();
+  const bool say = !options_.config || options_.config->settings.log_level >= config::LogLevel::warn;
+  if (say && now >= next_refusal_log_) {
+    next_refusal_log_ = now + kRefusalLogPeriod;
+    std::cerr << "curlretry: proxy: warning: " << open << " connections open, proxy.max_connections is "
+              << options_.max_connections << ": new ones are answered 503 with Retry-After: 1 until one closes ("
+              << refused_ << " so far; this line at most every " << kRefusalLogPeriod.count() << " s)\n";
+  }
+  session->start();
+}
+
+void Server::resume_accept() {
+  if (!accept_paused_ || stopping_ || refusing_ >= kRefusalSlots) return;
+  accept_paused_ = false;
+  accept();
 }
 
 std::list<std::shared_ptr<SessionBase>>::iterator Server::enrol(std::shared_ptr<SessionBase> session) {
@@ -82,7 +114,10 @@ std::list<std::shared_ptr<Tunnel>>::iterator Server::enrol(std::shared_ptr<Tunne
   return where;
 }
 
-void Server::leave(std::list<std::shared_ptr<Tunnel>>::iterator where) { tunnels_.erase(where); }
+void Server::leave(std::list<std::shared_ptr<Tunnel>>::iterator where) {
+  tunnels_.erase(where);
+  resume_accept();
+}
 
 std::chrono::milliseconds Server::sweep_period() const {
   using std::chrono::milliseconds;
@@ -114,7 +149,9 @@ void Server::arm_sweep() {
 }
 
 void Server::leave(std::list<std::shared_ptr<SessionBase>>::iterator where) {
+  if ((*where)->over_limit) --refusing_;
   sessions_.erase(where);
+  resume_accept();
   if (stopping_ && sessions_.empty()) asio::post(io_, [this] { stop_now(); });
 }
 

@@ -9,6 +9,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <list>
 #include <memory>
 #include <string>
@@ -33,11 +34,13 @@ struct ServerOptions {
   std::chrono::milliseconds body_timeout{300000};
   std::chrono::milliseconds write_stall{120000};  // a client that reads nothing for this long is gone
   std::chrono::milliseconds shutdown_grace{10000};
+  // Client connections served at once (proxy/connection_limit.h decides it from the config and
+  // the open-files limit); the next ones are answered 503 (Server::refuse).
   std::size_t max_connections = 4096;
   std::size_t header_limit = 64 * 1024;
   std::shared_ptr<LocalCa> ca;  // loaded when settings.intercept is not empty
-  std::string identity_secret;   // proxy/identity.h: what health proves to --ensure; empty = no proof
-  std::string config_digest;     // proxy/ensure_digest.h: health's "config" field, "" without a secret
+  std::string identity_secret;  // proxy/identity.h: what health proves to --ensure; empty = no proof
+  std::string config_digest;    // proxy/ensure_digest.h: health's "config" field, "" without a secret
   // The whole config: the policy a WebSocket handshake is judged under (proxy/upgrade.h). Null:
   // the built-in defaults.
   std::shared_ptr<const config::Config> config;
@@ -55,8 +58,13 @@ class Server {
   const ServerOptions& options() const { return options_; }
   CurlLoop& loop() { return loop_; }
   std::size_t active_exchanges() const { return active_; }
-  // Client connections: sessions (plain and intercepted) and blind tunnels, all under max_connections.
-  std::size_t connections() const { return sessions_.size() + tunnels_.size(); }
+  // Client connections: sessions (plain and intercepted) and blind tunnels, all under
+  // max_connections; not the ones being answered 503 for being over it.
+  std::size_t connections() const { return sessions_.size() + tunnels_.size() - refusing_; }
+  // Connections over max_connections answered 503 with Retry-After at once; past as many at once
+  // the proxy stops accepting until one ends (the kernel's listen queue holds the rest, as
+  // HAProxy does at its maxconn), so the descriptors they take stay bounded.
+  static constexpr std::size_t kRefusalSlots = 32;
   bool stopping() const { return stopping_; }
   // CONNECT to `host`: TLS-terminated (a proxy.intercept glob matches) or a blind tunnel.
   bool intercepts(const std::string& host) const;
@@ -79,6 +87,10 @@ class Server {
 
  private:
   void accept();
+  // A connection over max_connections: answered 503 by a session of its own, and said in a
+  // warning line at most every kRefusalLogPeriod.
+  void refuse(boost::asio::ip::tcp::socket socket);
+  void resume_accept();
   void stop_now();
   void arm_sweep();
 
@@ -98,6 +110,11 @@ class Server {
   std::shared_ptr<boost::asio::ssl::context> upstream_tls_;
   core::Policy default_policy_;
   std::size_t active_ = 0;
+  std::size_t refusing_ = 0;   // sessions answering 503 (in sessions_, over_limit)
+  std::uint64_t refused_ = 0;  // connections answered 503 since the start
+  std::chrono::steady_clock::time_point next_refusal_log_{};
+  static constexpr std::chrono::seconds kRefusalLogPeriod{10};
+  bool accept_paused_ = false;  // kRefusalSlots in use: no async_accept under way
   unsigned short port_ = 0;
   bool stopping_ = false;
 };

@@ -36,6 +36,13 @@ Session<Stream>::~Session() = default;
 template <class Stream>
 void Session<Stream>::start() {
   enrolled_ = server_.enrol(self_ptr());
+  if (over_limit) {
+    respond(503, "application/json",
+            "{\"error\":\"the proxy holds proxy.max_connections connections\",\"limit\":" +
+                std::to_string(server_.options().max_connections) + "}\n",
+            true, "Retry-After: 1\r\n");
+    return;
+  }
   if constexpr (kTls)
     handshake();
   else
@@ -53,7 +60,7 @@ void Session<Stream>::handshake() {
     stream_.async_handshake(asio::ssl::stream_base::server, asio::buffer(interception_.early),
                             [self = self_ptr()](beast::error_code ec, std::size_t) {
                               self->read_op_ = false;
-                              if (self->closed_) return;
+                              if (self->closed()) return;
                               self->interception_.early.clear();
                               if (ec) {
                                 self->close();
@@ -66,21 +73,20 @@ void Session<Stream>::handshake() {
 
 template <class Stream>
 void Session<Stream>::read_head() {
-  if (closed_) return;
+  if (closed()) return;
   if (winding_down_) {
     close();
     return;
   }
   const ServerOptions& o = server_.options();
-  reading_ = true;
+  enter(SessionPhase::reading);
   if (buffer_.size() == 0) {
     // Idle between requests (or before the first): the head's own deadline starts at its first byte.
     expires_after(o.idle_timeout);
     read_op_ = true;
     stream_.async_read_some(buffer_.prepare(4096), [self = self_ptr()](beast::error_code ec, std::size_t n) {
       self->read_op_ = false;
-      self->reading_ = false;
-      if (self->closed_) return;
+      if (self->closed()) return;
       if (ec) {
         self->close();
         return;
@@ -136,8 +142,7 @@ void Session<Stream>::too_large() {
 
 template <class Stream>
 void Session<Stream>::on_head(beast::error_code ec) {
-  reading_ = false;
-  if (closed_) return;
+  if (closed()) return;
   if (ec) {
     if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
         ec == asio::ssl::error::stream_truncated) {
@@ -187,7 +192,6 @@ void Session<Stream>::on_head(beast::error_code ec) {
     on_request({});
     return;
   }
-  reading_ = true;
   expires_after(server_.options().body_timeout);
   read_op_ = true;
   http::async_read(stream_, buffer_, *parser_, [self = self_ptr()](beast::error_code ec2, std::size_t) {
@@ -198,7 +202,6 @@ void Session<Stream>::on_head(beast::error_code ec) {
 
 template <class Stream>
 void Session<Stream>::collect_chunked() {
-  reading_ = true;
   auto& body = body_parser_->get().body();
   body.data = chunk();
   body.size = kChunkSize;
@@ -207,8 +210,7 @@ void Session<Stream>::collect_chunked() {
   read_op_ = true;
   http::async_read_some(stream_, buffer_, *body_parser_, [self = self_ptr()](beast::error_code ec, std::size_t) {
     self->read_op_ = false;
-    self->reading_ = false;
-    if (self->closed_) return;
+    if (self->closed()) return;
     if (ec == http::error::need_buffer) ec = {};
     if (ec) {
       self->on_request(ec);
@@ -238,8 +240,7 @@ void Session<Stream>::collect_chunked() {
 
 template <class Stream>
 void Session<Stream>::on_request(beast::error_code ec) {
-  reading_ = false;
-  if (closed_) return;
+  if (closed()) return;
   if (ec) {
     if (ec == http::error::body_limit) {
       too_large();
@@ -293,6 +294,7 @@ void Session<Stream>::forward(Request& request, std::string url, bool keep_alive
     return;
   }
   server_.exchange_started();
+  enter(SessionPhase::exchanging);
   if (streaming_) {
     if (!body_parser_) body_parser_.emplace(std::move(*parser_));
     if (!collected_.empty()) {
@@ -324,10 +326,11 @@ void Session<Stream>::upgrade(Request& request, const std::string& url, bool rou
   target->opaque_errors = !route;
   expires_never();
   server_.exchange_started();
+  enter(SessionPhase::upgraded);
   std::weak_ptr<Session> weak = self_ptr();
   upgrade_ = make_upgrade<Stream>(server_, stream_, self_ptr(), std::move(*target), [weak](std::string answer) {
     const auto self = weak.lock();
-    if (!self || self->closed_) return;
+    if (!self || self->closed()) return;
     self->end_upgrade();
     if (answer.empty()) {
       self->close();
@@ -355,7 +358,7 @@ void Session<Stream>::want_body() {
 
 template <class Stream>
 void Session<Stream>::pump_body() {
-  if (closed_ || body_reading_ || !body_parser_ || body_parser_->is_done() || !exchange_) return;
+  if (closed() || body_reading_ || !body_parser_ || body_parser_->is_done() || !exchange_) return;
   if (exchange_->upload_backlog() >= Exchange::kHighWater) return;  // want_body() comes back for more
   body_reading_ = true;
   auto& body = body_parser_->get().body();
@@ -367,7 +370,7 @@ void Session<Stream>::pump_body() {
   http::async_read_some(stream_, buffer_, *body_parser_, [self = self_ptr()](beast::error_code ec, std::size_t) {
     self->read_op_ = false;
     self->body_reading_ = false;
-    if (self->closed_) return;
+    if (self->closed()) return;
     if (ec == http::error::need_buffer) ec = {};
     if (ec) {
       self->close();  // a client that stops sending its body takes the transfer along
@@ -388,11 +391,11 @@ void Session<Stream>::pump_body() {
 // end carries a pipelined request; that one waits its turn in the kernel, unwatched.
 template <class Stream>
 void Session<Stream>::watch_client() {
-  if (watching_ || closed_ || !exchange_) return;
+  if (watching_ || closed() || !exchange_) return;
   watching_ = true;
   lowest().socket().async_wait(asio::ip::tcp::socket::wait_read, [self = self_ptr()](beast::error_code ec) {
     self->watching_ = false;
-    if (self->closed_ || !self->exchange_) return;
+    if (self->closed() || !self->exchange_) return;
     if (ec) {
       self->close();
       return;
@@ -423,147 +426,6 @@ void Session<Stream>::exchange_done(CURLcode code) {
   after_response(keep_alive);
 }
 
-template <class Stream>
-void Session<Stream>::respond(int status, const std::string& content_type, const std::string& body, bool close,
-                              const std::string& extra_headers) {
-  if (streaming_ && !(body_parser_ && body_parser_->is_done())) close = true;  // its body is still coming
-  std::string out = "HTTP/1.1 " + std::to_string(status) + " " +
-                    std::string(http::obsolete_reason(http::int_to_status(static_cast<unsigned>(status)))) + "\r\n";
-  out += "Content-Type: " + content_type + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
-  out += extra_headers;
-  if (close) out += "Connection: close\r\n";
-  out += "\r\n" + body;
-  send(std::move(out));
-  after_response(!close);
-}
-
-template <class Stream>
-void Session<Stream>::after_response(bool keep_alive) {
-  after_ = keep_alive && !winding_down_ ? After::next : After::close;
-  if (!writing_ && pending_.empty()) next_or_close();
-}
-
-template <class Stream>
-void Session<Stream>::next_or_close() {
-  const After after = after_;
-  after_ = After::nothing;
-  if (after == After::next)
-    read_head();
-  else if (after == After::close)
-    linger();
-}
-
-// A close with request bytes still unread (an early 413, a 400) would make the kernel answer them
-// with a reset that can destroy the response before the client reads it: stop sending, drain
-// what still comes for a short while, then close.
-template <class Stream>
-void Session<Stream>::linger() {
-  if (closed_) return;
-  if (body_reading_) {
-    close();  // a streamed body's read is under way: no second reader on the connection
-    return;
-  }
-  beast::error_code ignored;
-  lowest().socket().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
-  buffer_.consume(buffer_.size());
-  buffer_.max_size(64 * 1024);
-  expires_after(std::chrono::seconds(2));
-  drain();
-}
-
-template <class Stream>
-void Session<Stream>::drain() {
-  read_op_ = true;
-  stream_.async_read_some(buffer_.prepare(64 * 1024), [self = self_ptr()](beast::error_code ec, std::size_t n) {
-    self->read_op_ = false;
-    if (self->closed_) return;
-    self->drained_ += n;
-    self->buffer_.consume(self->buffer_.size());
-    if (ec || self->drained_ > 16 * 1024 * 1024)
-      self->close();
-    else
-      self->drain();
-  });
-}
-
-template <class Stream>
-void Session<Stream>::send(std::string bytes) {
-  if (closed_) return;
-  pending_ += bytes;
-  if (writing_) return;
-  // The write starts once libcurl's call is over: a response's head, body and end that libcurl
-  // hands over in one go leave in one write (one syscall) instead of one each, in the same turn
-  // of the loop (a posted write cost the reactor one more epoll_wait). writing_ holds the
-  // session (next request, wind-down) as a running write would.
-  writing_ = true;
-  server_.loop().defer([self = self_ptr()] {
-    if (self->closed_) {
-      self->writing_ = false;
-      return;
-    }
-    self->start_write();
-  });
-}
-
-template <class Stream>
-void Session<Stream>::start_write() {
-  inflight_.swap(pending_);
-  pending_.clear();
-  writing_ = true;
-  if constexpr (!kTls) {
-    // The socket nearly always takes it all at once: then the write is over within this turn,
-    // with no posted completion (one scheduler round and its epoll_wait less per response).
-    const ssize_t n =
-        ::send(lowest().socket().native_handle(), inflight_.data(), inflight_.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (n == static_cast<ssize_t>(inflight_.size())) {
-      written({});
-      return;
-    }
-    if (n > 0) {
-      inflight_.erase(0, static_cast<std::size_t>(n));
-    } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-      written(beast::error_code(errno, boost::system::system_category()));
-      return;
-    }
-  }
-  expires_after(server_.options().write_stall);
-  write_op_ = true;
-  asio::async_write(stream_, asio::buffer(inflight_), [self = self_ptr()](beast::error_code ec, std::size_t) {
-    self->write_op_ = false;
-    self->written(ec);
-  });
-}
-
-template <class Stream>
-void Session<Stream>::written(beast::error_code ec) {
-  writing_ = false;
-  inflight_.clear();
-  if (closed_) return;
-  if (ec) {
-    close();
-    return;
-  }
-  if (exchange_ && backlog() < Exchange::kLowWater) exchange_->drained();
-  if (!writing_ && !pending_.empty()) start_write();
-  if (!writing_ && !closed_) {
-    if (!reading_) expires_never();
-    if (after_ != After::nothing) next_or_close();
-  }
-}
-
-template <class Stream>
-void Session<Stream>::expires_after(std::chrono::milliseconds timeout) {
-  const auto when = std::chrono::steady_clock::now() + timeout;
-  if (!read_op_) read_deadline_ = when;
-  if (!write_op_) write_deadline_ = when;
-}
-
-template <class Stream>
-void Session<Stream>::expires_never() {
-  if (!read_op_) read_deadline_ = std::chrono::steady_clock::time_point::max();
-  if (!write_op_) write_deadline_ = std::chrono::steady_clock::time_point::max();
-}
-
 // Beast closed a timed-out stream and its operation failed, which every caller answers with
 // close(): the sweep closes it directly.
 template <class Stream>
@@ -579,14 +441,14 @@ void Session<Stream>::sweep(std::chrono::steady_clock::time_point now) {
 template <class Stream>
 void Session<Stream>::wind_down() {
   winding_down_ = true;
-  if (!exchange_ && !upgrade_ && !writing_ && after_ == After::nothing) close();
+  if (!exchange_ && !upgrade_ && !writing_ && !flushing()) close();
 }
 
 template <class Stream>
 void Session<Stream>::close() {
-  if (closed_) return;
+  if (closed()) return;
   auto self = self_ptr();
-  closed_ = true;
+  enter(SessionPhase::closed);
   if (exchange_) {
     exchange_.reset();
     server_.exchange_ended();

@@ -19,6 +19,7 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <chrono>
+#include <cstdint>
 #include <list>
 #include <memory>
 #include <optional>
@@ -46,6 +47,8 @@ class SessionBase : public std::enable_shared_from_this<SessionBase>, public Sin
   virtual void exchange_done(CURLcode code) = 0;
   // The Server's periodic sweep: a read or write that outlived its deadline closes the connection.
   virtual void sweep(std::chrono::steady_clock::time_point now) = 0;
+  // Accepted over proxy.max_connections: answered 503 at start, then closed (Server::refuse).
+  bool over_limit = false;
 };
 
 // The intercepted side of a CONNECT: the certificate presented, and where requests go.
@@ -57,6 +60,19 @@ struct Interception {
 
 using PlainStream = boost::beast::tcp_stream;
 using TlsStream = boost::asio::ssl::stream<boost::beast::tcp_stream>;
+
+// Where a connection is, as one value (whatever else runs beside it: a write flushing, the
+// hang-up watch, a streamed body's read). Changed only by Session::enter(); `closed` is final.
+enum class SessionPhase : std::uint8_t {
+  opening,         // accepted; inside an intercepted CONNECT, the client's TLS handshake
+  reading,         // awaiting the next request or reading one (its head, a body kept whole)
+  exchanging,      // the request runs upstream as an Exchange (a streamed body may still come in)
+  upgraded,        // a WebSocket carries the connection, or its handshake is under way
+  flushing_next,   // the answer is complete here: once its bytes are out, the next request
+  flushing_close,  // likewise, then linger and close
+  lingering,       // output shut after a closing answer: draining what the client still sends
+  closed,          // closed, or the socket handed to a Tunnel or a TLS session
+};
 
 template <class Stream>
 class Session final : public SessionBase {
@@ -73,11 +89,16 @@ class Session final : public SessionBase {
   // Sink
   void send(std::string bytes) override;
   std::size_t backlog() const override { return pending_.size() + inflight_.size(); }
-  bool client_gone() const override { return closed_; }
+  bool client_gone() const override { return closed(); }
   void want_body() override;
 
  private:
   using Request = boost::beast::http::request<boost::beast::http::string_body>;
+  void enter(SessionPhase next) {
+    if (phase_ != SessionPhase::closed) phase_ = next;
+  }
+  bool closed() const { return phase_ == SessionPhase::closed; }
+  bool flushing() const { return phase_ == SessionPhase::flushing_next || phase_ == SessionPhase::flushing_close; }
   std::shared_ptr<Session> self_ptr() { return std::static_pointer_cast<Session>(shared_from_this()); }
   boost::beast::tcp_stream& lowest() { return boost::beast::get_lowest_layer(stream_); }
   // Beast's tcp_stream timeouts, kept as plain deadlines that the Server's sweep checks: arming a
@@ -91,6 +112,7 @@ class Session final : public SessionBase {
   void on_request(boost::system::error_code ec);
   void collect_chunked();
   void dispatch(Request& request);
+  void answer_health(const Request& request, bool keep_alive);
   // `route`: a configured route's upstream, not a forward or intercepted target (proxy.forward).
   void forward(Request& request, std::string url, bool keep_alive, bool route);
   // A WebSocket handshake (request_rules.h websocket_upgrade): the connection becomes its tunnel.
@@ -142,15 +164,13 @@ class Session final : public SessionBase {
   std::string inflight_;
   bool writing_ = false;
   bool watching_ = false;
-  bool closed_ = false;
-  bool reading_ = false;
+  SessionPhase phase_ = SessionPhase::opening;
   bool winding_down_ = false;
   bool read_op_ = false;   // a read on stream_ is under way (a Beast op, not watch_client's wait)
   bool write_op_ = false;  // a write on stream_ is under way
   std::chrono::steady_clock::time_point read_deadline_ = std::chrono::steady_clock::time_point::max();
   std::chrono::steady_clock::time_point write_deadline_ = std::chrono::steady_clock::time_point::max();
-  std::size_t drained_ = 0;                                           // bytes discarded while lingering
-  enum class After { nothing, next, close } after_ = After::nothing;  // once the output is flushed
+  std::size_t drained_ = 0;  // bytes discarded while lingering
 };
 
 }  // namespace curlretry::proxy

@@ -1,13 +1,13 @@
 // What a Session does with a request once it is read: the token, then where it goes (a route, a
 // forward target, CONNECT: an intercepted TLS session or a blind tunnel, the health answer), each
 // under proxy.forward's limits when it is not a configured route.
-#include <unistd.h>
-
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
 
+#include "proxy/health.h"
 #include "proxy/identity.h"
 #include "proxy/request_rules.h"
+#include "proxy/route_target.h"
 #include "proxy/server.h"
 #include "proxy/session.h"
 #include "proxy/tunnel.h"
@@ -38,71 +38,31 @@ void Session<Stream>::dispatch(Request& request) {
             "Proxy-Authenticate: Bearer realm=\"curlretry\"\r\nProxy-Authenticate: Basic realm=\"curlretry\"\r\n");
     return;
   }
-  const std::string_view target = request.target();
   if (request.method() == http::verb::connect) {
-    tunnel(target);
+    tunnel(request.target());
     return;
   }
-  // Forward proxying of plain HTTP (`curl -x`, HTTP_PROXY): the absolute-form target is the URL.
-  // (https:// targets come as CONNECT.)
-  if (target.size() > 7 && beast::iequals(target.substr(0, 7), "http://")) {
-    const std::string_view authority = target.substr(7, target.find_first_of("/?#", 7) - 7);
-    const auto where = parse_authority(authority, 80);
-    if (!where) {
-      respond(400, "application/json",
-              "{\"error\":\"absolute-form target without a valid host (a DNS name or an IP literal), or with "
-              "credentials\"}\n",
-              true);
+  RouteTarget target = route_target(o.settings.routes, request.target());
+  switch (target.kind) {
+    case RouteTarget::Kind::refused:
+      respond(target.status, "application/json", target.body, target.close || !keep_alive);
       return;
-    }
-    if (forbidden(*where)) return;
-    forward(request, std::string(target), keep_alive, /*route=*/false);
-    return;
-  }
-  if (target.empty() || target[0] != '/') {
-    respond(400, "application/json", "{\"error\":\"the target must be /ROUTE/... or an absolute http:// URL\"}\n",
-            true);
-    return;
-  }
-  const std::string_view path = target.substr(0, target.find('?'));
-  if (path == "/_curlretry/health") {
-    if (request.method() != http::verb::get && request.method() != http::verb::head) {
-      respond(405, "application/json", "{\"error\":\"method not allowed\"}\n", !keep_alive, "Allow: GET, HEAD\r\n");
+    case RouteTarget::Kind::health: answer_health(request, keep_alive); return;
+    case RouteTarget::Kind::forward:
+      if (!forbidden(target.where)) forward(request, std::move(target.url), keep_alive, /*route=*/false);
       return;
-    }
-    std::string body =
-        "{\"status\":\"ok\",\"pid\":" + std::to_string(::getpid()) +
-        ",\"connections\":" + std::to_string(server_.connections()) +
-        ",\"active\":" + std::to_string(server_.active_exchanges()) +
-        health_proof_field(o.identity_secret, o.listen.address().to_string() + ":" + std::to_string(server_.port()),
-                           request[kNonceHeader]) +
-        o.config_digest + ",\"routes\":[";
-    for (std::size_t i = 0; i < o.settings.routes.size(); ++i) {
-      body += (i ? "," : "") + json_string(o.settings.routes[i].name);
-    }
-    body += "]}\n";
-    respond(200, "application/json", request.method() == http::verb::head ? "" : body, !keep_alive);
+    case RouteTarget::Kind::route: forward(request, std::move(target.url), keep_alive, /*route=*/true); return;
+  }
+}
+
+template <class Stream>
+void Session<Stream>::answer_health(const Request& request, bool keep_alive) {
+  if (request.method() != http::verb::get && request.method() != http::verb::head) {
+    respond(405, "application/json", "{\"error\":\"method not allowed\"}\n", !keep_alive, "Allow: GET, HEAD\r\n");
     return;
   }
-  const std::size_t name_end = std::min(target.find_first_of("/?", 1), target.size());
-  const std::string_view name = target.substr(1, name_end - 1);
-  const config::ProxyRoute* route = nullptr;
-  for (const auto& r : o.settings.routes) {
-    if (r.name == name) route = &r;
-  }
-  if (route == nullptr) {
-    respond(404, "application/json", "{\"error\":\"no route\",\"route\":" + json_string(name) + "}\n", !keep_alive);
-    return;
-  }
-  // CURLOPT_PATH_AS_IS sends the path as it is: its dot-segments are resolved here, and one that
-  // would climb above the route's base is refused.
-  std::optional<std::string> rest = route_rest(target.substr(name_end));
-  if (!rest) {
-    respond(400, "application/json", "{\"error\":\"the path climbs above the route's base (\\\"..\\\")\"}\n", true);
-    return;
-  }
-  if (rest->empty() || (*rest)[0] == '?') *rest = "/" + *rest;
-  forward(request, route->upstream + *rest, keep_alive, /*route=*/true);
+  const std::string body = health_body(server_, request[kNonceHeader]);
+  respond(200, "application/json", request.method() == http::verb::head ? "" : body, !keep_alive);
 }
 
 // CONNECT host:port: TLS-terminated for a proxy.intercept host (its requests are retried), a
@@ -134,7 +94,7 @@ void Session<Stream>::tunnel(std::string_view authority) {
     expires_never();
     auto handed = std::make_shared<Tunnel>(server_, stream_.release_socket(), std::move(early), std::move(host), port);
     handed->start();
-    closed_ = true;  // the socket is the tunnel's now
+    enter(SessionPhase::closed);  // the socket is the tunnel's now
     server_.leave(enrolled_);
   }
 }
@@ -159,7 +119,7 @@ void Session<Stream>::intercept(std::string host, const std::string& port) {
     static const std::string kEstablished = "HTTP/1.1 200 Connection Established\r\n\r\n";
     boost::system::error_code ec;
     asio::write(lowest().socket(), asio::buffer(kEstablished), ec);
-    closed_ = true;  // the socket is the TLS session's now
+    enter(SessionPhase::closed);  // the socket is the TLS session's now
     if (!ec) {
       std::make_shared<Session<TlsStream>>(server_, lowest().release_socket(), std::move(interception))->start();
     }
@@ -187,5 +147,7 @@ bool Session<Stream>::forbidden(const Authority& where) {
 // The other members are instantiated in session.cpp with the class.
 template void Session<PlainStream>::dispatch(Request&);
 template void Session<TlsStream>::dispatch(Request&);
+template void Session<PlainStream>::answer_health(const Request&, bool);
+template void Session<TlsStream>::answer_health(const Request&, bool);
 
 }  // namespace curlretry::proxy
