@@ -358,3 +358,27 @@ class UpstreamTestCase(unittest.TestCase):
     def assertCount(self, upstream: Upstream, key: str, expected: int, result: Result | None = None) -> None:
         self.assertEqual(upstream.count(key), expected,
                          f"requests upstream for {key}" + (f"\n{result}" if result else ""))
+
+
+class ArmedUpstreamTestCase(UpstreamTestCase):
+    """A test class with an upstream of its own per test (its path prefixes are armed to play one
+    script for a while: flaky-upstream's /arm) and the processes a test starts, reaped at its end."""
+
+    def setUp(self):
+        super().setUp()
+        self.up = Upstream().start()
+        self.addCleanup(self.up.stop)
+        self.procs: list[subprocess.Popen] = []
+        self.addCleanup(self.reap)
+
+    def reap(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+            for stream in (p.stdout, p.stderr):
+                if stream:
+                    stream.close()
+
+    def arm(self, key: str, script: str, prefix: str) -> None:
+        self.assertEqual(self.up._get(f"/arm/{key}/{script}?path={prefix}"), f"armed {prefix}\n".encode())

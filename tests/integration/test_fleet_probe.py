@@ -45,26 +45,7 @@ def probes_within(seconds: float) -> int:
     return n
 
 
-class Probe(harness.UpstreamTestCase):
-    def setUp(self):
-        super().setUp()
-        self.up = harness.Upstream().start()
-        self.addCleanup(self.up.stop)
-        self.procs: list[subprocess.Popen] = []
-        self.addCleanup(self.reap)
-
-    def reap(self):
-        for p in self.procs:
-            if p.poll() is None:
-                p.kill()
-            p.wait()
-            for stream in (p.stdout, p.stderr):
-                if stream:
-                    stream.close()
-
-    def arm(self, key: str, script: str, prefix: str) -> None:
-        self.assertEqual(self.up._get(f"/arm/{key}/{script}?path={prefix}"), f"armed {prefix}\n".encode())
-
+class Probe(harness.ArmedUpstreamTestCase):
     def test_persistent_processes_in_a_full_outage_send_one_probe_at_a_time(self):
         keys = [self.key(f"p{i}") for i in range(N)]
         for i, k in enumerate(keys):

@@ -46,25 +46,7 @@ def _multi_host(name: str) -> str:
     return os.path.join(folder, name)
 
 
-class WakeTestCase(harness.UpstreamTestCase):
-    def setUp(self):
-        super().setUp()
-        self.up = harness.Upstream().start()
-        self.addCleanup(self.up.stop)
-        self.procs: list[subprocess.Popen] = []
-        self.addCleanup(self.reap)
-
-    def reap(self):
-        for p in self.procs:
-            if p.poll() is None:
-                p.kill()
-            p.wait()
-            for stream in (p.stdout, p.stderr):
-                if stream:
-                    stream.close()
-
-    def arm(self, key: str, script: str, prefix: str) -> None:
-        self.assertEqual(self.up._get(f"/arm/{key}/{script}?path={prefix}"), f"armed {prefix}\n".encode())
+class WakeTestCase(harness.ArmedUpstreamTestCase):
 
     def env(self, **extra) -> dict:
         """The test's variables over the harness's (a value of None removes one)."""
