@@ -244,7 +244,7 @@ std::string fleet_now(const config::Config& config, const core::Policy& policy, 
   const auto now =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
           .count();
-  const fv::Limits limits{policy.max_retry_after, policy.backoff.max, config.settings.persistent, policy.max_elapsed};
+  const fv::Limits limits = fv::limits_for(policy, config.settings.persistent, policy.max_elapsed);
   const core::Millis cooling = core::cooldown::remaining(store->cooling(key, now).until_ms, now);
   const fv::Gate planned = fv::plan(delay, cooling, limits);
   if (planned.kind != fv::Kind::go) return fv::describe(planned);

@@ -72,4 +72,30 @@ Millis backoff_delay(const Backoff& backoff, int failed_attempt, Millis previous
   return Millis{delay};
 }
 
+Millis backoff_schedule_bound(const Backoff& backoff, int max_attempts) {
+  if (max_attempts < 0) return Millis::max();
+  const Rep base = backoff.base.count();
+  const Rep cap = std::max<Rep>(backoff.max.count(), 0);
+  if (base <= 0) return Millis{0};
+  Rep total = 0;
+  for (int n = 1; n < max_attempts; ++n) {
+    Rep delay = cap;  // decorrelated jitter may reach the cap at any step
+    if (backoff.jitter != Jitter::decorrelated) {
+      switch (backoff.strategy) {
+        case Strategy::exponential: delay = exponential(base, n, cap); break;
+        case Strategy::triangular: delay = triangular(base, n, cap); break;
+        case Strategy::constant: delay = std::min(base, cap); break;
+      }
+    }
+    if (delay >= kRepMax - total) return Millis::max();
+    total += delay;
+    if (delay == cap) {  // every later wait is the cap too: no need to walk INT_MAX attempts
+      const Rep rest = max_attempts - 1 - n;
+      if (cap > 0 && rest > (kRepMax - total) / cap) return Millis::max();
+      return Millis{total + cap * rest};
+    }
+  }
+  return Millis{total};
+}
+
 }  // namespace curlretry::core

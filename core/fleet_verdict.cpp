@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "core/backoff.h"
 #include "core/duration_text.h"
+#include "core/fleet_probe.h"
 
 namespace curlretry::core::fleet_verdict {
 namespace {
@@ -10,6 +12,14 @@ namespace {
 bool fits_left(Millis wait, const Limits& limits) { return !limits.time_left || wait < *limits.time_left; }
 
 }  // namespace
+
+Limits limits_for(const Policy& policy, bool persistent, std::optional<Millis> time_left) {
+  Limits limits{policy.max_retry_after, policy.backoff.max, persistent, time_left};
+  const Millis schedule = backoff_schedule_bound(policy.backoff, policy.max_attempts);
+  limits.max_probe_wait =
+      schedule > Millis::max() - fleet_probe::kMaxGap ? Millis::max() : schedule + fleet_probe::kMaxGap;
+  return limits;
+}
 
 Gate plan(Millis planned, Millis cooling, const Limits& limits) {
   if (cooling <= planned) return Gate{Kind::go, planned, std::nullopt};
@@ -47,7 +57,9 @@ Gate at_send(Millis cooling, Bucket token, Waited waited, const Limits& limits) 
 }
 
 Gate at_probe(Millis cooling, std::optional<Millis> probe_in, Waited waited, const Limits& limits) {
-  Gate g = at_send(cooling, Bucket{!probe_in.has_value(), probe_in}, waited, limits);
+  Limits own = limits;
+  own.max_token_wait = limits.max_probe_wait;
+  Gate g = at_send(cooling, Bucket{!probe_in.has_value(), probe_in}, waited, own);
   // A cooldown is waited for first, as at_send; otherwise the probe's answer is a token's.
   if (g.kind != Kind::wait_cooldown) g.probe = true;
   return g;

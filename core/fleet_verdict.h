@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/outcome.h"
+#include "core/policy.h"
 
 namespace curlretry::core::fleet_verdict {
 
@@ -26,7 +27,15 @@ struct Limits {
   Millis max_token_wait{0};         // the most it waits for a token (the shim: its own backoff, 1 s..backoff.max_ms)
   bool persistent = false;          // unattended mode: never give up for the budget
   std::optional<Millis> time_left;  // before the host's CURLOPT_TIMEOUT or max_elapsed_ms
+  // The most it waits for the fleet's probe, in all: as long as its own schedule could still have
+  // met a recovery (core::backoff_schedule_bound), plus the longest spacing between probes, the
+  // time the probe may take to see it. A wait shorter than that (one backoff, as for a token)
+  // gave requests up that their own retries would have saved.
+  Millis max_probe_wait{0};
 };
+
+// The limits of a request under `policy` (the shim and explain alike).
+Limits limits_for(const Policy& policy, bool persistent, std::optional<Millis> time_left);
 
 enum class Kind : unsigned char {
   go,                // send the retry now (at_send: its token is taken)
@@ -73,8 +82,8 @@ Gate at_send(Millis cooling, Bucket token, Waited waited, const Limits& limits);
 // The same at the end of a wait on a key that fails outright: `probe_in` nullopt when this
 // retry claimed the probe (go, no token), else how long until the next probe may go. It waits
 // as for a token (looking again every kTokenPoll, so that a recovery found by the probe releases
-// it at once), within the same allowance (`waited.token`, max_token_wait; never gives up in
-// persistent mode), and gives up (budget) when the next probe cannot come before its deadline.
+// it at once), for at most max_probe_wait in all (`waited.token`; never gives up in persistent
+// mode), and gives up (budget) when the next probe cannot come before its deadline.
 Gate at_probe(Millis cooling, std::optional<Millis> probe_in, Waited waited, const Limits& limits);
 
 // A retry the fleet's cooldown held this much longer than its own wait, in all, is part of the

@@ -281,8 +281,7 @@ namespace {
 
 core::fleet_verdict::Limits limits_of(const Runtime& runtime, const core::Policy& policy,
                                       std::optional<core::Millis> time_left) {
-  return core::fleet_verdict::Limits{policy.max_retry_after, policy.backoff.max, runtime.config.settings.persistent,
-                                     time_left};
+  return core::fleet_verdict::limits_for(policy, runtime.config.settings.persistent, time_left);
 }
 
 }  // namespace
@@ -361,6 +360,85 @@ std::optional<RedisTake> redis_take(const Runtime& runtime, fleet::Store& s, con
   return take;
 }
 
+// What gate() knows once it found the key in the store, for its two last steps.
+struct GateContext {
+  const Runtime& runtime;
+  fleet::Store& s;
+  const GateFacts& f;
+  std::string_view key;
+  std::uint64_t hash;
+  std::int64_t now;
+  core::Millis cooling;
+  const core::fleet_verdict::Limits& limits;
+};
+
+// A key that fails outright: the retry claims the fleet's probe or waits for it (no token).
+// nullopt: no probe word for the key (a full table), the token decides.
+std::optional<core::fleet_verdict::Gate> probe_gate(const GateContext& c) {
+  namespace fv = core::fleet_verdict;
+  std::optional<core::fleet_probe::Claim> claim = c.s.claim_probe(c.hash, c.now, c.f.own_wait);
+  if (claim && claim->go) {
+    if (auto* link = redis(c.runtime)) {
+      if (const auto fleet = link->probe(std::string(c.key), c.f.own_wait.count(), false); fleet && !fleet->go) {
+        c.s.defer_probe(c.hash, c.now, core::Millis{fleet->wait_ms});
+        claim = core::fleet_probe::Claim{false, core::Millis{fleet->wait_ms}, {}};
+      }
+    }
+  }
+  if (!claim) return std::nullopt;
+  const fv::Gate g = fv::at_probe(c.cooling, claim->go ? std::nullopt : std::optional<core::Millis>(claim->wait),
+                                  c.f.waited, c.limits);
+  if (g.kind == fv::Kind::go) {
+    if (!c.s.count(c.hash, c.key, true, c.now)) warn_full_once();
+    if (c.f.ledger != nullptr) {
+      c.f.ledger->charge = Charge{};
+      c.f.ledger->sent_ms = c.now;
+      c.f.ledger->probe = true;
+    }
+  } else if (g.kind == fv::Kind::wait_token && c.f.ledger != nullptr) {
+    c.f.ledger->paced = true;
+  }
+  return g;
+}
+
+// A paced retry takes its token: from Redis when it answers, else from the machine store.
+core::fleet_verdict::Gate token_gate(const GateContext& c) {
+  namespace fv = core::fleet_verdict;
+  Charge charge{true, false, false, c.hash};
+  fv::Bucket token;
+  core::Millis cooling = c.cooling;
+  if (auto fleet = redis_take(c.runtime, c.s, c.f, c.key, c.now)) {
+    charge.redis = true;
+    token = fv::Bucket{fleet->allowed, fleet->eta};
+    // Redis decided for the fleet; the machine store only counts the retry for `curlretry fleet`.
+    if (fleet->allowed && !c.s.count(c.hash, c.key, true, c.now)) warn_full_once();
+    if (fleet->cooling > cooling) {
+      cooling = fleet->cooling;
+      if (fleet->allowed) {
+        if (auto* link = redis(c.runtime)) link->note_refund(c.hash);  // not going yet: the token goes back
+        token = fv::Bucket{false, core::Millis{0}};
+      }
+    }
+  } else {
+    std::optional<core::Millis> eta;
+    auto taken = c.s.take_retry(c.hash, c.key, c.runtime.config.settings.fleet.budget, c.now, c.f.number >= 3, &eta);
+    if (!taken) {
+      warn_full_once();
+      return fv::Gate{};  // the key does not fit the table: this process decides alone
+    }
+    charge.machine = true;
+    token = fv::Bucket{*taken, eta};
+  }
+  const fv::Gate g = fv::at_send(cooling, token, c.f.waited, c.limits);
+  if (g.kind == fv::Kind::go && c.f.ledger != nullptr) {
+    c.f.ledger->charge = charge;
+    c.f.ledger->sent_ms = c.now;
+  } else if (token.taken && charge.machine) {
+    c.s.refund(c.hash);  // a cooldown raised meanwhile holds it back: the token is not spent
+  }
+  return g;
+}
+
 }  // namespace
 
 core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& f) {
@@ -399,8 +477,8 @@ core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& f) {
   const bool healthy = s->healthy(hash, now);
   // A woken retry is paced only for the rest of the backoff the wake cut short: past that it is
   // where its own backoff would have sent it, and goes as it would have then.
-  const bool paced = f.ledger != nullptr &&
-                     (f.ledger->paced || (f.ledger->woken && f.waited.token < f.ledger->woken_early));
+  const bool paced =
+      f.ledger != nullptr && (f.ledger->paced || (f.ledger->woken && f.waited.token < f.ledger->woken_early));
   if (healthy && paced) limits.max_token_wait = f.policy->backoff.max;
   if (healthy && !paced) {
     if (!s->count(hash, key, true, now)) warn_full_once();
@@ -410,71 +488,18 @@ core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& f) {
     }
     return fv::Gate{};
   }
-  // The key fails outright: neither the bank nor the trickle, one retry at a time fleet-wide goes
-  // as the probe (core/fleet_probe.h), the rest wait for it and, once it found the key answering,
+  const GateContext c{runtime, *s, f, key, hash, now, cooling, limits};
+  // The key fails outright (probe_gate): neither the bank nor the trickle, one retry at a time
+  // fleet-wide goes as the probe (core/fleet_probe.h), the rest wait for it and, once it found the key answering,
   // go as the outage's backlog (paced: a token each, given back as they succeed). Whether the key
   // fails outright is this machine's store's word. With Redis, the machine's claim is then asked
   // of the fleet (one probe for every machine): the machine's winner alone makes the round trip,
   // and a fleet's "wait" defers the machine's next claim to the fleet's schedule; without an
   // answer the machine's claim stands (never a second series beside the fleet's).
   if (!healthy) {
-    std::optional<core::fleet_probe::Claim> claim = s->claim_probe(hash, now, f.own_wait);
-    if (claim && claim->go) {
-      if (auto* link = redis(runtime)) {
-        if (const auto fleet = link->probe(std::string(key), f.own_wait.count(), false); fleet && !fleet->go) {
-          s->defer_probe(hash, now, core::Millis{fleet->wait_ms});
-          claim = core::fleet_probe::Claim{false, core::Millis{fleet->wait_ms}, {}};
-        }
-      }
-    }
-    if (claim) {
-      const fv::Gate g =
-          fv::at_probe(cooling, claim->go ? std::nullopt : std::optional<core::Millis>(claim->wait), f.waited, limits);
-      if (g.kind == fv::Kind::go) {
-        if (!s->count(hash, key, true, now)) warn_full_once();
-        if (f.ledger != nullptr) {
-          f.ledger->charge = Charge{};
-          f.ledger->sent_ms = now;
-          f.ledger->probe = true;
-        }
-      } else if (g.kind == fv::Kind::wait_token && f.ledger != nullptr) {
-        f.ledger->paced = true;
-      }
-      return g;
-    }
+    if (auto g = probe_gate(c)) return *g;
   }
-  Charge charge{true, false, false, hash};
-  fv::Bucket token;
-  if (auto fleet = redis_take(runtime, *s, f, key, now)) {
-    charge.redis = true;
-    token = fv::Bucket{fleet->allowed, fleet->eta};
-    // Redis decided for the fleet; the machine store only counts the retry for `curlretry fleet`.
-    if (fleet->allowed && !s->count(hash, key, true, now)) warn_full_once();
-    if (fleet->cooling > cooling) {
-      cooling = fleet->cooling;
-      if (fleet->allowed) {
-        if (auto* link = redis(runtime)) link->note_refund(hash);  // not going yet: the token goes back
-        token = fv::Bucket{false, core::Millis{0}};
-      }
-    }
-  } else {
-    std::optional<core::Millis> eta;
-    auto taken = s->take_retry(hash, key, runtime.config.settings.fleet.budget, now, f.number >= 3, &eta);
-    if (!taken) {
-      warn_full_once();
-      return fv::Gate{};  // the key does not fit the table: this process decides alone
-    }
-    charge.machine = true;
-    token = fv::Bucket{*taken, eta};
-  }
-  const fv::Gate g = fv::at_send(cooling, token, f.waited, limits);
-  if (g.kind == fv::Kind::go && f.ledger != nullptr) {
-    f.ledger->charge = charge;
-    f.ledger->sent_ms = now;
-  } else if (token.taken && charge.machine) {
-    s->refund(hash);  // a cooldown raised meanwhile holds it back: the token is not spent
-  }
-  return g;
+  return token_gate(c);
 }
 
 void note_parked(const Runtime& runtime, KeyCache& cache) {

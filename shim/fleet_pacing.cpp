@@ -43,8 +43,10 @@ fv::Gate Transfer::fleet_gate() {
     }
     run_.fleet_waited.token += gate.wait;
   }
-  if (gate.kind == fv::Kind::go && gate.probe && log::enabled(config::LogLevel::info)) {
-    log::write(config::LogLevel::info,
+  // At debug only: to the user a probe is one more retry of their own, already announced with its
+  // delay; "waiting for the fleet's probe" (above) is what changes what they see.
+  if (gate.kind == fv::Kind::go && gate.probe && log::enabled(config::LogLevel::debug)) {
+    log::write(config::LogLevel::debug,
                run_.method + " " + run_.display + ": goes as the fleet's probe (the key fails outright)");
   }
   return gate;

@@ -18,57 +18,14 @@ bool HostOptions::form_streams() const {
   return false;
 }
 
-bool record_option(HostOptions& o, CURLoption option, OptionValue v) {
+namespace {
+
+// The options that say what the request is (its headers, its body, its method): libcurl's last
+// word among the body options wins (a form with stream parts for the upload code, a POSTFIELDS
+// body for the fallback).
+bool record_request_option(HostOptions& o, CURLoption option, OptionValue v) {
   switch (option) {
-    case CURLOPT_WRITEFUNCTION: o.write_fn = reinterpret_cast<curl_write_callback>(v.function); return true;
-    case CURLOPT_WRITEDATA: o.write_data = v.pointer; return true;
-    case CURLOPT_HEADERFUNCTION: o.header_fn = reinterpret_cast<curl_write_callback>(v.function); return true;
-    case CURLOPT_HEADERDATA: o.header_data = v.pointer; return true;
-    case CURLOPT_READFUNCTION: o.read_fn = reinterpret_cast<curl_read_callback>(v.function); return true;
-    case CURLOPT_READDATA: o.read_data = v.pointer; return true;
-    case CURLOPT_SEEKFUNCTION: o.seek_fn = reinterpret_cast<curl_seek_callback>(v.function); return true;
-    case CURLOPT_SEEKDATA: o.seek_data = v.pointer; return true;
-    case CURLOPT_XFERINFOFUNCTION: o.xferinfo_fn = reinterpret_cast<curl_xferinfo_callback>(v.function); return true;
-    case CURLOPT_PROGRESSFUNCTION: o.progress_fn = reinterpret_cast<curl_progress_callback>(v.function); return true;
-    case CURLOPT_XFERINFODATA: o.progress_data = v.pointer; return true;  // == CURLOPT_PROGRESSDATA
-    case CURLOPT_NOPROGRESS: o.noprogress = v.number != 0; return true;
-    case CURLOPT_HEADER: o.include_header = v.number != 0; return true;
-    case CURLOPT_FRESH_CONNECT: o.fresh_connect = v.number != 0; return true;
-    case CURLOPT_FOLLOWLOCATION: o.follow_location = v.number != 0; return true;
-    case CURLOPT_HSTSREADFUNCTION:
-      o.hsts_read_fn = reinterpret_cast<curl_hstsread_callback>(v.function);
-      return true;
-    case CURLOPT_TIMEOUT: o.timeout_ms = v.number > 0 ? v.number * 1000 : 0; return true;
-    case CURLOPT_TIMEOUT_MS: o.timeout_ms = v.number > 0 ? v.number : 0; return true;
-    case CURLOPT_ERRORBUFFER: o.error_buffer = static_cast<char*>(v.pointer); return true;
-    case CURLOPT_URL: {
-      // A program sets the URL before every request, often one of the same length (the same
-      // endpoint): copied over the old one then, without std::string's general replace.
-      const char* url = v.pointer ? static_cast<const char*>(v.pointer) : "";
-      const size_t n = std::strlen(url);
-      if (n == o.url.size())
-        std::memcpy(o.url.data(), url, n);
-      else
-        o.url.assign(url, n);
-      return true;
-    }
-    case CURLOPT_IOCTLFUNCTION: o.ioctl_fn = reinterpret_cast<curl_ioctl_callback>(v.function); return true;
-    case CURLOPT_IOCTLDATA: o.ioctl_data = v.pointer; return true;
-    case CURLOPT_OPENSOCKETFUNCTION:
-      o.opensocket_fn = reinterpret_cast<curl_opensocket_callback>(v.function);
-      return true;
-    case CURLOPT_OPENSOCKETDATA: o.opensocket_data = v.pointer; return true;
-    case CURLOPT_SSL_CTX_FUNCTION: o.ssl_ctx_fn = reinterpret_cast<curl_ssl_ctx_callback>(v.function); return true;
-    case CURLOPT_SSL_CTX_DATA: o.ssl_ctx_data = v.pointer; return true;
-    case CURLOPT_COOKIEFILE:
-    case CURLOPT_COOKIEJAR:
-    case CURLOPT_COOKIELIST:
-      if (v.pointer != nullptr) o.cookie_engine = true;
-      return true;
-    case CURLOPT_SHARE: o.shared = v.pointer != nullptr; return true;
     case CURLOPT_HTTPHEADER: o.http_header = static_cast<curl_slist*>(v.pointer); return true;
-    // What the request's body is: libcurl's last word among these wins (a form with stream parts
-    // for the upload code, a POSTFIELDS body for the fallback).
     case CURLOPT_POSTFIELDS:
       o.post_fields = static_cast<const char*>(v.pointer);
       o.post_kind = v.pointer ? HostOptions::Body::pointer : HostOptions::Body::none;
@@ -84,8 +41,10 @@ bool record_option(HostOptions& o, CURLoption option, OptionValue v) {
       const size_t n = data == nullptr ? 0 : o.post_size >= 0 ? static_cast<size_t>(o.post_size) : std::strlen(data);
       o.post_fields = nullptr;
       o.post_kind = data && n <= kMaxCopy ? HostOptions::Body::copy : HostOptions::Body::none;
-      if (o.post_kind == HostOptions::Body::copy) o.post_copy.assign(data, n);
-      else std::string().swap(o.post_copy);
+      if (o.post_kind == HostOptions::Body::copy)
+        o.post_copy.assign(data, n);
+      else
+        std::string().swap(o.post_copy);
       o.post_active = true;
       o.form_is_body = o.mime_is_body = false;
       return true;
@@ -120,6 +79,58 @@ bool record_option(HostOptions& o, CURLoption option, OptionValue v) {
     case CURLOPT_PUT: o.form_is_body = o.mime_is_body = false; return true;
     case CURLOPT_CUSTOMREQUEST: o.custom_request = v.pointer ? static_cast<const char*>(v.pointer) : ""; return true;
     default: return false;
+  }
+}
+
+}  // namespace
+
+bool record_option(HostOptions& o, CURLoption option, OptionValue v) {
+  switch (option) {
+    case CURLOPT_WRITEFUNCTION: o.write_fn = reinterpret_cast<curl_write_callback>(v.function); return true;
+    case CURLOPT_WRITEDATA: o.write_data = v.pointer; return true;
+    case CURLOPT_HEADERFUNCTION: o.header_fn = reinterpret_cast<curl_write_callback>(v.function); return true;
+    case CURLOPT_HEADERDATA: o.header_data = v.pointer; return true;
+    case CURLOPT_READFUNCTION: o.read_fn = reinterpret_cast<curl_read_callback>(v.function); return true;
+    case CURLOPT_READDATA: o.read_data = v.pointer; return true;
+    case CURLOPT_SEEKFUNCTION: o.seek_fn = reinterpret_cast<curl_seek_callback>(v.function); return true;
+    case CURLOPT_SEEKDATA: o.seek_data = v.pointer; return true;
+    case CURLOPT_XFERINFOFUNCTION: o.xferinfo_fn = reinterpret_cast<curl_xferinfo_callback>(v.function); return true;
+    case CURLOPT_PROGRESSFUNCTION: o.progress_fn = reinterpret_cast<curl_progress_callback>(v.function); return true;
+    case CURLOPT_XFERINFODATA: o.progress_data = v.pointer; return true;  // == CURLOPT_PROGRESSDATA
+    case CURLOPT_NOPROGRESS: o.noprogress = v.number != 0; return true;
+    case CURLOPT_HEADER: o.include_header = v.number != 0; return true;
+    case CURLOPT_FRESH_CONNECT: o.fresh_connect = v.number != 0; return true;
+    case CURLOPT_FOLLOWLOCATION: o.follow_location = v.number != 0; return true;
+    case CURLOPT_HSTSREADFUNCTION: o.hsts_read_fn = reinterpret_cast<curl_hstsread_callback>(v.function); return true;
+    case CURLOPT_TIMEOUT: o.timeout_ms = v.number > 0 ? v.number * 1000 : 0; return true;
+    case CURLOPT_TIMEOUT_MS: o.timeout_ms = v.number > 0 ? v.number : 0; return true;
+    case CURLOPT_ERRORBUFFER: o.error_buffer = static_cast<char*>(v.pointer); return true;
+    case CURLOPT_URL: {
+      // A program sets the URL before every request, often one of the same length (the same
+      // endpoint): copied over the old one then, without std::string's general replace.
+      const char* url = v.pointer ? static_cast<const char*>(v.pointer) : "";
+      const size_t n = std::strlen(url);
+      if (n == o.url.size())
+        std::memcpy(o.url.data(), url, n);
+      else
+        o.url.assign(url, n);
+      return true;
+    }
+    case CURLOPT_IOCTLFUNCTION: o.ioctl_fn = reinterpret_cast<curl_ioctl_callback>(v.function); return true;
+    case CURLOPT_IOCTLDATA: o.ioctl_data = v.pointer; return true;
+    case CURLOPT_OPENSOCKETFUNCTION:
+      o.opensocket_fn = reinterpret_cast<curl_opensocket_callback>(v.function);
+      return true;
+    case CURLOPT_OPENSOCKETDATA: o.opensocket_data = v.pointer; return true;
+    case CURLOPT_SSL_CTX_FUNCTION: o.ssl_ctx_fn = reinterpret_cast<curl_ssl_ctx_callback>(v.function); return true;
+    case CURLOPT_SSL_CTX_DATA: o.ssl_ctx_data = v.pointer; return true;
+    case CURLOPT_COOKIEFILE:
+    case CURLOPT_COOKIEJAR:
+    case CURLOPT_COOKIELIST:
+      if (v.pointer != nullptr) o.cookie_engine = true;
+      return true;
+    case CURLOPT_SHARE: o.shared = v.pointer != nullptr; return true;
+    default: return record_request_option(o, option, v);
   }
 }
 

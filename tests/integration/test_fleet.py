@@ -919,9 +919,9 @@ class Redis(FleetTestCase):
         # failing run older than 3 s in each machine store; the sleeps are the outage's timeline,
         # bounded by count). Machine 1's retry goes as the fleet's probe (its own 4 s backoff: the
         # next no sooner than 4 s after its answer, in Redis), while machine 2 keeps failing;
-        # machine 2's retry then waits for that probe, not one of its own, one more wait of its
-        # backoff (1 s), and gives up (budget) with its response verbatim. Before (or without
-        # Redis), each machine probed on its own and it went.
+        # machine 2's retry then waits for the fleet's next probe, not one of its own (machine 2's
+        # store never had a probe: alone it would claim one at once), and goes as that probe: the
+        # fleet changes when it goes, never whether. Without Redis each machine probed on its own.
         def fail_once(machine, i):
             k = self.key(f"outage{i}")
             self.assertRun(self.on(machine, k, "503", CURLRETRY_MAX_ATTEMPTS="1"), 0, overloaded_body(k, 1))
@@ -932,7 +932,7 @@ class Redis(FleetTestCase):
         prober = self.key("prober")
         env = harness.environment(True, self.env(CURLRETRY_FLEET=self.redis.url, CURLRETRY_FLEET_DIR=self.dir,
                                                  CURLRETRY_MAX_ATTEMPTS="2", CURLRETRY_BASE_MS="4000",
-                                                 CURLRETRY_MAX_DELAY_MS="8000", CURLRETRY_LOG="info"))
+                                                 CURLRETRY_MAX_DELAY_MS="8000", CURLRETRY_LOG="debug"))
         proc = subprocess.Popen([harness.CURL, "-q", "-sS", self.plain.script_url(prober, "503")], env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
@@ -949,10 +949,14 @@ class Redis(FleetTestCase):
         self.assertIn(b"goes as the fleet's probe", err)
         k = self.key()
         r = self.on(2, k, "503", CURLRETRY_MAX_ATTEMPTS="2", CURLRETRY_LOG="info")
-        self.assertRun(r, 0, overloaded_body(k, 1))
-        self.assertCount(self.plain, k, 1, r)
+        self.assertRun(r, 0, overloaded_body(k, 2))
+        self.assertCount(self.plain, k, 2, r)
         self.assertIn(b"waiting for the fleet's probe", r.stderr)
-        self.assertIn(b"giving up after 1 attempt (budget)", r.stderr)
+        self.assertIn(b"giving up after 2 attempts (exhausted)", r.stderr)
+        self.assertNotIn(b"(budget)", r.stderr)
+        # Its retry waited for the fleet's schedule (the probe due about 4 s after the prober's
+        # answer), far beyond its own 10 ms backoff.
+        self.assertGreaterEqual(r.elapsed, 1.0, str(r))
 
     def test_fleet_command_shows_what_another_machine_set(self):
         # Machine 1 is told Retry-After: 30; machine 2 has never run anything, so its own table

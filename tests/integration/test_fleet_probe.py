@@ -82,7 +82,6 @@ class Probe(harness.ArmedUpstreamTestCase):
         # One probe at a time: the first attempts, then a retry a spacing (+1 for a probe racing the
         # arm above). Before, the bank (10) and the trickle (a token a second) went too: N + 26.
         self.assertLessEqual(during, N + allowed, errs.decode(errors="replace")[-3000:])
-        self.assertIn(b"goes as the fleet's probe", errs)
         self.assertIn(b"waiting for the fleet's probe", errs)
         # The probe after the recovery found it, and the waiting retries went at once behind it.
         self.assertLess(done - recovered, DRAIN_S)
@@ -91,7 +90,7 @@ class Probe(harness.ArmedUpstreamTestCase):
         return harness.curl(["-sS", self.up.script_url(key, script)], preload=True,
                             env={"CURLRETRY_LOG": "info", **env})
 
-    def test_a_retry_waiting_for_the_probe_gives_up_after_its_own_allowance_and_explain_says_why(self):
+    def test_a_retry_waits_for_the_probe_within_its_own_limits_and_explain_says_why(self):
         # A failing run older than 3 s: one-attempt 503s every 0.4 s (no gap longer than
         # core::budget::kRunGap), bounded by count; the sleeps are the outage's timeline.
         for i in range(10):
@@ -99,9 +98,9 @@ class Probe(harness.ArmedUpstreamTestCase):
             self.assertRun(self.get(k, "503", CURLRETRY_MAX_ATTEMPTS="1"), 0, overloaded_body(k, 1))
             time.sleep(0.4)
         # A lone retry finds no probe under way: it goes as the probe (its own 4 s backoff: the
-        # next probe no sooner than 4 s after its answer).
+        # next probe no sooner than 4 s after its answer). Said at debug only.
         prober = self.key("prober")
-        r = self.get(prober, "503", CURLRETRY_MAX_ATTEMPTS="2", CURLRETRY_BASE_MS="4000")
+        r = self.get(prober, "503", CURLRETRY_MAX_ATTEMPTS="2", CURLRETRY_BASE_MS="4000", CURLRETRY_LOG="debug")
         self.assertRun(r, 0, overloaded_body(prober, 2))
         self.assertIn(b"goes as the fleet's probe (the key fails outright)", r.stderr)
         e = harness.run([harness.CURLRETRY_BIN, "explain", "--status", "503", "GET",
@@ -109,17 +108,27 @@ class Probe(harness.ArmedUpstreamTestCase):
         self.assertEqual(e.code, 0, str(e))  # 0: it would retry
         self.assertRegex(e.stdout, rb"\nfleet now: would wait \d+ ms for the fleet's probe \(the key fails outright in "
                                    rb"this machine's store\)\n")
-        # Another request's retry (10 ms backoff) waits for the probe one more wait of its own
-        # backoff (at least 1 s), not for a token, then gives up with its response verbatim.
-        # Before, it took a token from the bank and went: attempt 2.
+        # Another request's retry (10 ms backoff) waits for the next probe, not for a token, and
+        # goes as that probe: attempt 2, at the fleet's time. Before, it waited one more wait of
+        # its own backoff (1 s) and gave up (budget) after 1 attempt, a request its own retries
+        # could have saved.
         k = self.key()
         r = self.get(k, "503", CURLRETRY_MAX_ATTEMPTS="2")
+        self.assertRun(r, 0, overloaded_body(k, 2))
+        self.assertEqual(self.up.count(k), 2, str(r))
+        self.assertIn(b"waiting for the fleet's probe (the key fails outright; the next probe in about", r.stderr)
+        self.assertIn(b"giving up after 2 attempts (exhausted)", r.stderr)
+        self.assertNotIn(b"(budget)", r.stderr)
+        self.assertGreaterEqual(r.elapsed, 1.0, str(r))
+        # The program's own timeout is a limit of the request: a retry whose next probe (8 s
+        # after the last one failed) cannot come before it gives up at once, its response verbatim.
+        k = self.key("timeout")
+        r = harness.curl(["-sS", "-m", "3", self.up.script_url(k, "503")], preload=True,
+                         env={"CURLRETRY_LOG": "info", "CURLRETRY_MAX_ATTEMPTS": "2"})
         self.assertRun(r, 0, overloaded_body(k, 1))
         self.assertEqual(self.up.count(k), 1, str(r))
-        self.assertIn(b"waiting for the fleet's probe (the key fails outright; the next probe in about", r.stderr)
         self.assertIn(b"giving up after 1 attempt (budget)", r.stderr)
-        self.assertGreaterEqual(r.elapsed, 1.0, str(r))
-
+        self.assertLess(r.elapsed, 3.0, str(r))
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,9 +1,10 @@
+#include "core/backoff.h"
+
 #include <gtest/gtest.h>
 
 #include <climits>
 #include <vector>
 
-#include "core/backoff.h"
 #include "fixed_random.h"
 
 namespace curlretry::core {
@@ -67,8 +68,7 @@ TEST(Backoff, HugeAttemptNumbersSaturateAtMaxWithoutOverflow) {
 TEST(Backoff, ExponentialJustBelowOverflowIsExact) {
   FixedRandom random;
   // 2^62 is the largest power of two in int64: attempt 63 with base 1 is the last exact doubling.
-  EXPECT_EQ(backoff_delay(make(Strategy::exponential, 1, LLONG_MAX), 63, Millis{0}, random),
-            Millis{1LL << 62});
+  EXPECT_EQ(backoff_delay(make(Strategy::exponential, 1, LLONG_MAX), 63, Millis{0}, random), Millis{1LL << 62});
 }
 
 TEST(Backoff, AttemptBelowOneIsTreatedAsTheFirst) {
@@ -148,6 +148,25 @@ TEST(BackoffJitter, OutOfRangeRandomValuesAreClamped) {
   FixedRandom below(-0.5);
   EXPECT_EQ(backoff_delay(b, 1, Millis{0}, above), Millis{999});
   EXPECT_EQ(backoff_delay(b, 1, Millis{0}, below), Millis{0});
+}
+
+TEST(BackoffScheduleBound, SumsTheLargestWaitOfEveryRetry) {
+  EXPECT_EQ(backoff_schedule_bound(make(Strategy::exponential, 1500, 60000), 3), Millis{1500 + 3000});
+  EXPECT_EQ(backoff_schedule_bound(make(Strategy::exponential, 1500, 60000), 1), Millis{0});
+  EXPECT_EQ(backoff_schedule_bound(make(Strategy::triangular, 100, 60000), 4), Millis{100 + 300 + 600});
+  EXPECT_EQ(backoff_schedule_bound(make(Strategy::constant, 700, 60000, Jitter::full), 3), Millis{1400});
+  // Capped waits: 1 + 2 + 4 + 5 + 5.
+  EXPECT_EQ(backoff_schedule_bound(make(Strategy::exponential, 1000, 5000), 6), Millis{17000});
+  // Decorrelated jitter may reach the cap at any step.
+  EXPECT_EQ(backoff_schedule_bound(make(Strategy::exponential, 1000, 5000, Jitter::decorrelated), 3), Millis{10000});
+  EXPECT_EQ(backoff_schedule_bound(make(Strategy::exponential, 0, 5000), 10), Millis{0});
+}
+
+TEST(BackoffScheduleBound, UnlimitedOrHugeSchedulesSaturate) {
+  EXPECT_EQ(backoff_schedule_bound(make(Strategy::exponential, 1500, 60000), -1), Millis::max());
+  EXPECT_EQ(backoff_schedule_bound(make(Strategy::exponential, 1500, 60000), INT_MAX),
+            Millis{1500 + 3000 + 6000 + 12000 + 24000 + 48000} + Millis{60000} * (INT_MAX - 7));
+  EXPECT_EQ(backoff_schedule_bound(make(Strategy::exponential, 1, LLONG_MAX / 2), INT_MAX), Millis::max());
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ TEST(FleetProbe, PackRoundTrips) {
 TEST(FleetProbe, AnOutageIsARunOfThreeSecondsWithNoSuccessSinceItBegan) {
   EXPECT_FALSE(outage(run_of(), 0, kT0 + 2998));  // a fresh burst: its first failures are younger
   EXPECT_TRUE(outage(run_of(), 0, kT0 + 3000));
-  EXPECT_TRUE(outage(run_of(), at(kT0 - 500), kT0 + 60000));  // the last success was before the run
+  EXPECT_TRUE(outage(run_of(), at(kT0 - 500), kT0 + 60000));   // the last success was before the run
   EXPECT_FALSE(outage(run_of(), at(kT0 + 100), kT0 + 60000));  // one success since: the key answers
   EXPECT_FALSE(outage(budget::FailingRun{}, 0, kT0 + 60000));  // no run at all
 }
@@ -84,7 +84,7 @@ TEST(FleetProbe, AWordFarAheadIsAClockThatSteppedBackAndDoesNotHoldTheFleet) {
 
 TEST(FleetProbe, AFailedProbePushesTheNextOneAWholeSpacingAfterItsAnswer) {
   const Probe p = claim(Probe{}, run_of(), kT0 + 3000, milliseconds(4000)).next;  // next at +7 s
-  const Probe slow = after_failure(p, kT0 + 6000);  // answered after 3 s
+  const Probe slow = after_failure(p, kT0 + 6000);                                // answered after 3 s
   EXPECT_EQ(slow.next_at, at(kT0 + 10000));
   EXPECT_EQ(slow.gap, 4000u);
   EXPECT_EQ(after_failure(p, kT0 + 3000).next_at, p.next_at);  // answered at once: as claimed
@@ -94,7 +94,7 @@ TEST(FleetProbe, AFailedProbePushesTheNextOneAWholeSpacingAfterItsAnswer) {
 
 TEST(FleetProbe, AClaimTheFleetRefusedWaitsForTheFleetsNextProbe) {
   const Probe mine = claim(Probe{}, run_of(), kT0 + 3000, milliseconds(4000)).next;  // next at +7 s
-  const Probe deferred = defer(mine, kT0 + 3000, milliseconds(1200));  // the fleet's is due at +4.2 s
+  const Probe deferred = defer(mine, kT0 + 3000, milliseconds(1200));                // the fleet's is due at +4.2 s
   EXPECT_EQ(deferred.next_at, at(kT0 + 4200));
   EXPECT_EQ(deferred.gap, 4000u);  // the spacing this machine's series reached
   EXPECT_EQ(claim(deferred, run_of(), kT0 + 4000, milliseconds(4000)).wait, milliseconds(200));
@@ -115,7 +115,19 @@ TEST(FleetProbe, ProbesKeepTheRunGoingAcrossTheirSpacing) {
 
 namespace fv = fleet_verdict;
 
-const fv::Limits kOwn{milliseconds(120000), milliseconds(1500), false, std::nullopt};
+// The default policy: 3 attempts, 1.5 s exponential backoff (1.5 s + 3 s of its own waits).
+const fv::Limits kOwn = fv::limits_for(Policy{}, false, std::nullopt);
+
+TEST(FleetProbeVerdict, TheProbeMayHoldARetryAsLongAsItsOwnScheduleCouldStillMeetARecovery) {
+  EXPECT_EQ(kOwn.max_probe_wait, milliseconds(1500 + 3000) + kMaxGap);
+  Policy six;
+  six.max_attempts = 6;
+  six.backoff.base = milliseconds(50);
+  EXPECT_EQ(fv::limits_for(six, false, std::nullopt).max_probe_wait,
+            milliseconds(50 + 100 + 200 + 400 + 800) + kMaxGap);
+  six.max_attempts = -1;
+  EXPECT_EQ(fv::limits_for(six, false, std::nullopt).max_probe_wait, Millis::max());
+}
 
 TEST(FleetProbeVerdict, TheClaimerGoesWithoutAToken) {
   const fv::Gate g = fv::at_probe(milliseconds(0), std::nullopt, {}, kOwn);
@@ -134,7 +146,11 @@ TEST(FleetProbeVerdict, OthersWaitLookingAgainSoonSoThatARecoveryReleasesThem) {
 }
 
 TEST(FleetProbeVerdict, ANonPersistentRetryWaitsItsOwnAllowanceThenGivesUpPersistentNever) {
-  const fv::Gate spent = fv::at_probe(milliseconds(0), milliseconds(7500), fv::Waited{{}, milliseconds(1500)}, kOwn);
+  // One backoff's wait (the token's allowance) is not the probe's: the next probe 1.9 s away is
+  // still waited for after 1.5 s (a request with 50 ms backoffs gave up here, saved with the fleet off).
+  EXPECT_EQ(fv::at_probe(milliseconds(0), milliseconds(1900), fv::Waited{{}, milliseconds(1500)}, kOwn).kind,
+            fv::Kind::wait_token);
+  const fv::Gate spent = fv::at_probe(milliseconds(0), milliseconds(7500), fv::Waited{{}, kOwn.max_probe_wait}, kOwn);
   EXPECT_EQ(spent.kind, fv::Kind::give_up_budget);
   EXPECT_TRUE(spent.probe);
   fv::Limits persistent = kOwn;
