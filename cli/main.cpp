@@ -14,6 +14,7 @@
 #include "cli/proxy_exec.h"
 #include "cli/subcommands.h"
 #include "cli/usage.h"
+#include "config/keys.h"
 
 namespace {
 
@@ -23,22 +24,31 @@ constexpr const char* kLaunchUsage =
     "[-n N] [--base-ms MS] [--max-delay-ms MS] [--jitter KIND] [-q|-v] [--log-file F] [--events F] "
     "[--config F]... [--] COMMAND [ARGS...]";
 
+// "TEXT (VARIABLE)" or "TEXT (VARIABLE=VALUE)": a flag's help names the variable it sets as
+// config/keys.h names it (launch.cpp sets the same one).
+std::string sets(std::string_view text, std::string_view variable, std::string_view value = {}) {
+  return std::string(text) + " (" + std::string(variable) + (value.empty() ? "" : "=") + std::string(value) + ")";
+}
+
 // The launcher's flags, on the bare form and on `run`. Each sets the CURLRETRY_* variable of the
 // same setting, so `check` shows it as the source and the command's own children inherit it.
 void add_launch_options(CLI::App& app, LaunchOptions& launch) {
-  app.add_option("-n,--max-attempts", launch.max_attempts, "All attempts, first included; -1 = until "
-                 "max_elapsed_ms (CURLRETRY_MAX_ATTEMPTS)")->type_name("N");
-  app.add_option("--base-ms", launch.base_ms, "First backoff delay (CURLRETRY_BASE_MS)")->type_name("MS");
-  app.add_option("--max-delay-ms", launch.max_delay_ms, "Longest backoff delay (CURLRETRY_MAX_DELAY_MS)")
+  using curlretry::config::env_of;
+  app.add_option("-n,--max-attempts", launch.max_attempts,
+                 sets("All attempts, first included; -1 = until max_elapsed_ms", env_of("max_attempts")))
+      ->type_name("N");
+  app.add_option("--base-ms", launch.base_ms, sets("First backoff delay", env_of("backoff.base_ms")))->type_name("MS");
+  app.add_option("--max-delay-ms", launch.max_delay_ms, sets("Longest backoff delay", env_of("backoff.max_ms")))
       ->type_name("MS");
-  app.add_option("--jitter", launch.jitter, "none, full, equal or decorrelated (CURLRETRY_JITTER)")
+  app.add_option("--jitter", launch.jitter, sets("none, full, equal or decorrelated", env_of("backoff.jitter")))
       ->type_name("KIND");
-  app.add_flag("-q,--quiet", launch.quiet, "Log only give-ups and errors, and say nothing about the command "
-               "(CURLRETRY_LOG=warn)");
-  app.add_flag("-v,--verbose", launch.verbose, "Log every decision, first-try successes too (CURLRETRY_LOG=debug)");
-  app.add_option("--log-file", launch.log_file, "Append log lines here instead of stderr (CURLRETRY_LOG_FILE)")
+  app.add_flag("-q,--quiet", launch.quiet,
+               sets("Log only give-ups and errors, and say nothing about the command", env_of("log"), "warn"));
+  app.add_flag("-v,--verbose", launch.verbose,
+               sets("Log every decision, first-try successes too", env_of("log"), "debug"));
+  app.add_option("--log-file", launch.log_file, sets("Append log lines here instead of stderr", env_of("log_file")))
       ->type_name("FILE");
-  app.add_option("--events", launch.events, "Append one JSON line per attempt (CURLRETRY_EVENTS)")
+  app.add_option("--events", launch.events, sets("Append one JSON line per attempt", env_of("events_file")))
       ->type_name("FILE");
   app.add_option("--config", launch.configs, "Config file; repeat to combine presets, later wins "
                  "(CURLRETRY_CONFIG)")->type_name("FILE")->allow_extra_args(false);

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "cli/path_names.h"
+#include "core/ascii.h"
 
 namespace curlretry::cli::doctor {
 namespace {
@@ -47,16 +48,14 @@ std::optional<Shebang> read_shebang(const std::string& path) {
   const std::string head(buf, static_cast<std::size_t>(in.gcount()));
   if (head.size() < 3 || head[0] != '#' || head[1] != '!') return std::nullopt;
   std::string line = head.substr(2, head.find('\n') == std::string::npos ? std::string::npos : head.find('\n') - 2);
-  while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
-  const auto first = line.find_first_not_of(" \t");
-  if (first == std::string::npos) return std::nullopt;
-  const auto end = line.find_first_of(" \t", first);
+  // Blanks before the interpreter, blanks and a CR after the line (a script saved on Windows).
+  const std::string_view text = core::ascii::field_value(line);
+  if (text.empty()) return std::nullopt;
+  const auto end = text.find_first_of(core::ascii::kBlanks);
   Shebang s;
-  s.interpreter = line.substr(first, end == std::string::npos ? std::string::npos : end - first);
-  if (end != std::string::npos) {
-    const auto arg = line.find_first_not_of(" \t", end);
-    if (arg != std::string::npos) s.argument = line.substr(arg);
-  }
+  s.interpreter = std::string(text.substr(0, end));
+  if (end != std::string_view::npos)
+    s.argument = std::string(core::ascii::strip_leading(text.substr(end), core::ascii::kBlanks));
   return s;
 }
 

@@ -293,8 +293,7 @@ std::string time_chart(const std::vector<AttemptRecord>& records, const StatsOpt
     const auto& c = counts[i];
     std::string line = "  " + label + "  " + pad_right(bars[i], bar_width) + "  " +
                        std::to_string(c[0] + c[1] + c[2] + c[3]);
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + '\n';
+    out += std::string(core::ascii::strip_trailing(line, " ")) + '\n';
   }
   if (rows > kMaxRows) out += "  ... " + std::to_string(rows - kMaxRows) + " more rows (use --bucket)\n";
   return out;

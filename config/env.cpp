@@ -77,6 +77,21 @@ class Reader {
 
 constexpr std::string_view kAttemptsExpected = "-1 or a number >= 1";
 
+// Every variable read here as config/keys.h names it, resolved at compile time.
+constexpr const char* kDisableVar = env_of("disable").data();
+constexpr const char* kPersistentVar = env_of("persistent").data();
+constexpr const char* kMaxAttemptsVar = env_of("max_attempts").data();
+constexpr const char* kMaxAttemptsAlias = legacy_env_of("max_attempts").data();
+constexpr const char* kBaseMsVar = env_of("backoff.base_ms").data();
+constexpr const char* kBaseMsAlias = legacy_env_of("backoff.base_ms").data();
+constexpr const char* kMaxDelayMsVar = env_of("backoff.max_ms").data();
+constexpr const char* kJitterVar = env_of("backoff.jitter").data();
+constexpr const char* kLogVar = env_of("log").data();
+constexpr const char* kLogFileVar = env_of("log_file").data();
+constexpr const char* kEventsVar = env_of("events_file").data();
+constexpr const char* kFleetVar = env_of("fleet.store").data();
+constexpr const char* kFleetDirVar = env_of("fleet.dir").data();
+
 }  // namespace
 
 std::optional<LogLevel> log_level_from_string(std::string_view text) {
@@ -100,7 +115,7 @@ namespace {
 
 // CURLRETRY_DISABLE and CURLRETRY_PERSISTENT: booleans that also take 1/0.
 void read_switches(Reader& reader, EnvOverrides& out) {
-  for (const char* name : {"CURLRETRY_DISABLE", "CURLRETRY_PERSISTENT"}) {
+  for (const char* name : {kDisableVar, kPersistentVar}) {
     auto value = reader.raw(name);
     if (!value) continue;
     const std::string_view text = field_value(*value);
@@ -109,16 +124,16 @@ void read_switches(Reader& reader, EnvOverrides& out) {
     if (!flag) {
       reader.fail(name, *value, "not a boolean (expected 1/0, true/false, yes/no or on/off)");
     } else {
-      (std::string_view(name) == "CURLRETRY_DISABLE" ? out.disable : out.persistent) = FromEnv<bool>{*flag, name};
+      (std::string_view(name) == kDisableVar ? out.disable : out.persistent) = FromEnv<bool>{*flag, name};
     }
   }
 }
 
 // The policy's overrides: attempts, backoff base and cap, jitter.
 void read_policy(Reader& reader, EnvOverrides& out) {
-  if (auto found = reader.with_alias("CURLRETRY_MAX_ATTEMPTS", "BILI_REPLAY_RETRY_MAX")) {
+  if (auto found = reader.with_alias(kMaxAttemptsVar, kMaxAttemptsAlias)) {
     const auto& [name, value] = *found;
-    const bool legacy = std::string_view(name) == "BILI_REPLAY_RETRY_MAX";
+    const bool legacy = std::string_view(name) == kMaxAttemptsAlias;
     // The legacy tool took 0 to mean "no retries"; keep that meaning instead of rejecting it.
     const std::string_view expected = legacy ? "-1, 0 or a number >= 1" : kAttemptsExpected;
     if (auto n = reader.integer(name, value, -1, kMaxAttempts, expected)) {
@@ -130,57 +145,57 @@ void read_policy(Reader& reader, EnvOverrides& out) {
     }
   }
 
-  if (auto found = reader.with_alias("CURLRETRY_BASE_MS", "BILI_REPLAY_RETRY_BASE_MS")) {
+  if (auto found = reader.with_alias(kBaseMsVar, kBaseMsAlias)) {
     const auto& [name, value] = *found;
     if (auto n = reader.integer(name, value, 0, kMaxMillis, "milliseconds >= 0")) {
       out.base_ms = FromEnv<long long>{*n, name};
     }
   }
 
-  if (auto value = reader.raw("CURLRETRY_MAX_DELAY_MS")) {
-    if (auto n = reader.integer("CURLRETRY_MAX_DELAY_MS", *value, 0, kMaxMillis, "milliseconds >= 0")) {
-      out.max_delay_ms = FromEnv<long long>{*n, "CURLRETRY_MAX_DELAY_MS"};
+  if (auto value = reader.raw(kMaxDelayMsVar)) {
+    if (auto n = reader.integer(kMaxDelayMsVar, *value, 0, kMaxMillis, "milliseconds >= 0")) {
+      out.max_delay_ms = FromEnv<long long>{*n, kMaxDelayMsVar};
     }
   }
 
-  if (auto value = reader.raw("CURLRETRY_JITTER")) {
+  if (auto value = reader.raw(kJitterVar)) {
     if (auto jitter = core::jitter_from_string(lower(field_value(*value)))) {
-      out.jitter = FromEnv<core::Jitter>{*jitter, "CURLRETRY_JITTER"};
+      out.jitter = FromEnv<core::Jitter>{*jitter, kJitterVar};
     } else {
-      reader.fail("CURLRETRY_JITTER", *value, "unknown jitter (expected none, full, equal or decorrelated)");
+      reader.fail(kJitterVar, *value, "unknown jitter (expected none, full, equal or decorrelated)");
     }
   }
 }
 
 // Where curlretry writes (log level and file, attempt log) and which config file it reads.
 void read_outputs(Reader& reader, EnvOverrides& out) {
-  if (auto value = reader.raw("CURLRETRY_LOG")) {
+  if (auto value = reader.raw(kLogVar)) {
     if (auto level = log_level_from_string(field_value(*value))) {
-      out.log_level = FromEnv<LogLevel>{*level, "CURLRETRY_LOG"};
+      out.log_level = FromEnv<LogLevel>{*level, kLogVar};
     } else {
-      reader.fail("CURLRETRY_LOG", *value, "unknown log level (expected off, error, warn, info or debug)");
+      reader.fail(kLogVar, *value, "unknown log level (expected off, error, warn, info or debug)");
     }
   }
-  if (auto value = reader.raw("CURLRETRY_LOG_FILE")) out.log_file = FromEnv<std::string>{*value, "CURLRETRY_LOG_FILE"};
-  if (auto value = reader.raw("CURLRETRY_EVENTS")) out.events_file = FromEnv<std::string>{*value, "CURLRETRY_EVENTS"};
+  if (auto value = reader.raw(kLogFileVar)) out.log_file = FromEnv<std::string>{*value, kLogFileVar};
+  if (auto value = reader.raw(kEventsVar)) out.events_file = FromEnv<std::string>{*value, kEventsVar};
   if (auto value = reader.raw("CURLRETRY_CONFIG")) out.config_path = *value;
 }
 
 // The fleet's store and its directory.
 void read_fleet(Reader& reader, EnvOverrides& out) {
-  if (auto value = reader.raw("CURLRETRY_FLEET")) {
+  if (auto value = reader.raw(kFleetVar)) {
     std::string why;
     if (auto store = parse_fleet_store(*value, why)) {
-      out.fleet_store = FromEnv<ParsedStore>{*store, "CURLRETRY_FLEET"};
+      out.fleet_store = FromEnv<ParsedStore>{*store, kFleetVar};
     } else {
-      reader.fail("CURLRETRY_FLEET", *value, why);
+      reader.fail(kFleetVar, *value, why);
     }
   }
-  if (auto value = reader.raw("CURLRETRY_FLEET_DIR")) {
+  if (auto value = reader.raw(kFleetDirVar)) {
     if ((*value)[0] == '/') {
-      out.fleet_dir = FromEnv<std::string>{*value, "CURLRETRY_FLEET_DIR"};
+      out.fleet_dir = FromEnv<std::string>{*value, kFleetDirVar};
     } else {
-      reader.fail("CURLRETRY_FLEET_DIR", *value, "not an absolute path");
+      reader.fail(kFleetDirVar, *value, "not an absolute path");
     }
   }
 }

@@ -95,13 +95,18 @@ std::vector<std::string_view> file_keys(KeyScope scope, std::string_view section
 // The dotted name of the key the environment variable `variable` (or its alias) sets.
 std::string_view key_set_by(std::string_view variable);
 
-// The CURLRETRY_* variable that overrides the key `name` (empty: none). Spelled at compile time
-// where it can be: a name the table does not have is then a build error, not a silent "".
-consteval std::string_view env_of(std::string_view name) {
+// The row of the key `name`, at compile time: a name the table does not have is a build error,
+// not a silent "".
+consteval const KeyDef& key_def(std::string_view name) {
   for (const KeyDef& key : kKeys) {
-    if (key.name == name) return key.env;
+    if (key.name == name) return key;
   }
-  throw "config::env_of: no such key in config::kKeys";
+  throw "config::key_def: no such key in config::kKeys";
 }
+
+// The CURLRETRY_* variable that overrides the key `name` (empty: none), and its legacy alias.
+// Both are string literals of the table, so .data() is a NUL-terminated C string.
+consteval std::string_view env_of(std::string_view name) { return key_def(name).env; }
+consteval std::string_view legacy_env_of(std::string_view name) { return key_def(name).legacy_env; }
 
 }  // namespace curlretry::config

@@ -8,7 +8,6 @@
 #include <cstring>
 
 #include "core/ascii.h"
-#include "core/json_text.h"
 #include "proxy/curl_loop.h"
 #include "proxy/headers.h"
 #include "proxy/request_rules.h"
@@ -268,7 +267,7 @@ void Exchange::feed(const char* data, std::size_t n, bool done) {
 }
 
 void Exchange::send_error(int status, const std::string& detail) {
-  const std::string body = "{\"error\":\"curlretry proxy\",\"detail\":" + core::json_text::quote(detail) + "}\n";
+  const std::string body = error_body(detail);
   std::string out = "HTTP/1.1 " + std::to_string(status) + " " + reason_for(status) +
                     "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
   if (!request_.client_keep_alive) out += "Connection: close\r\n";

@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/ascii.h"
+
 namespace curlretry::proxy {
 namespace {
 
@@ -46,7 +48,7 @@ std::string load_or_create_secret(const state::Dir& dir, std::string& error) {
   std::string text(kSecretBytes * 2 + 2, '\0');
   const ssize_t n = ::pread(fd, text.data(), text.size(), 0);
   text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-  while (!text.empty() && text.back() == '\n') text.pop_back();
+  text.resize(core::ascii::strip_trailing(text, "\n").size());
   if (text.empty()) {
     text = random_hex(kSecretBytes);
     const std::string line = text + "\n";

@@ -22,6 +22,7 @@
 #include "config/agent_providers.h"
 #include "config/config.h"
 #include "config/glob.h"
+#include "core/ascii.h"
 #include "proxy/ca_command.h"
 #include "proxy/connection_limit.h"
 #include "proxy/ensure.h"
@@ -67,10 +68,8 @@ std::string no_proxy_with_loopback(const char* current, const config::ProxySetti
     std::size_t start = 0;
     while (start <= out.size()) {
       const std::size_t comma = std::min(out.find(',', start), out.size());
-      std::string item = out.substr(start, comma - start);
-      item.erase(0, item.find_first_not_of(' '));
-      item.erase(item.find_last_not_of(' ') + 1);
-      if (item == host) present = true;
+      const std::string_view item = std::string_view(out).substr(start, comma - start);
+      if (core::ascii::strip_trailing(core::ascii::strip_leading(item, " "), " ") == host) present = true;
       start = comma + 1;
     }
     if (!present) out += (out.empty() ? "" : ",") + std::string(host);

@@ -29,7 +29,7 @@ std::vector<std::string> codings(const RequestHead& head) {
     for (std::size_t i = 0; i <= value.size(); ++i) {
       const char c = i < value.size() ? value[i] : ',';
       if (c == ',') {
-        while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.pop_back();
+        token.resize(core::ascii::strip_trailing(token, core::ascii::kBlanks).size());
         if (!token.empty()) out.push_back(token);
         token.clear();
       } else if (!(token.empty() && (c == ' ' || c == '\t'))) {

@@ -82,6 +82,13 @@ std::string presented_token(std::string_view proxy_authorization);
 // `text` as a JSON string literal, for the proxy's own answers (core/json_text.h's rules).
 inline std::string json_string(std::string_view text) { return core::json_text::quote(text); }
 
+// The body of an answer the proxy gives itself (a 502 when the upstream cannot be reached, a
+// CONNECT that cannot be intercepted, ...): one spelling for the exchange, the tunnel, the
+// upgrade and the session, so a client's parser meets one shape.
+inline std::string error_body(std::string_view detail) {
+  return "{\"error\":\"curlretry proxy\",\"detail\":" + json_string(detail) + "}\n";
+}
+
 // Constant time in the expected secret's length: leaks nothing but a length mismatch.
 bool same_secret(std::string_view given, std::string_view expected);
 

@@ -1,8 +1,9 @@
 #include "proxy/route_target.h"
 
 #include <algorithm>
-#include <boost/beast/core/string.hpp>
 #include <optional>
+
+#include "core/ascii.h"
 
 namespace curlretry::proxy {
 namespace {
@@ -21,7 +22,7 @@ RouteTarget route_target(const std::vector<config::ProxyRoute>& routes, std::str
   RouteTarget out;
   // Forward proxying of plain HTTP (`curl -x`, HTTP_PROXY): the absolute-form target is the URL.
   // (https:// targets come as CONNECT.)
-  if (target.size() > 7 && boost::beast::iequals(target.substr(0, 7), "http://")) {
+  if (target.size() > 7 && core::ascii::istarts_with(target, "http://")) {
     const std::string_view authority = target.substr(7, target.find_first_of("/?#", 7) - 7);
     const auto where = parse_authority(authority, 80);
     if (!where) {

@@ -172,7 +172,8 @@ void Session<Stream>::on_head(beast::error_code ec) {
   streaming_ = length && *length > max_body;
   if (streaming_) streamed_length_ = *length;
   if (!streaming_) parser_->body_limit(max_body);
-  if (beast::iequals(request[http::field::expect], "100-continue") && !parser_->is_done()) {
+  const auto expect = request[http::field::expect];
+  if (iequals(std::string_view(expect.data(), expect.size()), "100-continue") && !parser_->is_done()) {
     send("HTTP/1.1 100 Continue\r\n\r\n");
   }
   if (streaming_) {

@@ -106,7 +106,7 @@ void Session<Stream>::intercept(std::string host, const std::string& port) {
     Interception interception;
     interception.context = server_.tls_context(host, &error);
     if (!interception.context) {
-      respond(502, "application/json", "{\"error\":\"curlretry proxy\",\"detail\":" + json_string(error) + "}\n", true);
+      respond(502, "application/json", error_body(error), true);
       return;
     }
     const bool v6 = host.find(':') != std::string::npos;

@@ -69,12 +69,7 @@ void Tunnel::start() {
 }
 
 void Tunnel::refuse(const std::string& detail) {
-  std::string body = "{\"error\":\"curlretry proxy\",\"detail\":\"";
-  for (char c : detail) {
-    if (c == '"' || c == '\\') body += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) body += c;
-  }
-  body += "\"}\n";
+  const std::string body = error_body(detail);
   reply_ =
       "HTTP/1.1 502 Bad Gateway\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
       "\r\nConnection: close\r\n\r\n" + body;

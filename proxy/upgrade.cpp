@@ -284,8 +284,7 @@ class Relay final : public Upgrade, public std::enable_shared_from_this<Relay<Cl
 
   // The proxy's own answer: for a non-route target the same 502 body whatever failed.
   std::string error_answer(int status, const std::string& detail) const {
-    const std::string body = "{\"error\":\"curlretry proxy\",\"detail\":" +
-                             json_string(target_.opaque_errors ? std::string(kUnreachable) : detail) + "}\n";
+    const std::string body = error_body(target_.opaque_errors ? std::string_view(kUnreachable) : detail);
     return "HTTP/1.1 " + std::to_string(status) + " " +
            std::string(http::obsolete_reason(http::int_to_status(static_cast<unsigned>(status)))) +
            "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +

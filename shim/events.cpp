@@ -147,25 +147,15 @@ int open_file(int& failed_errno) {
   int fd = g_fd.load(std::memory_order_acquire);
   if (state == kOpen && same_file(fd)) return fd;  // another thread was first
   if (state != kConfigured && state != kOpen) return -1;
-  // O_NONBLOCK only for the open itself: a FIFO without a reader must not hang the host.
-  int opened = ::open(g_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
-  if (opened >= 0 && opened <= STDERR_FILENO) {
-    // Never hold 0-2: a host that later opens its stdout would get our file.
-    int moved = ::fcntl(opened, F_DUPFD_CLOEXEC, 3);
-    ::close(opened);
-    opened = moved;
-  }
-  struct stat st{};
-  if (opened < 0 || ::fstat(opened, &st) != 0 || S_ISDIR(st.st_mode)) {
-    failed_errno = opened >= 0 && S_ISDIR(st.st_mode) ? EISDIR : errno;
-    if (opened >= 0) ::close(opened);
+  dev_t dev = 0;
+  ino_t ino = 0;
+  const int opened = open_owned(g_path, dev, ino, failed_errno);
+  if (opened < 0) {
     g_state.store(kFailed, std::memory_order_release);
     return -1;
   }
-  const int flags = ::fcntl(opened, F_GETFL);
-  if (flags >= 0) ::fcntl(opened, F_SETFL, flags & ~O_NONBLOCK);
-  g_dev.store(st.st_dev, std::memory_order_relaxed);
-  g_ino.store(st.st_ino, std::memory_order_relaxed);
+  g_dev.store(dev, std::memory_order_relaxed);
+  g_ino.store(ino, std::memory_order_relaxed);
   g_fd.store(opened, std::memory_order_release);
   g_state.store(kOpen, std::memory_order_release);
   return opened;

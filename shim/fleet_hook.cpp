@@ -102,16 +102,8 @@ core::Millis key_cooling_left(fleet::Store& s, std::string_view key, const HostO
   return cooldown::remaining(until, now);
 }
 
-// The status as the decision saw it (status_seen): without our header callback it may only be in
-// libcurl, asked only then.
-int status_of(const Attempt& a) {
-  long code = 0;
-  if (auto getinfo = a.api->easy_getinfo; getinfo && a.status == 0) {
-    LibcurlScope scope(*a.api);
-    getinfo(a.easy, CURLINFO_RESPONSE_CODE, &code);
-  }
-  return status_seen(a.status, code);
-}
+// The status as the decision saw it: without our header callback it may only be in libcurl.
+int status_of(const Attempt& a) { return status_seen(*a.api, a.easy, a.status); }
 
 void record_cooldown(const Runtime& runtime, fleet::Store& s, const Attempt& a, std::string_view key,
                      std::int64_t now) {

@@ -1,8 +1,8 @@
 // Transfer's "still waiting" lines: a wait between attempts longer than settings.heartbeat_ms
 // says so once per period, on the easy path from wait_backoff() and on the multi path from the
 // parked-transfer heap (the multi host is never blocked for it).
+#include "shim/header_lookup.h"
 #include "shim/log.h"
-#include "shim/reentry_guard.h"
 #include "shim/runtime.h"
 #include "shim/transfer.h"
 
@@ -12,13 +12,7 @@ void Transfer::arm_heartbeat(const core::Verdict& verdict) {
   const long long period = runtime_->config.settings.heartbeat_ms;
   run_.heartbeat.arm(Clock::now(), verdict.delay, core::Millis{period});
   if (!run_.heartbeat.next()) return;
-  int status = attempt_.response.status;
-  if (status == 0 && api_->easy_getinfo) {
-    long code = 0;
-    LibcurlScope scope(*api_);
-    api_->easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &code);
-    status = static_cast<int>(code);
-  }
+  const int status = status_seen(*api_, easy_, attempt_.response.status);
   run_.wait_cause = core::heartbeat_cause(status, !run_.last_transport_error, verdict.what);
 }
 

@@ -90,14 +90,18 @@ int open_stderr() {
   return ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
 }
 
-int open_destination(const std::string& file) {
+// The log file opens as the attempt log does (open_owned: never fd 0-2, a FIFO without a reader
+// refused rather than waited for, no controlling terminal), or the program's stderr.
+int open_destination(const std::string& file, int& open_errno) {
   if (file.empty()) return open_stderr();
-  return ::open(file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  dev_t dev = 0;
+  ino_t ino = 0;
+  return open_owned(file.c_str(), dev, ino, open_errno);
 }
 
 spdlog::logger* make_logger(const std::string& file) {
-  int fd = open_destination(file);
-  int open_errno = errno;
+  int open_errno = 0;
+  int fd = open_destination(file, open_errno);
   bool fell_back = fd < 0 && !file.empty();
   if (fell_back) fd = open_stderr();
   const bool to_file = !fell_back && !file.empty();

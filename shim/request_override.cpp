@@ -1,20 +1,9 @@
 #include "shim/request_override.h"
 
 #include "core/ascii.h"
-#include "shim/reentry_guard.h"
+#include "shim/set_real.h"
 
 namespace curlretry::shim {
-namespace {
-
-template <typename V>
-void set_real(const real::Api& api, CURL* easy, CURLoption option, V value) {
-  if (auto setopt = api.easy_setopt) {
-    LibcurlScope scope(api);
-    setopt(easy, option, value);
-  }
-}
-
-}  // namespace
 
 void RequestOverride::set_header(const std::string& name, std::string value) {
   for (auto& [n, v] : headers_) {
@@ -74,9 +63,7 @@ void RequestOverride::put_back(const real::Api& api, CURL* easy, const HostOptio
         set_real(api, easy, CURLOPT_COPYPOSTFIELDS, host.post_copy.data());
         set_real(api, easy, CURLOPT_POSTFIELDSIZE_LARGE, host.post_size);
         break;
-      case HostOptions::Body::none:
-        set_real(api, easy, CURLOPT_POSTFIELDS, static_cast<const char*>(nullptr));
-        break;
+      case HostOptions::Body::none: set_real(api, easy, CURLOPT_POSTFIELDS, static_cast<const char*>(nullptr)); break;
     }
   }
   if (headers_applied_) set_real(api, easy, CURLOPT_HTTPHEADER, host.http_header);

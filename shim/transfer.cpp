@@ -15,19 +15,12 @@
 #include "shim/real_curl.h"
 #include "shim/reentry_guard.h"
 #include "shim/runtime.h"
+#include "shim/set_real.h"
 
 namespace curlretry::shim {
 namespace {
 
 using config::LogLevel;
-
-template <typename V>
-void set_real(const real::Api& api, CURL* easy, CURLoption option, V value) {
-  if (auto setopt = api.easy_setopt) {
-    LibcurlScope scope(api);
-    setopt(easy, option, value);
-  }
-}
 
 }  // namespace
 

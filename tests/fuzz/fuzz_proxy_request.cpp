@@ -113,7 +113,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view target = head.target();
   if (head.method() == http::verb::connect) {
     check_authority(target, 0);
-  } else if (target.size() > 7 && beast::iequals(target.substr(0, 7), "http://")) {
+  } else if (target.size() > 7 && curlretry::core::ascii::istarts_with(target, "http://")) {
     check_authority(target.substr(7, target.find_first_of("/?#", 7) - 7), 80);
   } else {
     check_route_path(target);
