@@ -58,7 +58,7 @@ class Store {
   // caller that counts and credits the same key on every request keeps one and skips the table's
   // probe (issue 27). Checked on each use (in this table, still holding the key's hash): a stale
   // one (nullptr, another store's, its entry taken over by another key) is looked up again.
-  // Inline: the success path's whole store work is these two (no call, no probe, issue 27).
+  // Inline: with a good hint, the success path's whole store work is these two, no call.
   bool count(std::uint64_t hash, std::string_view key, bool retry, std::int64_t now_ms, layout::Entry*& hint) {
     layout::Entry* e = hinted(hash, hint);
     if (e == nullptr && (e = find_or_claim(hash, key, now_ms)) == nullptr) return false;
@@ -133,8 +133,10 @@ class Store {
   layout::Entry* find(std::uint64_t hash) const;
   // The hint's entry when it still holds `hash` in this table, else nullptr.
   layout::Entry* hinted(std::uint64_t hash, layout::Entry* e) const {
-    layout::Entry* table = entries();
-    return e >= table && e < table + layout::kEntries && e->hash.load(std::memory_order_acquire) == hash ? e : nullptr;
+    // As addresses: a pointer into another mapping is no pointer into this table's array.
+    const std::uintptr_t offset = reinterpret_cast<std::uintptr_t>(e) - reinterpret_cast<std::uintptr_t>(entries());
+    if (offset >= sizeof(layout::Entry) * layout::kEntries) return nullptr;
+    return e->hash.load(std::memory_order_acquire) == hash ? e : nullptr;
   }
   static void count_in(layout::Entry& e, bool retry, std::int64_t now_ms) {
     constexpr auto relaxed = std::memory_order_relaxed;
