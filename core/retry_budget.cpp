@@ -1,7 +1,6 @@
 #include "core/retry_budget.h"
 
 #include <algorithm>
-#include <limits>
 
 namespace curlretry::core::budget {
 
