@@ -81,10 +81,6 @@ std::unique_ptr<Store> Store::open_existing(const std::string& dir, std::string&
 
 Store::~Store() { unmap_table(mapping_); }
 
-Entry* Store::entries() const {
-  return reinterpret_cast<Entry*>(static_cast<char*>(mapping_.base) + sizeof(layout::Header));
-}
-
 Entry* Store::find(std::uint64_t hash) const {
   Entry* table = entries();
   for (std::uint32_t probe = 0; probe < layout::kMaxProbe; ++probe) {
@@ -124,26 +120,13 @@ bool Store::count(std::string_view key, bool retry, std::int64_t now_ms) {
 bool Store::count(std::uint64_t hash, std::string_view key, bool retry, std::int64_t now_ms) {
   Entry* e = find_or_claim(hash, key, now_ms);
   if (e == nullptr) return false;
-  const std::uint32_t epoch = budget::epoch_of(now_ms);
-  auto& slot = e->ring[budget::ring_index(epoch)];
-  std::uint64_t word = slot.load(kRelaxed);
-  while (!slot.compare_exchange_weak(word, budget::bump(word, epoch, retry), kRelaxed)) {
-  }
-  if (e->last_epoch.load(kRelaxed) != epoch) e->last_epoch.store(epoch, kRelaxed);
+  count_in(*e, retry, now_ms);
   return true;
 }
 
 bool Store::earn(std::uint64_t hash, std::int64_t sent_ms) {
   Entry* e = find(hash);
-  if (e == nullptr) return false;
-  e->earned.fetch_add(1, kRelaxed);
-  // 0 means never: a stamp that is 0 mod 2^32 becomes 1 (a millisecond off, harmless). Only a
-  // later send moves it: a slow success (sent long ago) must not make the key look idle.
-  const std::uint32_t stamp = static_cast<std::uint32_t>(sent_ms) | 1u;
-  const std::uint32_t seen = e->success_sent.load(kRelaxed);
-  if (seen == 0 || static_cast<std::int32_t>(stamp - seen) > 0) e->success_sent.store(stamp, kRelaxed);
-  if (e->cool_until_ms.load(kRelaxed) != 0) end_cooling(*e, sent_ms);
-  return e->cred_cooling.load(kRelaxed) != 0;
+  return e != nullptr && earn_in(*e, sent_ms);
 }
 
 bool Store::healthy(std::uint64_t hash, std::int64_t now_ms) const {

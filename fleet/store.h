@@ -54,6 +54,23 @@ class Store {
   bool count(std::string_view key, bool retry, std::int64_t now_ms);
   // The same with the key's hash (core::fleet_key::hash) already known.
   bool count(std::uint64_t hash, std::string_view key, bool retry, std::int64_t now_ms);
+  // count() and earn() with a hint: where the key's entry was found last (count() fills it). A
+  // caller that counts and credits the same key on every request keeps one and skips the table's
+  // probe (issue 27). Checked on each use (in this table, still holding the key's hash): a stale
+  // one (nullptr, another store's, its entry taken over by another key) is looked up again.
+  // Inline: with a good hint, the success path's whole store work is these two, no call.
+  bool count(std::uint64_t hash, std::string_view key, bool retry, std::int64_t now_ms, layout::Entry*& hint) {
+    layout::Entry* e = hinted(hash, hint);
+    if (e == nullptr && (e = find_or_claim(hash, key, now_ms)) == nullptr) return false;
+    hint = e;
+    count_in(*e, retry, now_ms);
+    return true;
+  }
+  bool earn(std::uint64_t hash, std::int64_t sent_ms, layout::Entry* hint) {
+    layout::Entry* e = hinted(hash, hint);
+    if (e == nullptr && (e = find(hash)) == nullptr) return false;
+    return earn_in(*e, sent_ms);
+  }
   // A transfer to the key succeeded: it earns the key's bucket percent/100 of a token at the next
   // decision, and when it was sent (`sent_ms`, Unix ms) after the key's cooldown was set, the
   // cooldown ends: the server coped again. One atomic add and one load while nothing cools.
@@ -114,11 +131,40 @@ class Store {
  private:
   explicit Store(Mapping mapping) : mapping_(std::move(mapping)) {}
   layout::Entry* find(std::uint64_t hash) const;
+  // The hint's entry when it still holds `hash` in this table, else nullptr.
+  layout::Entry* hinted(std::uint64_t hash, layout::Entry* e) const {
+    // As addresses: a pointer into another mapping is no pointer into this table's array.
+    const std::uintptr_t offset = reinterpret_cast<std::uintptr_t>(e) - reinterpret_cast<std::uintptr_t>(entries());
+    if (offset >= sizeof(layout::Entry) * layout::kEntries) return nullptr;
+    return e->hash.load(std::memory_order_acquire) == hash ? e : nullptr;
+  }
+  static void count_in(layout::Entry& e, bool retry, std::int64_t now_ms) {
+    constexpr auto relaxed = std::memory_order_relaxed;
+    const std::uint32_t epoch = core::budget::epoch_of(now_ms);
+    auto& slot = e.ring[core::budget::ring_index(epoch)];
+    std::uint64_t word = slot.load(relaxed);
+    while (!slot.compare_exchange_weak(word, core::budget::bump(word, epoch, retry), relaxed)) {
+    }
+    if (e.last_epoch.load(relaxed) != epoch) e.last_epoch.store(epoch, relaxed);
+  }
+  bool earn_in(layout::Entry& e, std::int64_t sent_ms) {
+    constexpr auto relaxed = std::memory_order_relaxed;
+    e.earned.fetch_add(1, relaxed);
+    // 0 means never: a stamp that is 0 mod 2^32 becomes 1 (a millisecond off, harmless). Only a
+    // later send moves it: a slow success (sent long ago) must not make the key look idle.
+    const std::uint32_t stamp = static_cast<std::uint32_t>(sent_ms) | 1u;
+    const std::uint32_t seen = e.success_sent.load(relaxed);
+    if (seen == 0 || static_cast<std::int32_t>(stamp - seen) > 0) e.success_sent.store(stamp, relaxed);
+    if (e.cool_until_ms.load(relaxed) != 0) end_cooling(e, sent_ms);
+    return e.cred_cooling.load(relaxed) != 0;
+  }
   layout::Entry* find_or_claim(std::uint64_t hash, std::string_view key, std::int64_t now_ms);
   static std::string name_of(const layout::Entry& entry);
   void end_cooling(layout::Entry& entry, std::int64_t sent_ms);
   static core::budget::Counts window_of(const layout::Entry& entry, std::int64_t now_ms, core::Millis window);
-  layout::Entry* entries() const;
+  layout::Entry* entries() const {
+    return reinterpret_cast<layout::Entry*>(static_cast<char*>(mapping_.base) + sizeof(layout::Header));
+  }
 
   Mapping mapping_;
 };

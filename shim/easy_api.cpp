@@ -46,6 +46,13 @@ __attribute__((visibility("default"))) CURLcode curl_easy_setopt(CURL* easy, CUR
   const real::Api& api = CURLRETRY_CALLER_API();
   auto setopt = api.easy_setopt;
   if (setopt == nullptr) return CURLE_FAILED_INIT;
+  // The option a program sets before every request: recorded, then passed on, without the
+  // classification and the general recording's switch (issue 27).
+  if (option == CURLOPT_URL && !inside_libcurl()) {
+    if (Transfer* transfer = registry::find(easy)) record_url(transfer->host, value.pointer);
+    LibcurlScope scope(api);
+    return setopt(easy, option, value.pointer);
+  }
   if (const OptionKind kind = inside_libcurl() ? OptionKind::other : option_kind(option); kind != OptionKind::other) {
     if (Transfer* transfer = registry::find(easy)) {
       record_option(transfer->host, option, value);

@@ -18,6 +18,10 @@
 #include "shim/real_curl.h"
 #include "shim/runtime.h"
 
+namespace curlretry::fleet::layout {
+struct Entry;
+}
+
 namespace curlretry::shim {
 
 namespace fleet_hook {
@@ -40,6 +44,9 @@ struct KeyCache {
   std::string url;
   std::string key;
   std::uint64_t hash = 0;
+  // Where the store's entry for the key was found last (fleet::Store::count's hint): the request's
+  // count and its success's credit then skip the table's probe.
+  fleet::layout::Entry* entry = nullptr;
   std::int64_t sent_ms = 0;  // Unix ms the attempt under way was sent: its success is evidence after that
   Charge charge;
   // This request's retries take a budget token even while the key is healthy: it was woken from its
@@ -101,7 +108,7 @@ struct Attempt {
   const HostOptions* host;
   const core::Policy* policy;
   int status;
-  const core::ResponseHints* hints;  // as the decision read them
+  const core::ResponseHints* hints;       // as the decision read them
   std::optional<core::Millis> time_left;  // before the host's deadline or max_elapsed
   int number;                             // the attempt's (1: the first)
   KeyCache* ledger;                       // the handle's: holds the retry's charge

@@ -105,17 +105,7 @@ bool record_option(HostOptions& o, CURLoption option, OptionValue v) {
     case CURLOPT_TIMEOUT: o.timeout_ms = v.number > 0 ? v.number * 1000 : 0; return true;
     case CURLOPT_TIMEOUT_MS: o.timeout_ms = v.number > 0 ? v.number : 0; return true;
     case CURLOPT_ERRORBUFFER: o.error_buffer = static_cast<char*>(v.pointer); return true;
-    case CURLOPT_URL: {
-      // A program sets the URL before every request, often one of the same length (the same
-      // endpoint): copied over the old one then, without std::string's general replace.
-      const char* url = v.pointer ? static_cast<const char*>(v.pointer) : "";
-      const size_t n = std::strlen(url);
-      if (n == o.url.size())
-        std::memcpy(o.url.data(), url, n);
-      else
-        o.url.assign(url, n);
-      return true;
-    }
+    case CURLOPT_URL: record_url(o, v.pointer); return true;
     case CURLOPT_IOCTLFUNCTION: o.ioctl_fn = reinterpret_cast<curl_ioctl_callback>(v.function); return true;
     case CURLOPT_IOCTLDATA: o.ioctl_data = v.pointer; return true;
     case CURLOPT_OPENSOCKETFUNCTION:

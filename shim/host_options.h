@@ -6,6 +6,7 @@
 #include <curl/curl.h>
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 namespace curlretry::shim {
@@ -61,7 +62,7 @@ struct HostOptions {
   // The request sends those POSTFIELDS: the last say went to POSTFIELDS/COPYPOSTFIELDS/POST, not
   // to UPLOAD, HTTPGET, NOBODY, MIMEPOST or HTTPPOST (which keep the fields but send no such body).
   bool post_active = false;
-  std::string custom_request;         // CURLOPT_CUSTOMREQUEST
+  std::string custom_request;  // CURLOPT_CUSTOMREQUEST
 
   // Which options the shim replaces with its trampolines during a transfer.
   static bool is_trampolined(CURLoption option);
@@ -101,14 +102,12 @@ enum class OptionKind : unsigned char { other, recorded, trampolined, watched };
     case CURLOPT_READDATA:
     case CURLOPT_SEEKFUNCTION:
     case CURLOPT_SEEKDATA:
-    case CURLOPT_HEADER:
-      return OptionKind::trampolined;
+    case CURLOPT_HEADER: return OptionKind::trampolined;
     // Called through the shim's own when the program set them.
     case CURLOPT_OPENSOCKETFUNCTION:
     case CURLOPT_OPENSOCKETDATA:
     case CURLOPT_SSL_CTX_FUNCTION:
-    case CURLOPT_SSL_CTX_DATA:
-      return OptionKind::watched;
+    case CURLOPT_SSL_CTX_DATA: return OptionKind::watched;
     case CURLOPT_XFERINFOFUNCTION:
     case CURLOPT_PROGRESSFUNCTION:
     case CURLOPT_XFERINFODATA:
@@ -139,15 +138,24 @@ enum class OptionKind : unsigned char { other, recorded, trampolined, watched };
     case CURLOPT_COOKIEFILE:
     case CURLOPT_COOKIEJAR:
     case CURLOPT_COOKIELIST:
-    case CURLOPT_SHARE:
-      return OptionKind::recorded;
-    default:
-      return OptionKind::other;
+    case CURLOPT_SHARE: return OptionKind::recorded;
+    default: return OptionKind::other;
   }
 }
 // Whether the shim records `option` (cheap; decides whether the handle's state is looked up).
 inline bool is_recorded_option(CURLoption option) { return option_kind(option) != OptionKind::other; }
 // Records `value` when `option` is one the shim tracks. Returns true when it is tracked.
 bool record_option(HostOptions& options, CURLoption option, OptionValue value);
+// CURLOPT_URL's recording, inline: a program sets the URL before every request (the setopt
+// wrapper's fast path, issue 27), often one of the same length (the same endpoint): copied over
+// the old one then, without std::string's general replace.
+inline void record_url(HostOptions& o, const void* value) {
+  const char* url = value ? static_cast<const char*>(value) : "";
+  const size_t n = std::strlen(url);
+  if (n == o.url.size())
+    std::memcpy(o.url.data(), url, n);
+  else
+    o.url.assign(url, n);
+}
 
 }  // namespace curlretry::shim

@@ -172,8 +172,17 @@ class Transfer {
   // A 2xx event stream's setup events are held until its first content event (stream_hold.cpp).
   // True when this chunk was dealt with (held, or the attempt stopped on an error event) and
   // `result` is the answer to libcurl; false: deliver as a committed stream.
-  bool hold_stream(const char* data, size_t n, size_t& result);
-  // Inline in hold_stream (stream_hold.cpp): one call for a 2xx's first chunk, not three.
+  // Inline: a response whose stream was checked and passes (every chunk of a success after its
+  // first) pays a test, and the first chunk one small call (start_stream_hold), not the feed's
+  // whole frame (issue 27).
+  bool hold_stream(const char* data, size_t n, size_t& result) {
+    if (!attempt_.stream_hold.holding() && (attempt_.stream_hold.checked() || !start_stream_hold())) return false;
+    return feed_stream(data, n, result);
+  }
+  // The response's first chunk: whether its stream is held (started) or passes (stream_hold.cpp).
+  bool start_stream_hold();
+  bool feed_stream(const char* data, size_t n, size_t& result);
+  // Inline in start_stream_hold (stream_hold.cpp): one call for a 2xx's first chunk, not three.
   [[gnu::always_inline]] inline bool stream_wanted();
   size_t header(char* data, size_t n);
   size_t read(char* buffer, size_t size, size_t nitems);
@@ -269,9 +278,9 @@ class Transfer {
   const real::Api* api_;
   const Runtime* runtime_ = nullptr;
   bool installed_ = false;
-  bool header_cb_ = false;  // our on_header is on the handle
-  bool read_cb_ = false;    // our on_read is on the handle
-  bool socket_cb_ = false;  // our on_opensocket is on the handle
+  bool header_cb_ = false;   // our on_header is on the handle
+  bool read_cb_ = false;     // our on_read is on the handle
+  bool socket_cb_ = false;   // our on_opensocket is on the handle
   bool ssl_ctx_cb_ = false;  // our on_ssl_ctx is on the handle
   CURLM* multi_ = nullptr;
   fleet_hook::KeyCache fleet_key_;  // kept across transfers of the handle

@@ -29,10 +29,12 @@ from fleet import Upstream  # noqa: E402  (the flaky upstream as the benches run
 
 # The limit: the easy success path's added instructions, in % of plain libcurl's. Issue 27 asks
 # for +2 % (generous for tool-version noise over its +1 % target, strict enough to catch the next
-# feature that forgets the success path). The path measures +3.14 % today (bench/README.md,
-# "Success path"), so the guard holds it at +4 % -- main before the issue-27 cuts measured
-# +4.76 % and fails it -- and this number steps down to 2.0 as the remaining cuts land.
-LIMIT_PERCENT = 4.0
+# feature that forgets the success path). The path measures +2.34 % today (bench/README.md,
+# "Success path", round 3: 1,269-1,283 instructions over plain's 54,100-55,300), so the guard
+# holds it at +2.8 % (0.4 above the worst figure measured, for plain libcurl's own movement and
+# tool versions) -- main before round 3 measured +2.60 % and passes it; before the issue-27 cuts,
+# +4.76 % -- and this number steps down to 2.0 once the easy figure is safely below it.
+LIMIT_PERCENT = 2.8
 # Two request counts: their difference cancels start-up, so the figure is per request.
 REQUESTS = (500, 1500)
 

@@ -61,6 +61,44 @@ TEST(Store, CountsRequestsAndRetriesPerKey) {
   EXPECT_EQ(store->counts("c:443", kNow, 10000ms), std::nullopt);
 }
 
+// The success path's count and credit go through the handle's hint (issue 27): the key's own
+// entry, and never another key's or another table's, whatever the hint says.
+TEST(Store, AHintCountsAndEarnsWhereTheKeyIsAndNowhereElse) {
+  TempDir tmp;
+  TempDir other_tmp;
+  auto store = open_store(tmp.store());
+  auto other = open_store(other_tmp.store());
+  const std::uint64_t a = core::fleet_key::hash("a:443");
+  const std::uint64_t b = core::fleet_key::hash("b:443");
+  layout::Entry* hint = nullptr;
+  ASSERT_TRUE(store->count(a, "a:443", false, kNow, hint));
+  ASSERT_NE(hint, nullptr);
+  layout::Entry* const a_entry = hint;
+  ASSERT_TRUE(store->count(a, "a:443", false, kNow + 100, hint));
+  EXPECT_EQ(hint, a_entry);
+  // Another key through a's entry: its own entry is found (or claimed), a's counts stay.
+  layout::Entry* b_hint = a_entry;
+  ASSERT_TRUE(store->count(b, "b:443", false, kNow, b_hint));
+  EXPECT_NE(b_hint, a_entry);
+  // Another table's entry as the hint: this table's own is used.
+  layout::Entry* foreign = a_entry;
+  ASSERT_TRUE(other->count(a, "a:443", false, kNow, foreign));
+  EXPECT_NE(foreign, a_entry);
+  EXPECT_EQ(store->counts("a:443", kNow + 200, 10000ms)->requests, 2u);
+  EXPECT_EQ(store->counts("b:443", kNow + 200, 10000ms)->requests, 1u);
+  EXPECT_EQ(other->counts("a:443", kNow + 200, 10000ms)->requests, 1u);
+  // Earning: b's success through a's entry credits b, not a; a's through a nullptr hint, a.
+  EXPECT_FALSE(store->earn(b, kNow + 300, a_entry));
+  EXPECT_EQ(store->success_sent(a), 0u);
+  EXPECT_EQ(store->success_sent(b), static_cast<std::uint32_t>(kNow + 300) | 1u);
+  EXPECT_FALSE(store->earn(a, kNow + 400, nullptr));
+  EXPECT_EQ(store->success_sent(a), static_cast<std::uint32_t>(kNow + 400) | 1u);
+  EXPECT_EQ(other->success_sent(a), 0u);
+  // An unknown key: nothing earned, whatever the hint.
+  EXPECT_FALSE(store->earn(core::fleet_key::hash("c:443"), kNow, a_entry));
+  EXPECT_EQ(store->counts("c:443", kNow, 10000ms), std::nullopt);
+}
+
 TEST(Store, CountsLeaveTheWindow) {
   TempDir tmp;
   auto store = open_store(tmp.store());
