@@ -18,21 +18,24 @@ typedef struct curlretry_redis curlretry_redis;
  * raised (Redis's clock: the send time travels as an age) ends that cooldown fleet-wide, recorded
  * with `who` for `curlretry fleet`. */
 struct curlretry_redis_sync {
-  const char* key;       /* "host:port" */
-  const char* cred_key;  /* "host:port key:xxxxxxxx", or NULL */
-  unsigned epoch;        /* the current budget slot (core/retry_budget.h) */
-  unsigned slots;        /* slots in the window */
+  const char* key;      /* "host:port" */
+  const char* cred_key; /* "host:port key:xxxxxxxx", or NULL */
+  unsigned epoch;       /* the current budget slot (core/retry_budget.h) */
+  unsigned slots;       /* slots in the window */
   unsigned add_requests;
   unsigned add_successes;
   unsigned refunds;
   int want_retry;
-  int again;             /* the retry follows a retry that failed (core/retry_tokens.h, kept_back) */
+  int again; /* the retry follows a retry that failed (core/retry_tokens.h, kept_back) */
   int percent;
   int reserve;
   long long window_ms;
-  long long now_ms;      /* Unix ms, the caller's clock */
+  long long now_ms;          /* Unix ms, the caller's clock */
   long long success_sent_ms; /* when the latest pending success was sent (caller's clock); 0: none */
-  const char* who;       /* "pid hostname" of the caller, for the record of an ended cooldown */
+  long long born_ms;         /* when the retry's request sent its first attempt (caller's clock); 0: unknown.
+                              * A token that is there goes to the youngest request waiting for one
+                              * (core/token_queue.h), fleet-wide */
+  const char* who;           /* "pid hostname" of the caller, for the record of an ended cooldown */
   /* out */
   long long host_until_ms;
   long long cred_until_ms;
@@ -48,7 +51,7 @@ typedef void (*curlretry_redis_free_fn)(curlretry_redis* redis);
 /* Raises the key's cooldown to until_ms (never lowers it); meta is "status pid hostname". */
 typedef int (*curlretry_redis_cool_fn)(curlretry_redis* redis, const char* key, long long until_ms, const char* meta,
                                        char* err, unsigned long err_size);
-/* Looked up as "curlretry_redis_sync_v4": a module of another layout is refused, not misread. */
+/* Looked up as "curlretry_redis_sync_v5": a module of another layout is refused, not misread. */
 typedef int (*curlretry_redis_sync_fn)(curlretry_redis* redis, struct curlretry_redis_sync* sync, char* err,
                                        unsigned long err_size);
 
@@ -69,29 +72,28 @@ typedef int (*curlretry_redis_probe_fn)(curlretry_redis* redis, const char* key,
 
 /* `curlretry fleet` with a Redis store: one key as the fleet holds it. */
 struct curlretry_redis_key {
-  const char* key;               /* "host:port" or "host:port key:xxxxxxxx" */
-  long long until_ms;            /* the cooldown's end, Unix ms; 0 when none */
+  const char* key;    /* "host:port" or "host:port key:xxxxxxxx" */
+  long long until_ms; /* the cooldown's end, Unix ms; 0 when none */
   /* "status pid hostname set_ms" of whoever set it, then when a success ended it
    * "... ended_ms ended_until_ms pid hostname" (until_ms is then 0); "" when none */
   const char* meta;
-  int has_bucket;                /* the key's bucket exists: the fields below are set */
-  unsigned long long milli;      /* tokens x 1000 as the last decision left them */
-  long long stamp_ms;            /* the bucket's trickle stamp, Unix ms */
-  unsigned long long successes;  /* successes not credited yet */
-  unsigned long long refunds;    /* tokens given back, not credited yet */
-  unsigned long long requests;   /* first attempts in the window's slots */
-  unsigned long long retries;    /* retries granted in the window's slots */
+  int has_bucket;               /* the key's bucket exists: the fields below are set */
+  unsigned long long milli;     /* tokens x 1000 as the last decision left them */
+  long long stamp_ms;           /* the bucket's trickle stamp, Unix ms */
+  unsigned long long successes; /* successes not credited yet */
+  unsigned long long refunds;   /* tokens given back, not credited yet */
+  unsigned long long requests;  /* first attempts in the window's slots */
+  unsigned long long retries;   /* retries granted in the window's slots */
 };
 typedef void (*curlretry_redis_key_fn)(void* context, const struct curlretry_redis_key* key);
 /* Calls `each` once per key with a cooldown or a bucket (at most 100,000), counting the slots
  * epoch - slots + 1 … epoch. Looked up as "curlretry_redis_list_v1". */
 typedef int (*curlretry_redis_list_fn)(curlretry_redis* redis, unsigned epoch, unsigned slots,
-                                       curlretry_redis_key_fn each, void* context, char* err,
-                                       unsigned long err_size);
+                                       curlretry_redis_key_fn each, void* context, char* err, unsigned long err_size);
 /* Deletes the key's cooldown, bucket, probe and every budget slot Redis may still keep around `epoch`;
  * *found is 1 when there was something. Looked up as "curlretry_redis_clear_v1". */
-typedef int (*curlretry_redis_clear_fn)(curlretry_redis* redis, const char* key, unsigned epoch, int* found,
-                                        char* err, unsigned long err_size);
+typedef int (*curlretry_redis_clear_fn)(curlretry_redis* redis, const char* key, unsigned epoch, int* found, char* err,
+                                        unsigned long err_size);
 
 #ifdef __cplusplus
 }

@@ -21,9 +21,9 @@ namespace {
 // Redis's own clock in ms: when a cooldown was raised and when a success was sent are compared on
 // it, so machines whose clocks differ a little still agree which came first. (Writes after TIME
 // need effect replication, the default since Redis 5; asked for explicitly on older ones.)
-#define CURLRETRY_LUA_CLOCK \
+#define CURLRETRY_LUA_CLOCK                                           \
   "if redis.replicate_commands then redis.replicate_commands() end\n" \
-  "local tm = redis.call('TIME')\n" \
+  "local tm = redis.call('TIME')\n"                                   \
   "local clock = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)\n"
 
 // A cooldown's value: "until_ms status pid hostname set_ms" (until on the setter's clock, set on
@@ -31,16 +31,16 @@ namespace {
 // kept an hour for `curlretry fleet`; every reader takes the leading number as the deadline.
 // finish(key, sent, now, who): sent on Redis's clock; ends the cooldown when it was raised at or
 // before `sent` and has not run out.
-#define CURLRETRY_LUA_FINISH \
-  "local function finish(key, sent, now, who)\n" \
-  "  local cur = redis.call('GET', key)\n" \
-  "  if not cur then return 0 end\n" \
-  "  local f = {}\n" \
-  "  for w in string.gmatch(cur, '%S+') do f[#f + 1] = w end\n" \
-  "  local u, set = tonumber(f[1]) or 0, tonumber(f[5])\n" \
-  "  if u <= now or not set or set > sent or #f ~= 5 then return 0 end\n" \
+#define CURLRETRY_LUA_FINISH                                                                                 \
+  "local function finish(key, sent, now, who)\n"                                                             \
+  "  local cur = redis.call('GET', key)\n"                                                                   \
+  "  if not cur then return 0 end\n"                                                                         \
+  "  local f = {}\n"                                                                                         \
+  "  for w in string.gmatch(cur, '%S+') do f[#f + 1] = w end\n"                                              \
+  "  local u, set = tonumber(f[1]) or 0, tonumber(f[5])\n"                                                   \
+  "  if u <= now or not set or set > sent or #f ~= 5 then return 0 end\n"                                    \
   "  redis.call('SET', key, table.concat({'0', f[2], f[3], f[4], f[5], now, u, who}, ' '), 'PX', 3600000)\n" \
-  "  return 1\n" \
+  "  return 1\n"                                                                                             \
   "end\n"
 
 constexpr const char* kCoolScript = CURLRETRY_LUA_CLOCK R"(
@@ -62,8 +62,11 @@ return finish(KEYS[1], clock - age, tonumber(ARGV[2]), ARGV[3])
 
 // KEYS: host cooldown, credential cooldown (or the host's again). ARGV: budget prefix, epoch,
 // slots, pending requests, pending successes, refunds, want_retry, percent, reserve, window_ms,
-// now_ms, again, success_sent_ms (0: none), who. The bucket (hash <prefix>bucket: m tokens x 1000, s trickle stamp, k failing streak,
-// w successes and g refunds not credited yet) follows core/retry_tokens.cpp step for step.
+// now_ms, again, success_sent_ms (0: none), who, born_ms (0: unknown). The bucket (hash
+// <prefix>bucket: m tokens x 1000, s trickle stamp, k failing streak, w successes and g refunds
+// not credited yet) follows core/retry_tokens.cpp step for step, and its waiters (y the youngest
+// waiting request's birth on its caller's clock, z when it last looked on Redis's, c grants mod
+// 256) core/token_queue.cpp.
 constexpr const char* kSyncScript = CURLRETRY_LUA_CLOCK CURLRETRY_LUA_FINISH R"(
 local p = ARGV[1]
 local e = tonumber(ARGV[2])
@@ -89,8 +92,11 @@ local r = 0
 for i = 0, n - 1 do
   r = r + (tonumber(redis.call('HGET', p .. (e - i), 'r')) or 0)
 end
-local v = redis.call('HMGET', b, 'm', 's', 'k', 'w', 'g')
+local v = redis.call('HMGET', b, 'm', 's', 'k', 'w', 'g', 'y', 'z', 'c')
 local m, s, k = tonumber(v[1]), tonumber(v[2]), tonumber(v[3]) or 0
+local born = tonumber(ARGV[15]) or 0
+local y, z, c = tonumber(v[6]) or 0, tonumber(v[7]) or 0, tonumber(v[8]) or 0
+local waits = y > 0 and clock - z < 250
 local allowed = 0
 if want == 1 then
   local cap = math.max(res * 1000, pct * r * 10)
@@ -116,13 +122,18 @@ if want == 1 then
   if (tonumber(v[4]) or 0) > 0 then k = 0 else k = k + 1 end
   local kept = 0
   if (k >= 3 or again == 1) and cap > res * 1000 then kept = math.min(res * 1000, cap - res * 1000) end
-  if m >= 1000 + kept then
+  local yields = c % 4 ~= 3 and waits and y > born
+  if m >= 1000 + kept and not yields then
     m = m - 1000
     allowed = 1
+    c = (c + 1) % 256
+    if y == born then y = 0 end
     redis.call('HINCRBY', p .. e, 't', 1)
     redis.call('PEXPIRE', p .. e, 70000)
+  elseif born > 0 and (not waits or born >= y) then
+    y, z = born, clock
   end
-  redis.call('HSET', b, 'm', m, 's', s, 'k', k, 'w', 0, 'g', 0)
+  redis.call('HSET', b, 'm', m, 's', s, 'k', k, 'w', 0, 'g', 0, 'y', y, 'z', z, 'c', c)
 end
 local function until_of(key)
   local u = redis.call('GET', key)
@@ -209,8 +220,8 @@ long long as_number(const redisReply* r) {
 extern "C" {
 
 __attribute__((visibility("default"))) curlretry_redis* curlretry_redis_connect(const char* host, int port, int db,
-                                                                                 int timeout_ms, char* err,
-                                                                                 unsigned long err_size) {
+                                                                                int timeout_ms, char* err,
+                                                                                unsigned long err_size) {
   timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
   redisContext* c = redisConnectWithTimeout(host, port, tv);
   if (c == nullptr || c->err) {
@@ -239,8 +250,8 @@ __attribute__((visibility("default"))) void curlretry_redis_free(curlretry_redis
 }
 
 __attribute__((visibility("default"))) int curlretry_redis_cool(curlretry_redis* redis, const char* key,
-                                                               long long until_ms, const char* meta, char* err,
-                                                               unsigned long err_size) {
+                                                                long long until_ms, const char* meta, char* err,
+                                                                unsigned long err_size) {
   const std::string k = kCoolPrefix + std::string(key);
   const std::string until = std::to_string(until_ms);
   auto* reply = static_cast<redisReply*>(
@@ -252,8 +263,8 @@ __attribute__((visibility("default"))) int curlretry_redis_cool(curlretry_redis*
 }
 
 __attribute__((visibility("default"))) int curlretry_redis_end_v1(curlretry_redis* redis, const char* key,
-                                                                 long long sent_ms, long long now_ms, const char* who,
-                                                                 int* ended, char* err, unsigned long err_size) {
+                                                                  long long sent_ms, long long now_ms, const char* who,
+                                                                  int* ended, char* err, unsigned long err_size) {
   const std::string k = kCoolPrefix + std::string(key);
   const std::string sent = std::to_string(sent_ms);
   const std::string now = std::to_string(now_ms);
@@ -269,23 +280,35 @@ __attribute__((visibility("default"))) int curlretry_redis_end_v1(curlretry_redi
   return ok ? 0 : -1;
 }
 
-__attribute__((visibility("default"))) int curlretry_redis_sync_v4(curlretry_redis* redis, curlretry_redis_sync* s,
-                                                                  char* err, unsigned long err_size) {
+__attribute__((visibility("default"))) int curlretry_redis_sync_v5(curlretry_redis* redis, curlretry_redis_sync* s,
+                                                                   char* err, unsigned long err_size) {
   const std::string host_key = kCoolPrefix + std::string(s->key);
   const std::string cred_key = s->cred_key ? kCoolPrefix + std::string(s->cred_key) : host_key;
   const std::string prefix = kBudgetPrefix + std::string(s->key) + ":";
-  const std::vector<std::string> words = {"EVAL", kSyncScript, "2", host_key, cred_key, prefix,
-                                          std::to_string(s->epoch), std::to_string(s->slots),
-                                          std::to_string(s->add_requests), std::to_string(s->add_successes),
-                                          std::to_string(s->refunds), s->want_retry ? "1" : "0",
-                                          std::to_string(s->percent), std::to_string(s->reserve),
-                                          std::to_string(s->window_ms), std::to_string(s->now_ms),
-                                          s->again ? "1" : "0", std::to_string(s->success_sent_ms),
-                                          s->who != nullptr ? s->who : "0 ?"};
+  const std::vector<std::string> words = {"EVAL",
+                                          kSyncScript,
+                                          "2",
+                                          host_key,
+                                          cred_key,
+                                          prefix,
+                                          std::to_string(s->epoch),
+                                          std::to_string(s->slots),
+                                          std::to_string(s->add_requests),
+                                          std::to_string(s->add_successes),
+                                          std::to_string(s->refunds),
+                                          s->want_retry ? "1" : "0",
+                                          std::to_string(s->percent),
+                                          std::to_string(s->reserve),
+                                          std::to_string(s->window_ms),
+                                          std::to_string(s->now_ms),
+                                          s->again ? "1" : "0",
+                                          std::to_string(s->success_sent_ms),
+                                          s->who != nullptr ? s->who : "0 ?",
+                                          std::to_string(s->born_ms)};
   std::vector<const char*> argv;
   for (const auto& w : words) argv.push_back(w.c_str());
-  auto* reply = static_cast<redisReply*>(
-      redisCommandArgv(redis->context, static_cast<int>(argv.size()), argv.data(), nullptr));
+  auto* reply =
+      static_cast<redisReply*>(redisCommandArgv(redis->context, static_cast<int>(argv.size()), argv.data(), nullptr));
   const bool ok = reply != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 5;
   if (ok) {
     s->requests = static_cast<unsigned long long>(as_number(reply->element[0]));
@@ -301,8 +324,8 @@ __attribute__((visibility("default"))) int curlretry_redis_sync_v4(curlretry_red
 }
 
 __attribute__((visibility("default"))) int curlretry_redis_list_v1(curlretry_redis* redis, unsigned epoch,
-                                                                  unsigned slots, curlretry_redis_key_fn each,
-                                                                  void* context, char* err, unsigned long err_size) {
+                                                                   unsigned slots, curlretry_redis_key_fn each,
+                                                                   void* context, char* err, unsigned long err_size) {
   redisContext* c = redis->context;
   // SCAN may return a key twice; the set also sorts them.
   std::set<std::string> keys;
@@ -372,16 +395,16 @@ __attribute__((visibility("default"))) int curlretry_redis_list_v1(curlretry_red
 }
 
 __attribute__((visibility("default"))) int curlretry_redis_clear_v1(curlretry_redis* redis, const char* key,
-                                                                   unsigned epoch, int* found, char* err,
-                                                                   unsigned long err_size) {
+                                                                    unsigned epoch, int* found, char* err,
+                                                                    unsigned long err_size) {
   const std::string cool = kCoolPrefix + std::string(key);
   const std::string bucket = kBudgetPrefix + std::string(key) + kBucketSuffix;
   const std::string probe = kBudgetPrefix + std::string(key) + kProbeSuffix;
   const std::string prefix = kBudgetPrefix + std::string(key) + ":";
   const std::string e = std::to_string(epoch);
   const std::string n = std::to_string(kSlotsKept);
-  const char* argv[] = {"EVAL", kClearScript, "3", cool.c_str(), bucket.c_str(), probe.c_str(), prefix.c_str(),
-                        e.c_str(), n.c_str()};
+  const char* argv[] = {"EVAL",        kClearScript,   "3",       cool.c_str(), bucket.c_str(),
+                        probe.c_str(), prefix.c_str(), e.c_str(), n.c_str()};
   auto* reply = static_cast<redisReply*>(redisCommandArgv(redis->context, 9, argv, nullptr));
   const bool ok = reply != nullptr && reply->type == REDIS_REPLY_INTEGER;
   if (ok) {
@@ -394,14 +417,14 @@ __attribute__((visibility("default"))) int curlretry_redis_clear_v1(curlretry_re
 }
 
 __attribute__((visibility("default"))) int curlretry_redis_probe_v1(curlretry_redis* redis, const char* key,
-                                                                   long long own_ms, long long min_ms,
-                                                                   long long max_ms, int failed, int* go,
-                                                                   long long* wait_ms, char* err,
-                                                                   unsigned long err_size) {
+                                                                    long long own_ms, long long min_ms,
+                                                                    long long max_ms, int failed, int* go,
+                                                                    long long* wait_ms, char* err,
+                                                                    unsigned long err_size) {
   const std::string probe = kBudgetPrefix + std::string(key) + kProbeSuffix;
   const std::string own = std::to_string(own_ms), lo = std::to_string(min_ms), hi = std::to_string(max_ms);
-  const char* argv[] = {"EVAL", kProbeScript, "1", probe.c_str(), own.c_str(), lo.c_str(), hi.c_str(),
-                        failed ? "1" : "0"};
+  const char* argv[] = {"EVAL",      kProbeScript, "1",        probe.c_str(),
+                        own.c_str(), lo.c_str(),   hi.c_str(), failed ? "1" : "0"};
   auto* reply = static_cast<redisReply*>(redisCommandArgv(redis->context, 8, argv, nullptr));
   const bool ok = reply != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2;
   if (ok) {

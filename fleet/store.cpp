@@ -8,12 +8,14 @@
 
 #include "core/cooldown.h"
 #include "core/fleet_key.h"
+#include "core/token_queue.h"
 #include "fleet/location.h"
 
 namespace curlretry::fleet {
 namespace {
 
 using layout::Entry;
+namespace token_queue = core::token_queue;
 namespace budget = core::budget;
 
 constexpr auto kRelaxed = std::memory_order_relaxed;
@@ -232,7 +234,8 @@ void Store::note_cred_cooling(std::string_view host_key, std::int64_t now_ms) {
 }
 
 std::optional<bool> Store::take_retry(std::uint64_t hash, std::string_view key, const budget::Budget& b,
-                                      std::int64_t now_ms, bool again, std::optional<core::Millis>* eta) {
+                                      std::int64_t now_ms, bool again, std::optional<core::Millis>* eta,
+                                      std::int64_t born_ms) {
   Entry* e = find_or_claim(hash, key, now_ms);
   if (e == nullptr) return std::nullopt;
   const std::uint64_t requests = window_of(*e, now_ms, b.window).requests;
@@ -247,17 +250,34 @@ std::optional<bool> Store::take_retry(std::uint64_t hash, std::string_view key, 
     fresh = budget::advance(mark, earned);
   } while (!e->mark.compare_exchange_weak(mark_word, budget::pack(mark), kRelaxed));
   const std::uint64_t kept = budget::kept_back(b, requests, mark.streak, again);
+  // Read once: a younger waiter that joins meanwhile gets the next token, not this one.
+  const std::uint32_t born = born_ms != 0 ? token_queue::stamp_of(born_ms) : 0;
+  const bool yields = token_queue::yields(token_queue::unpack(e->queue.load(kRelaxed)), born, now_ms);
   std::uint64_t word = e->bucket.load(kRelaxed);
   bool allowed = false;
+  bool there = false;
   budget::Bucket next;
   do {
     next = budget::refill(budget::unpack_bucket(word), b, now_ms, fresh, requests);
-    allowed = budget::take(next, kept);
+    budget::Bucket taken = next;
+    there = budget::take(taken, kept);
+    allowed = there && !yields;
+    if (allowed) next = taken;
   } while (!e->bucket.compare_exchange_weak(word, budget::pack(next), kRelaxed));
+  std::uint64_t queue = e->queue.load(kRelaxed);
+  while (!e->queue.compare_exchange_weak(
+      queue,
+      token_queue::pack(allowed ? token_queue::note_taken(token_queue::unpack(queue), born)
+                                : token_queue::note_waiting(token_queue::unpack(queue), born, now_ms)),
+      kRelaxed)) {
+  }
   if (allowed) count(hash, key, true, now_ms);
   if (!allowed && eta != nullptr) {
-    // A bucket whose cap is below what a retry needs never gives one (a budget of zero).
-    *eta = budget::cap(b, requests) < budget::kToken + kept ? core::Millis::max() : budget::eta(next, b, kept);
+    // A bucket whose cap is below what a retry needs never gives one (a budget of zero); one
+    // that is there but goes to a younger waiter: 0, look again at the next poll.
+    *eta = there                                              ? core::Millis{0}
+           : budget::cap(b, requests) < budget::kToken + kept ? core::Millis::max()
+                                                              : budget::eta(next, b, kept);
   }
   return allowed;
 }

@@ -108,8 +108,12 @@ class Store {
   // `again`: the retry follows a retry that failed (core::budget::kept_back). Refused, `eta` (when
   // given) gets how long the trickle needs to bring the token (core::budget::eta), Millis::max()
   // when the bucket can never hold one (its cap is below a token: a budget of zero).
+  // `born_ms` (0: unknown, the oldest): when the retry's request sent its first attempt; a token
+  // that is there goes to the youngest request waiting for one (core/token_queue.h), so an older
+  // retry is refused with an `eta` of 0 while a younger one waits.
   std::optional<bool> take_retry(std::uint64_t hash, std::string_view key, const core::budget::Budget& budget,
-                                 std::int64_t now_ms, bool again = false, std::optional<core::Millis>* eta = nullptr);
+                                 std::int64_t now_ms, bool again = false, std::optional<core::Millis>* eta = nullptr,
+                                 std::int64_t born_ms = 0);
   // Gives back the token of a retry that succeeded: one CAS; nothing when the key is unknown.
   void refund(std::uint64_t hash);
   // The key's counts over `window` ending now; nullopt when the key is unknown.

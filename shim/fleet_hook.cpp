@@ -313,6 +313,10 @@ void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
 
 namespace {
 
+// When the retry's request sent its first attempt: a token that is there goes to the youngest
+// request waiting for one (core/token_queue.h). 0: unknown, it waits as the oldest.
+std::int64_t born_of(const GateFacts& f) { return f.ledger != nullptr ? f.ledger->born_ms : 0; }
+
 // The Redis round trip at send: the fleet's cooldowns (learnt by the local view) and the
 // retry's token. nullopt: no answer, the machine store decides.
 struct RedisTake {
@@ -339,6 +343,7 @@ std::optional<RedisTake> redis_take(const Runtime& runtime, fleet::Store& s, con
   request.reserve = budget.reserve;
   request.window_ms = budget.window.count();
   request.again = f.number >= 3 ? 1 : 0;
+  request.born_ms = born_of(f);
   request.now_ms = now;
   auto answer = link->sync(request, fleet_key::hash(key));
   if (!answer) return std::nullopt;
@@ -418,7 +423,8 @@ core::fleet_verdict::Gate token_gate(const GateContext& c) {
     }
   } else {
     std::optional<core::Millis> eta;
-    auto taken = c.s.take_retry(c.hash, c.key, c.runtime.config.settings.fleet.budget, c.now, c.f.number >= 3, &eta);
+    auto taken = c.s.take_retry(c.hash, c.key, c.runtime.config.settings.fleet.budget, c.now, c.f.number >= 3, &eta,
+                                born_of(c.f));
     if (!taken) {
       warn_full_once();
       return fv::Gate{};  // the key does not fit the table: this process decides alone
@@ -446,11 +452,13 @@ core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& f) {
   const std::string_view key = key_of(*f.host, f.ledger, buffer);
   if (key.empty()) return fv::Gate{};
   const std::int64_t now = now_ms();
-  fv::Limits limits = limits_of(runtime, *f.policy, f.time_left);
-  // A token is waited for at most one more wait of the retry's own backoff (at least a second,
-  // at most backoff.max_ms): a queue of retries waiting out an outage would otherwise take every
-  // token the recovery earns from the fresh failures that need them.
-  limits.max_token_wait = std::min(limits.max_token_wait, std::max(f.own_wait, core::Millis{1000}));
+  // A token is waited for as long as one wait of the retry's own policy may last (backoff.max_ms,
+  // core::fleet_verdict::limits_for), on any key. The fresh failures a long queue of waiters
+  // would take the recovery's tokens from get them first (core/token_queue.h); a shorter wait
+  // (one more wait of its own backoff, at least a second) gave up retries the fleet-off process
+  // saved whenever a cooldown had kept the key quiet for a second with the bucket spent
+  // (test_multi_hosts' mix: 6 of 9 transfers, `budget` after 1 attempt).
+  const fv::Limits limits = limits_of(runtime, *f.policy, f.time_left);
   core::Millis cooling = key_cooling_left(*s, key, *f.host, now);
   // A held first attempt waits for the cooldown only: it takes no token.
   if (f.number < 2) {
@@ -469,14 +477,12 @@ core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& f) {
   // A key that answered a request with a success within the last second is not in an outage:
   // the budget does not pace its retries (they take no token; core::budget::kHealthyWithin) —
   // unless this request met the outage (or was woken from it by the recovery): the outage's
-  // backlog goes at the budget's pace, and may wait for a token as long as one wait of its own
-  // policy may last (backoff.max_ms), since a recovered key gives tokens back as retries succeed.
+  // backlog goes at the budget's pace, a token each, given back as its retries succeed.
   const bool healthy = s->healthy(hash, now);
   // A woken retry is paced only for the rest of the backoff the wake cut short: past that it is
   // where its own backoff would have sent it, and goes as it would have then.
   const bool paced =
       f.ledger != nullptr && (f.ledger->paced || (f.ledger->woken && f.waited.token < f.ledger->woken_early));
-  if (healthy && paced) limits.max_token_wait = f.policy->backoff.max;
   if (healthy && !paced) {
     if (!s->count(hash, key, true, now)) warn_full_once();
     if (f.ledger != nullptr) {

@@ -134,7 +134,7 @@ struct GateFacts {
   std::optional<core::Millis> time_left;  // before the host's deadline or max_elapsed
   int number;                             // the attempt about to go (0: a held first attempt)
   core::fleet_verdict::Waited waited;     // what it waited for the fleet so far
-  core::Millis own_wait;                  // the backoff its policy chose before this retry
+  core::Millis own_wait;                  // the backoff its policy chose before this retry (spaces probes)
   KeyCache* ledger;
 };
 core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& facts);

@@ -23,9 +23,8 @@ fv::Gate Transfer::fleet_gate() {
   const auto now = Clock::now();
   core::Millis left = run_.policy->max_elapsed - std::chrono::duration_cast<core::Millis>(now - run_.started);
   if (run_.deadline) left = std::min(left, std::chrono::duration_cast<core::Millis>(*run_.deadline - now));
-  // A woken retry may wait for a token as long as it would have without the wake: the part of
-  // its backoff the wake cut short comes on top of its own wait (so the wake never turns a retry
-  // its own backoff would have sent into a give-up for "budget").
+  // A woken retry spaces the fleet's probes as its whole backoff would have: the part the wake
+  // cut short comes on top of the wait it did.
   const fleet_hook::GateFacts facts{
       &host,      run_.policy, left, run_.attempt + 1, run_.fleet_waited, run_.previous_delay + fleet_key_.woken_early,
       &fleet_key_};

@@ -514,6 +514,23 @@ class Pacing(FleetTestCase):
         self.assertIn(b"giving up after 1 attempt (budget)", r.stderr)
         self.assertGreaterEqual(r.elapsed, 0.4, str(r))
 
+    def test_a_retry_waits_for_a_token_longer_than_its_own_backoff(self):
+        # One token that trickles back 2.5 s after it is spent, on a key that is failing (no
+        # success yet, so the budget paces it): a retry with a 10 ms backoff waits the ~2.4 s for
+        # it and is saved. Before, a retry waited for a token one more wait of its own backoff, at
+        # least 1 s, and gave up (budget) after 1 attempt where fleet-off saves the request
+        # (test_multi_hosts' mix, after a Retry-After of 1 s had kept the key quiet).
+        self.write_config("fleet: {budget: {percent: 0, reserve: 1, window_ms: 2500}}\n")
+        spend = self.key("spend")
+        self.assertRun(self.get(spend, "503", CURLRETRY_MAX_ATTEMPTS="2"), 0, overloaded_body(spend, 2))
+        k = self.key()
+        r = self.get(k, "503,200", CURLRETRY_LOG="info")
+        self.assertRun(r, 0, ok_body(k, 2))
+        self.assertCount(self.plain, k, 2, r)
+        self.assertIn(b"waiting for a fleet token", r.stderr)
+        self.assertNotIn(b"(budget)", r.stderr)
+        self.assertGreaterEqual(r.elapsed, 1.5, str(r))
+
     def test_explain_shows_the_wait_for_a_fleet_token(self):
         self.write_config("fleet: {budget: {percent: 0, reserve: 1, window_ms: 64000}}\n")
         spend = self.key("spend")

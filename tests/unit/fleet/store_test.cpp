@@ -134,6 +134,34 @@ TEST(Store, ARetryTakesATokenAndARetryThatSucceededGivesItBack) {
   EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow + 32000), true);
 }
 
+TEST(Store, ATokenThatIsThereGoesToTheYoungestRequestWaiting) {
+  TempDir tmp;
+  auto store = open_store(tmp.store());
+  const core::budget::Budget budget{0, 64000ms, 2};  // no earning; 2 tokens per 64 s
+  const std::uint64_t hash = core::fleet_key::hash("a:443");
+  const std::int64_t old_born = kNow - 20000;
+  const std::int64_t fresh_born = kNow - 1000;
+  ASSERT_EQ(store->take_retry(hash, "a:443", budget, kNow, false, nullptr, old_born), true);
+  ASSERT_EQ(store->take_retry(hash, "a:443", budget, kNow, false, nullptr, old_born), true);
+  // Empty: the fresh request waits for the next token, and says so.
+  std::optional<core::Millis> eta;
+  EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow + 10, false, &eta, fresh_born), false);
+  EXPECT_EQ(eta, core::Millis{32000});
+  store->refund(hash);  // a retry that succeeded gives its token back
+  // The old request looks first and is refused with the token there (eta 0: look again soon) ...
+  EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow + 50, false, &eta, old_born), false);
+  EXPECT_EQ(eta, core::Millis{0});
+  // ... the fresh one takes it, and then the old one is the youngest that waits.
+  EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow + 100, false, nullptr, fresh_born), true);
+  store->refund(hash);
+  EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow + 150, false, nullptr, old_born), true);
+  // A younger waiter that stopped looking (its process ended) holds nothing back after 250 ms.
+  EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow + 200, false, nullptr, fresh_born), false);
+  store->refund(hash);
+  EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow + 300, false, nullptr, old_born), false);
+  EXPECT_EQ(store->take_retry(hash, "a:443", budget, kNow + 451, false, nullptr, old_born), true);
+}
+
 TEST(Store, SuccessesEarnTokensAtTheNextDecision) {
   TempDir tmp;
   auto store = open_store(tmp.store());
