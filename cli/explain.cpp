@@ -18,6 +18,7 @@
 #include "core/fleet_verdict.h"
 #include "core/random.h"
 #include "core/retry_tokens.h"
+#include "core/settle.h"
 #include "core/stream_events.h"
 #include "core/url.h"
 #include "fleet/location.h"
@@ -180,6 +181,38 @@ std::string fallback_of(const config::Rule* matched, const core::Outcome& o, con
   return out;
 }
 
+// The steps after decide (core/settle.h), in their order, as far as explain knows their facts:
+// each is said only where it could change this verdict; what only the running transfer knows is
+// said to be known only then. (The fleet's step is `fleet now:`, from this machine's store.)
+void settle_steps(const config::Rule* matched, bool committed, Explanation& e) {
+  const core::Outcome& o = e.outcome;
+  core::Verdict& v = e.verdict;
+  // 1. A response the policy could retry is held to its end: only a 2xx/3xx without a body
+  // reaches the program at the end of its headers, and only a transport error then retries it.
+  if (v.action == core::Action::retry && core::is_final_success(o.status) && o.transport != core::Transport::ok) {
+    e.commit =
+        "if the program already had this response's headers (one without a body, handed over at their "
+        "end), it gives up (committed) instead: known only at run time";
+  }
+  // 3. The rule's credential command: whether it runs is known here, what it prints is not.
+  const config::AuthRefresh* auth = matched && matched->auth.enabled() ? &matched->auth : nullptr;
+  const bool refreshes = auth && std::find(auth->on.begin(), auth->on.end(), o.status) != auth->on.end();
+  const bool asks = refreshes && core::settle::wants_credential(v, true, committed);
+  if (asks) {
+    e.credential = "rule " + matched->name + " refreshes " + auth->header + " on " + std::to_string(o.status) +
+                   ": its command runs (once per transfer); a value it prints means retry at once (auth-refresh), "
+                   "none means give up with this response: known only at run time";
+  } else if (refreshes && v.action == core::Action::give_up && committed) {
+    e.credential = "not refreshed: part of the response reached the program";
+  }
+  // 4. The upload goes again from its start: whether it can is known only when it is rewound.
+  if (core::settle::wants_rewind(v) || asks) {
+    e.upload =
+        "the request's body, if any, is rewound before the retry; one that cannot be gives up (not-replayable): known "
+        "only at run time";
+  }
+}
+
 }  // namespace
 
 std::optional<Explanation> explain(const config::Config& config, const ExplainOptions& options, std::string& error) {
@@ -220,6 +253,7 @@ std::optional<Explanation> explain(const config::Config& config, const ExplainOp
   core::SplitMix random(static_cast<std::uint64_t>(now.time_since_epoch().count()) ^
                         (static_cast<std::uint64_t>(::getpid()) << 32));
   e.verdict = core::decide(policy, e.outcome, random, now);
+  settle_steps(e.matched, options.committed, e);
   e.fallback = fallback_of(e.matched, e.outcome, e.verdict);
   return e;
 }
@@ -289,6 +323,8 @@ int run_explain(const ExplainOptions& options) {
               << ",\"what\":" << json_quote(e->verdict.what);
     if (!e->fallback.empty()) std::cout << ",\"fallback\":" << json_quote(e->fallback);
     if (!e->stream.empty()) std::cout << ",\"stream\":" << json_quote(e->stream);
+    // The one step a script can act on; the run-time notes (commit, upload) are the text's.
+    if (!e->credential.empty()) std::cout << ",\"credential\":" << json_quote(e->credential);
     std::cout << "}\n";
     return std::cout.good() ? status : kExplainCannotDecide;
   }
@@ -318,6 +354,9 @@ int run_explain(const ExplainOptions& options) {
   } else {
     std::cout << "verdict:  give up (" << core::reason_text(e->verdict) << ")\n";
   }
+  if (!e->commit.empty()) std::cout << "commit:   " << e->commit << '\n';
+  if (!e->credential.empty()) std::cout << "credential: " << e->credential << '\n';
+  if (!e->upload.empty()) std::cout << "upload:   " << e->upload << '\n';
   return std::cout.good() ? status : kExplainCannotDecide;
 }
 

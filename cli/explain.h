@@ -18,7 +18,7 @@ struct ExplainOptions {
   std::string method;
   std::string url;
   int status = 0;
-  std::optional<std::string> body;  // TEXT, @FILE or @- (stdin)
+  std::optional<std::string> body;   // TEXT, @FILE or @- (stdin)
   std::vector<std::string> headers;  // "Name: value"
   std::string transport = "ok";
   int attempt = 1;
@@ -42,6 +42,12 @@ struct Explanation {
   // For a 2xx text/event-stream body: which event decided, e.g. "event 3 (error) at byte 290:
   // an error before any content". Empty otherwise.
   std::string stream;
+  // The steps after decide (core/settle.h) that could change this verdict, each in words with
+  // what only the running transfer knows said so: the headers already delivered, the rule's
+  // credential command, the upload's rewind. Empty when the step cannot apply.
+  std::string commit;
+  std::string credential;
+  std::string upload;
 };
 
 // Builds the Outcome from the options (headers matched case-insensitively, body cut to the

@@ -7,38 +7,43 @@ namespace curlretry::shim {
 
 namespace {
 
-// `wakeable`: each slice also asks whether another request's success ended the wait (the
-// recovery wake, Transfer::wake_due).
-bool wait_slices(Transfer& transfer, core::Millis delay, bool wakeable) {
-  constexpr auto kSlice = std::chrono::milliseconds(100);
+constexpr auto kSlice = std::chrono::milliseconds(100);
+
+// Sleeps until `until` in slices of at most kSlice, the host's progress callback after each.
+// False when it asked to abort.
+bool sleep_until(Transfer& transfer, Clock::time_point until) {
+  for (auto now = Clock::now(); now < until; now = Clock::now()) {
+    std::this_thread::sleep_for(std::min<Clock::duration>(until - now, kSlice));
+    if (!transfer.host_progress_continue()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool wait_backoff(Transfer& transfer, core::Millis delay) {
   const auto until = Clock::now() + delay;
   for (;;) {
     auto now = Clock::now();
     if (now >= until) return true;
     std::this_thread::sleep_for(std::min<Clock::duration>(until - now, kSlice));
-    now = Clock::now();
-    transfer.heartbeat(now);
+    transfer.heartbeat(Clock::now());
     if (!transfer.host_progress_continue()) return false;
-    if (wakeable && transfer.wake_due(std::chrono::duration_cast<core::Millis>(until - now))) return true;
   }
 }
 
-}  // namespace
-
-bool wait_backoff(Transfer& transfer, core::Millis delay) { return wait_slices(transfer, delay, false); }
-
-WaitEnd wait_before_retry(Transfer& transfer, core::Millis delay) {
-  using core::fleet_verdict::Kind;
-  // The backoff itself may end early on the key's recovery; the fleet's waits below do not.
-  const bool wakeable = transfer.arm_wake();
-  if (!wait_slices(transfer, delay, wakeable)) return WaitEnd::aborted;
-  // Bounded: every look that does not end it waits at least 1 ms, and the fleet's waits add up
-  // to at most retry_after.max_ms and backoff.max_ms (persistent mode: the host's deadline).
+WaitEnd wait_between_attempts(Transfer& transfer, between_attempts::PendingRetry& retry, Transfer::Step& done) {
+  using Kind = between_attempts::Look::Kind;
+  // Bounded: every wait the driver asks for ends at a due time it set, and the fleet's waits add
+  // up to at most retry_after.max_ms and backoff.max_ms (persistent mode: the host's deadline).
   for (;;) {
-    const core::fleet_verdict::Gate gate = transfer.fleet_gate();
-    if (gate.kind == Kind::go || gate.kind == Kind::give_up_cooldown) return WaitEnd::go;
-    if (gate.kind == Kind::give_up_budget) return WaitEnd::budget;
-    if (!wait_backoff(transfer, gate.wait)) return WaitEnd::aborted;
+    const between_attempts::Look look = between_attempts::look(transfer, retry, Clock::now());
+    if (look.kind == Kind::go) return WaitEnd::go;
+    if (look.kind == Kind::done) {
+      done = look.step;
+      return WaitEnd::done;
+    }
+    if (!sleep_until(transfer, look.until)) return WaitEnd::aborted;
   }
 }
 

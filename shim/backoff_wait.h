@@ -3,20 +3,20 @@
 #pragma once
 
 #include "core/outcome.h"
+#include "shim/between_attempts.h"
 #include "shim/transfer.h"
 
 namespace curlretry::shim {
 
-// False when the host's progress callback asked to abort.
+// A first attempt held back (fleet.hold_new). False when the host's progress callback asked to abort.
 bool wait_backoff(Transfer& transfer, core::Millis delay);
 
-// wait_backoff, then as much longer as the fleet asks for (Transfer::fleet_gate(): a cooldown
-// raised meanwhile, the wait for a budget token). With the fleet on, a retry that met its key's
-// outage ends its backoff at the key's first success sent after its failed attempt (looked at
-// every slice; core/fleet_wake.h) and then goes through the same gate. `budget`: no token came within the request's
-// limits (the caller gives up with Transfer::give_up_for_budget()).
-enum class WaitEnd : unsigned char { go, aborted, budget };
-WaitEnd wait_before_retry(Transfer& transfer, core::Millis delay);
+// The step between two attempts (shim/between_attempts.h, the one multi takes too), its waits
+// slept through here: `go` (the caller prepares the next attempt), `aborted` (the host's progress
+// callback; Transfer::aborted_during_backoff()), or `done` with the transfer's Step in `done`
+// (no budget token, a failed credential refresh, the program's deadline during one).
+enum class WaitEnd : unsigned char { go, aborted, done };
+WaitEnd wait_between_attempts(Transfer& transfer, between_attempts::PendingRetry& retry, Transfer::Step& done);
 
 // The host paused the replay of a held response (easy interface): wait, calling its progress
 // callback as libcurl does for a paused transfer, until it unpauses, aborts, or its deadline

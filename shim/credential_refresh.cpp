@@ -67,29 +67,28 @@ bool Transfer::wants_refresh(int status) const {
   return std::find(on.begin(), on.end(), status) != on.end();
 }
 
-void Transfer::refresh_credential(core::Verdict& verdict) {
-  if (verdict.action != core::Action::give_up || committed() || !wants_refresh(attempt_.response.status)) return;
+core::settle::Credential Transfer::refresh_credential(const std::string& what) {
   run_.auth_tried = true;
   const config::AuthRefresh& auth = run_.rule->auth;
-  run_.auth_what = run_.method + " " + run_.display + " -> " + verdict.what;
+  run_.auth_what = run_.method + " " + run_.display + " -> " + what;
   std::string value, why;
   if (async_credential_) {
-    // A multi host: the transfer is parked while the command runs, and the host's loop goes on.
+    // The transfer waits while the command runs (shim/between_attempts.h), and the host's loop, or
+    // its progress callback, goes on.
     auto command = std::make_unique<credential::Command>();
     if (!command->start(auth, why)) {
       credential_failed(why);
-      return;
+      return core::settle::Credential::failed;
     }
     pending_credential_ = std::move(command);
-  } else if (!credential::run(auth, value, why)) {
-    credential_failed(why);
-    return;
-  } else {
-    credential_ready(std::move(value));
+    return core::settle::Credential::running;
   }
-  verdict.action = core::Action::retry;
-  verdict.delay = core::Millis{0};
-  verdict.reason = core::Reason::auth_refresh;
+  if (!credential::run(auth, value, why)) {
+    credential_failed(why);
+    return core::settle::Credential::failed;
+  }
+  credential_ready(std::move(value));
+  return core::settle::Credential::refreshed;
 }
 
 void Transfer::credential_failed(const std::string& why) {
@@ -127,14 +126,20 @@ Transfer::Step Transfer::give_up_after_refresh(CURLcode code) {
   return resume_replay();
 }
 
+Transfer::Step Transfer::refresh_outlasted_deadline(CURLcode code) {
+  pending_credential_.reset();  // killed, with everything it started
+  log::write(config::LogLevel::warn, run_.auth_what + ": the program's timeout came while refreshing " +
+                                         run_.rule->auth.header + "; giving up with the upstream's response");
+  // The refused response, as the program would have had it without us (and as a failed command
+  // or a budget give-up at the deadline hands it over): a timeout would turn an answer into none.
+  return give_up_after_refresh(code);
+}
+
 void Transfer::apply_cached_credential() {
   if (!credential::any_cached() || runtime_->config.rules.empty()) return;
   // Before the first attempt libcurl has no effective URL or method yet: the program's own.
   UrlParts parts = split_url(host.url);
-  std::string method = !host.custom_request.empty()               ? host.custom_request
-                       : host.post_active                          ? "POST"
-                                                                   : "GET";
-  const config::Rule* rule = match_rule(method, parts);
+  const config::Rule* rule = match_rule(request_method(host), parts);
   if (rule == nullptr || !rule->auth.enabled()) return;
   if (auto value = credential::cached(rule->name)) {
     override_.set_header(rule->auth.header, std::move(*value));

@@ -95,11 +95,12 @@ __attribute__((visibility("default"))) CURLcode curl_easy_perform(CURL* easy) {
         code = step.paused ? wait_for_unpause(*transfer, step) : step.code;
         break;
       }
-      if (const WaitEnd end = wait_before_retry(*transfer, step.delay); end != WaitEnd::go) {
+      // The step between attempts multi takes too (shim/between_attempts.h), slept through here.
+      between_attempts::PendingRetry retry = between_attempts::start(*transfer, step.delay, code, Clock::now());
+      if (const WaitEnd end = wait_between_attempts(*transfer, retry, step); end != WaitEnd::go) {
         if (end == WaitEnd::aborted) {
           code = transfer->aborted_during_backoff();
         } else {
-          step = transfer->give_up_for_budget(code);
           code = step.paused ? wait_for_unpause(*transfer, step) : step.code;
         }
         break;

@@ -1,6 +1,6 @@
 // Transfer's "still waiting" lines: a wait between attempts longer than settings.heartbeat_ms
-// says so once per period, on the easy path from wait_backoff() and on the multi path from the
-// parked-transfer heap (the multi host is never blocked for it).
+// says so once per period, from the step between attempts (shim/between_attempts.cpp), which the
+// easy loop sleeps through and the multi heap parks (the multi host is never blocked for it).
 #include "shim/header_lookup.h"
 #include "shim/log.h"
 #include "shim/runtime.h"

@@ -20,10 +20,47 @@ bool HostOptions::form_streams() const {
 
 namespace {
 
+// libcurl's set.method and set.opt_no_body after `option`, as lib/setopt.c (7.88) sets them: the
+// last of these options decides, NOBODY's HEAD stays through a POSTFIELDS (request_method()).
+void record_method(HostOptions& o, CURLoption option, OptionValue v) {
+  using Method = HostOptions::Method;
+  switch (option) {
+    case CURLOPT_POSTFIELDS:
+    case CURLOPT_COPYPOSTFIELDS: o.method = Method::post; return;
+    case CURLOPT_HTTPPOST:  // libcurl's POST_FORM and POST_MIME, even for a null pointer
+    case CURLOPT_MIMEPOST:
+      o.method = Method::post;
+      o.no_body = false;
+      return;
+    case CURLOPT_POST:
+    case CURLOPT_UPLOAD:
+    case CURLOPT_PUT: {
+      const Method on = option == CURLOPT_POST ? Method::post : Method::put;
+      o.method = v.number != 0 ? on : Method::get;  // off means GET
+      if (v.number != 0) o.no_body = false;
+      return;
+    }
+    case CURLOPT_HTTPGET:
+      if (v.number == 0) return;  // off: as it was
+      o.method = Method::get;
+      o.no_body = false;
+      return;
+    case CURLOPT_NOBODY:
+      o.no_body = v.number != 0;
+      if (o.no_body)
+        o.method = Method::head;
+      else if (o.method == Method::head)
+        o.method = Method::get;
+      return;
+    default: return;
+  }
+}
+
 // The options that say what the request is (its headers, its body, its method): libcurl's last
 // word among the body options wins (a form with stream parts for the upload code, a POSTFIELDS
 // body for the fallback).
 bool record_request_option(HostOptions& o, CURLoption option, OptionValue v) {
+  record_method(o, option, v);
   switch (option) {
     case CURLOPT_HTTPHEADER: o.http_header = static_cast<curl_slist*>(v.pointer); return true;
     case CURLOPT_POSTFIELDS:

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 namespace curlretry::shim {
 
@@ -63,6 +64,12 @@ struct HostOptions {
   // to UPLOAD, HTTPGET, NOBODY, MIMEPOST or HTTPPOST (which keep the fields but send no such body).
   bool post_active = false;
   std::string custom_request;  // CURLOPT_CUSTOMREQUEST
+  // The method the body options made, as libcurl keeps it (lib/setopt.c: set.method and
+  // set.opt_no_body, each set by the last of POST, POSTFIELDS, HTTPPOST, MIMEPOST, UPLOAD/PUT,
+  // HTTPGET, NOBODY): request_method() turns them into the request line's method.
+  enum class Method : unsigned char { get, post, put, head };
+  Method method = Method::get;
+  bool no_body = false;
 
   // Which options the shim replaces with its trampolines during a transfer.
   static bool is_trampolined(CURLoption option);
@@ -142,6 +149,22 @@ enum class OptionKind : unsigned char { other, recorded, trampolined, watched };
     default: return OptionKind::other;
   }
 }
+// The method of the request the options describe, as libcurl 7.88 picks it (Curl_http_method in
+// lib/http.c): CUSTOMREQUEST; else NOBODY's HEAD; else PUT for an upload, POST for fields, a form
+// or MIME; else GET. The one derivation before the first attempt, when libcurl has no effective
+// method yet (rule matching for a cached credential); after it libcurl's own is asked.
+inline std::string_view request_method(const HostOptions& o) {
+  if (!o.custom_request.empty()) return o.custom_request;
+  if (o.no_body) return "HEAD";
+  switch (o.method) {
+    case HostOptions::Method::post: return "POST";
+    case HostOptions::Method::put: return "PUT";
+    case HostOptions::Method::head: return "HEAD";
+    case HostOptions::Method::get: break;
+  }
+  return "GET";
+}
+
 // Whether the shim records `option` (cheap; decides whether the handle's state is looked up).
 inline bool is_recorded_option(CURLoption option) { return option_kind(option) != OptionKind::other; }
 // Records `value` when `option` is one the shim tracks. Returns true when it is tracked.

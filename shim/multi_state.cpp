@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <functional>
 
-#include "core/fleet_wake.h"
 #include "shim/real_curl.h"
 #include "shim/reentry_guard.h"
 
@@ -43,25 +42,16 @@ void MultiState::enqueue(const CURLMsg& msg, Member* member) {
     ++unowned_queued_;
 }
 
-void MultiState::park(CURL* easy, core::Millis delay, CURLcode code) {
+void MultiState::park(CURL* easy, const between_attempts::PendingRetry& retry) {
   std::uint64_t generation = next_generation_++;
-  const Clock::time_point due = Clock::now() + delay;
-  parked_[easy] = Entry{generation, code, due};
+  parked_[easy] = Entry{generation, retry};
   Member* m = member(easy);
-  if (m != nullptr) {
-    schedule(easy, generation, due, *m->transfer);
-  } else {
-    heap_.push_back(Parked{due, easy, generation});
-    std::push_heap(heap_.begin(), heap_.end(), std::greater<>{});
-  }
+  schedule(easy, generation, m != nullptr ? between_attempts::next_look(*m->transfer, retry, Clock::now()) : retry.due);
 }
 
-void MultiState::schedule(CURL* easy, std::uint64_t generation, Clock::time_point due, const Transfer& transfer) {
-  auto beat = transfer.next_heartbeat();
-  Clock::time_point look = beat && *beat < due ? *beat : due;
-  // A retry another request's success may wake is looked at every kLook (the host's timeout is
-  // capped by it only while such a transfer is parked); any other waits for its due alone.
-  if (transfer.wakeable()) look = std::min(look, Clock::now() + core::fleet_wake::kLook);
+void MultiState::schedule(CURL* easy, std::uint64_t generation, Clock::time_point look) {
+  // `look` from between_attempts: a retry another request's success may wake is looked at every
+  // kLook (the host's timeout is capped by it only while such a transfer is parked).
   heap_.push_back(Parked{look, easy, generation});
   std::push_heap(heap_.begin(), heap_.end(), std::greater<>{});
 }
@@ -76,7 +66,7 @@ void MultiState::hold_first_attempt(CURL* easy, core::Millis delay) {
   }
   m->transfer->hold_first_attempt();
   // Should libcurl refuse it when it is due, the host gets a DONE with this code.
-  park(easy, delay, CURLE_FAILED_INIT);
+  park(easy, between_attempts::hold(delay, CURLE_FAILED_INIT, Clock::now()));
   update_host_timer();
 }
 
@@ -109,7 +99,6 @@ long MultiState::clamp_timeout(long timeout_ms) const {
 }
 
 void MultiState::readd_due() {
-  auto add = api_->multi_add_handle;
   auto now = Clock::now();
   for (;;) {
     discard_stale_heap_top();
@@ -117,71 +106,44 @@ void MultiState::readd_due() {
     Parked next = heap_.front();
     std::pop_heap(heap_.begin(), heap_.end(), std::greater<>{});
     heap_.pop_back();
-    Entry& entry = parked_[next.easy];
-    Member* m = member(next.easy);
-    // Still waiting, unless the key recovered meanwhile (the recovery wake: its retry then goes
-    // through the fleet's gate below as at the end of its wait): a heartbeat line, then back in
-    // the heap for the next look.
-    if (m != nullptr && entry.due > now &&
-        !m->transfer->wake_due(std::chrono::duration_cast<core::Millis>(entry.due - now))) {
-      m->transfer->heartbeat(now);
-      schedule(next.easy, next.generation, entry.due, *m->transfer);
-      continue;
-    }
-    if (m != nullptr) {
-      switch (m->transfer->poll_credential()) {
-        case Transfer::CredentialProgress::running:
-          // The credential command is still at work: look again shortly, the host keeps going.
-          entry.due = now + std::chrono::milliseconds(20);
-          schedule(next.easy, next.generation, entry.due, *m->transfer);
-          continue;
-        case Transfer::CredentialProgress::failed: {
-          CURLMsg msg{};
-          msg.msg = CURLMSG_DONE;
-          msg.easy_handle = next.easy;
-          msg.data.result = entry.last_code;
-          parked_.erase(next.easy);
-          finish(*m, msg, m->transfer->give_up_after_refresh(msg.data.result));
-          continue;
-        }
-        case Transfer::CredentialProgress::none:
-        case Transfer::CredentialProgress::ready: break;
-      }
-    }
-    CURLcode last_code = entry.last_code;
-    parked_.erase(next.easy);
-    if (m == nullptr) continue;
-    Transfer* transfer = m->transfer;
-    // The fleet's word at send: a cooldown raised meanwhile or no budget token yet parks it
-    // again (the loop goes on); no token within the request's limits ends it with its response.
-    const core::fleet_verdict::Gate gate = transfer->fleet_gate();
-    if (gate.kind == core::fleet_verdict::Kind::wait_cooldown || gate.kind == core::fleet_verdict::Kind::wait_token) {
-      park(next.easy, gate.wait, last_code);
-      continue;
-    }
-    if (gate.kind == core::fleet_verdict::Kind::give_up_budget) {
-      CURLMsg msg{};
-      msg.msg = CURLMSG_DONE;
-      msg.easy_handle = next.easy;
-      msg.data.result = last_code;
-      finish(*m, msg, transfer->give_up_for_budget(last_code));
-      continue;
-    }
-    transfer->prepare_next_attempt();
-    CURLMcode added = CURLM_BAD_FUNCTION_ARGUMENT;
-    if (add) {
-      LibcurlScope scope(*api_);
-      added = add(multi_, next.easy);
-    }
-    if (added != CURLM_OK) {
-      // libcurl would not take it back: the host gets the last attempt's result.
-      transfer->end();
-      CURLMsg msg{};
-      msg.msg = CURLMSG_DONE;
-      msg.easy_handle = next.easy;
-      msg.data.result = last_code;
-      enqueue(msg, m);
-    }
+    look_at(next.easy, next.generation, now);
+  }
+}
+
+void MultiState::look_at(CURL* easy, std::uint64_t generation, Clock::time_point now) {
+  Member* m = member(easy);
+  if (m == nullptr) {
+    parked_.erase(easy);
+    return;
+  }
+  Entry& entry = parked_[easy];
+  Transfer* transfer = m->transfer;
+  // The step between attempts, as the easy loop takes it; only the waiting is ours: in the heap.
+  const between_attempts::Look look = between_attempts::look(*transfer, entry.retry, now);
+  if (look.kind == between_attempts::Look::Kind::wait) {
+    schedule(easy, generation, look.until);
+    return;
+  }
+  CURLMsg msg{};
+  msg.msg = CURLMSG_DONE;
+  msg.easy_handle = easy;
+  msg.data.result = entry.retry.last_code;
+  parked_.erase(easy);
+  if (look.kind == between_attempts::Look::Kind::done) {
+    finish(*m, msg, look.step);
+    return;
+  }
+  transfer->prepare_next_attempt();
+  auto add = api_->multi_add_handle;
+  CURLMcode added = CURLM_BAD_FUNCTION_ARGUMENT;
+  if (add) {
+    LibcurlScope scope(*api_);
+    added = add(multi_, easy);
+  }
+  if (added != CURLM_OK) {
+    // libcurl would not take it back: the host gets the last attempt's result.
+    transfer->end();
+    enqueue(msg, m);
   }
 }
 
@@ -209,16 +171,16 @@ void MultiState::drain() {
       enqueue(copy, m);
       continue;
     }
-    m->transfer->set_async_credential(remove != nullptr);
+    // A transfer that cannot be parked (no remove) has its credential command run at once.
+    if (remove == nullptr) m->transfer->set_async_credential(false);
     Transfer::Step step = m->transfer->finish_attempt(copy.data.result);
-    m->transfer->set_async_credential(false);
+    m->transfer->set_async_credential(true);
     if (step.retry && remove != nullptr) {
       {
         LibcurlScope scope(*api_);
         remove(multi_, copy.easy_handle);
       }
-      m->transfer->arm_wake();  // before park(): a wakeable retry is looked at every kLook
-      park(copy.easy_handle, step.delay, copy.data.result);
+      park(copy.easy_handle, between_attempts::start(*m->transfer, step.delay, copy.data.result, Clock::now()));
       continue;
     }
     finish(*m, copy, step);

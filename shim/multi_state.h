@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "shim/between_attempts.h"
 #include "shim/real_curl.h"
 #include "shim/transfer.h"
 
@@ -91,8 +92,7 @@ class MultiState {
   };
   struct Entry {
     std::uint64_t generation;
-    CURLcode last_code;
-    Clock::time_point due;  // its next attempt
+    between_attempts::PendingRetry retry;  // what it waits for (due: its next look's reason)
   };
   struct Member {
     Transfer* transfer;
@@ -105,9 +105,11 @@ class MultiState {
 
   Member* member(CURL* easy);
   void enqueue(const CURLMsg& msg, Member* member);
-  void park(CURL* easy, core::Millis delay, CURLcode code);
-  // Pushes the heap entry of a parked transfer: at its due time, or its next heartbeat line.
-  void schedule(CURL* easy, std::uint64_t generation, Clock::time_point due, const Transfer& transfer);
+  void park(CURL* easy, const between_attempts::PendingRetry& retry);
+  // Pushes the heap entry of a parked transfer, to be looked at `look`.
+  void schedule(CURL* easy, std::uint64_t generation, Clock::time_point look);
+  // One parked transfer at its look (between_attempts::look): parked again, finished, or re-added.
+  void look_at(CURL* easy, std::uint64_t generation, Clock::time_point now);
   void finish(Member& member, CURLMsg msg, const Transfer::Step& step);
   void resume_replays();
   void drop_queued(CURL* easy, Member* member);

@@ -122,10 +122,7 @@ bool Transfer::feed_stream(const char* data, size_t n, size_t& result) {
   // The upload is rewound now, while the stream can still reach the host whole: once this
   // attempt is stopped, a failed rewind would leave the host a cut stream and a write error.
   // (The request was sent: the server is answering it; libcurl reads nothing more of it.)
-  if (verdict.action == core::Action::retry && !rewind_upload()) {
-    verdict.action = core::Action::give_up;
-    verdict.reason = core::Reason::not_replayable;
-  }
+  if (core::settle::wants_rewind(verdict)) core::settle::replay(verdict, rewind_upload());
   attempt_.early_verdict = verdict;
   if (verdict.action == core::Action::retry) {
     result = 0;  // our own abort of this attempt; libcurl reports CURLE_WRITE_ERROR

@@ -14,6 +14,7 @@
 
 #include "config/config.h"
 #include "core/decide.h"
+#include "core/settle.h"
 #include "shim/clock.h"
 #include "shim/credential_command.h"
 #include "shim/fleet_hook.h"
@@ -117,13 +118,18 @@ class Transfer {
   // answer, reason "budget".
   Step give_up_for_budget(CURLcode code);
 
-  // Multi hosts: a credential command runs while the transfer is parked (finish_attempt() then
-  // asks for an immediate retry); the parked transfer asks how it is going before its next
-  // attempt, and on `failed` ends with the refused attempt's response.
+  // A credential command runs in the background while the transfer waits (finish_attempt() then
+  // asks for an immediate retry); the step between attempts (shim/between_attempts.h) asks how it
+  // is going before the next attempt, and on `failed` ends with the refused attempt's response.
+  // Easy and multi alike; off only for a multi handle that cannot park a transfer (no
+  // curl_multi_remove_handle), where the command runs inside finish_attempt().
   void set_async_credential(bool async) { async_credential_ = async; }
   enum class CredentialProgress : unsigned char { none, running, ready, failed };
   CredentialProgress poll_credential();
   Step give_up_after_refresh(CURLcode code);
+  // The program's deadline (CURLOPT_TIMEOUT) came while the command ran: it is killed, and the
+  // transfer gives up with the refused attempt's response (`code` its result), as on `failed`.
+  Step refresh_outlasted_deadline(CURLcode code);
 
   // A duplicate of this handle made mid-transfer gets the program's own request options back.
   void put_back_request(CURL* twin) const { override_.put_back(*api_, twin, host); }
@@ -254,6 +260,9 @@ class Transfer {
   void resolve_request();
   core::Outcome outcome(CURLcode code) const;
   core::Verdict decide_now(CURLcode code);
+  // decide's verdict finished by the facts of this transfer, in core/settle.h's order: the
+  // headers already delivered, the fleet, the credential refresh, the upload's rewind.
+  void settle_verdict(core::Verdict& verdict);
   // The fleet's word on a verdict: shared cooldown and retry budget (shim/fleet_hook.h).
   void settle_with_fleet(core::Verdict& verdict);
   void log_retry(const core::Verdict& verdict) const;
@@ -262,10 +271,11 @@ class Transfer {
   // (shim/fallback.cpp).
   void note_overload();
   // The rule's `auth:` (shim/credential_refresh.cpp): whether a response with `status` is held
-  // for a refresh; turning its give-up into one immediate retry with a fresh credential; and
-  // sending the process's last refreshed value from a transfer's first attempt on.
+  // for a refresh; running the command for a give-up (`what`: the verdict's words, for the log;
+  // core::settle::credential turns its result into the verdict); and sending the process's last
+  // refreshed value from a transfer's first attempt on.
   bool wants_refresh(int status) const;
-  void refresh_credential(core::Verdict& verdict);
+  core::settle::Credential refresh_credential(const std::string& what);
   void apply_cached_credential();
   void credential_failed(const std::string& why);
   void credential_ready(std::string value);
@@ -295,7 +305,8 @@ class Transfer {
   // Options of the handle changed for a retry, put back by end() (and reset by it).
   bool fresh_connect_forced_ = false;
   bool timeout_changed_ = false;
-  bool async_credential_ = false;
+  // The credential command runs in the background (shim/between_attempts.h), killed by end().
+  bool async_credential_ = true;
   std::unique_ptr<credential::Command> pending_credential_;
   // Per attempt.
   Attempt attempt_;

@@ -1,8 +1,10 @@
 // The end of an attempt: the request resolved against the rules, the outcome gathered for
-// core::decide, the verdict settled with the fleet and the credential, then retry or deliver.
+// core::decide, the verdict settled (core/settle.h: commit, fleet, credential, replay), then
+// retry or deliver.
 #include <cerrno>
 
 #include "core/cooldown.h"
+#include "core/settle.h"
 #include "shim/events.h"
 #include "shim/fleet_hook.h"
 #include "shim/log.h"
@@ -168,17 +170,7 @@ Transfer::Step Transfer::finish_attempt(CURLcode code) {
     return Step{false, core::Millis{0}, code};
   }
   core::Verdict verdict = attempt_.early_verdict ? *attempt_.early_verdict : decide_now(code);
-  if (verdict.action == core::Action::retry && phase() == Phase::committed_at_headers) {
-    verdict.action = core::Action::give_up;  // the host has its headers: nothing to take back
-    verdict.reason = core::Reason::committed;
-  }
-  // Before the rewind: a transfer the fleet stops leaves the host's upload stream alone.
-  settle_with_fleet(verdict);
-  refresh_credential(verdict);
-  if (verdict.action == core::Action::retry && !rewind_upload()) {
-    verdict.action = core::Action::give_up;
-    verdict.reason = core::Reason::not_replayable;
-  }
+  settle_verdict(verdict);
   record_event(verdict, code);
   if (verdict.action == core::Action::retry) {
     if (verdict.reason != core::Reason::auth_refresh) log_retry(verdict);  // refresh_credential() said it
@@ -201,6 +193,16 @@ Transfer::Step Transfer::finish_attempt(CURLcode code) {
   attempt_.replay_code = code;
   enter(Phase::replaying);
   return resume_replay();
+}
+
+void Transfer::settle_verdict(core::Verdict& verdict) {
+  // The steps of core/settle.h in their order, each fact gathered only when its step can use it.
+  core::settle::commit(verdict, phase() == Phase::committed_at_headers);
+  settle_with_fleet(verdict);  // before the rewind: a transfer the fleet stops leaves the upload alone
+  if (core::settle::wants_credential(verdict, wants_refresh(attempt_.response.status), committed())) {
+    core::settle::credential(verdict, refresh_credential(verdict.what));
+  }
+  if (core::settle::wants_rewind(verdict)) core::settle::replay(verdict, rewind_upload());
 }
 
 void Transfer::settle_with_fleet(core::Verdict& verdict) {

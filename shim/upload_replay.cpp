@@ -19,17 +19,6 @@ int ask_ioctl(const HostOptions& host, CURL* easy) {
 
 }  // namespace
 
-void UploadReplay::start() noexcept {
-  read_called_ = false;
-  source_eof_ = false;
-  copy_.clear();
-  overflow_ = false;
-  pos_ = 0;
-  fread_start_ = -1;
-  ioctl_refusal_ = 0;
-  mime_ = nullptr;
-}
-
 void UploadReplay::release_now() {
   if (!copy_.empty()) std::string().swap(copy_);
   if (mime_ != nullptr) mime_parts::release(mime_);

@@ -25,7 +25,17 @@ namespace curlretry::shim {
 class UploadReplay {
  public:
   // A new transfer: nothing read yet, nothing copied, no MIME body (start_mime() sets it).
-  void start() noexcept;
+  // Inline: every transfer pays it, upload or not (issue 27).
+  void start() noexcept {
+    read_called_ = false;
+    source_eof_ = false;
+    copy_.clear();
+    overflow_ = false;
+    pos_ = 0;
+    fread_start_ = -1;
+    ioctl_refusal_ = 0;
+    mime_ = nullptr;
+  }
   // Frees the copy's memory between transfers (the MIME body's copies too). Inline: a transfer
   // without an upload pays two tests (issue 27).
   void release() {

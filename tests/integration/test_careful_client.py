@@ -83,9 +83,10 @@ class AgentUpstream:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(out)))
                 self.end_headers()
-                self.wfile.write(out)
+                if self.command != "HEAD":
+                    self.wfile.write(out)
 
-            do_GET = do_PUT = do_POST
+            do_GET = do_PUT = do_HEAD = do_POST
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
@@ -111,7 +112,7 @@ class AgentUpstream:
 # argv: a JSON list of requests {url, body?, headers?, copy?}; one handle per request, or the same
 # handle for all with "reuse"; prints a JSON report per request.
 PYCURL_EASY = r"""
-import base64, json, sys, pycurl
+import base64, json, sys, time, pycurl
 from io import BytesIO
 spec = json.loads(sys.argv[1])
 reports = []
@@ -125,9 +126,11 @@ for req in spec["requests"]:
     c.setopt(pycurl.WRITEDATA, out)
     c.setopt(pycurl.HTTPHEADER, req.get("headers", []))
     c.setopt(pycurl.NOPROGRESS, 0)
-    def on_progress(*args):
+    began = time.monotonic()
+    def on_progress(*args, abort_after=req.get("abort_after")):
         progress[0] += 1
-        return 0
+        # "abort_after": the program gives up that many seconds in, from its progress callback.
+        return 1 if abort_after is not None and time.monotonic() - began > abort_after else 0
     c.setopt(pycurl.XFERINFOFUNCTION, on_progress)
     if "body" in req:
         c.setopt(pycurl.POSTFIELDS, base64.b64decode(req["body"]))
@@ -142,7 +145,8 @@ for req in spec["requests"]:
     except pycurl.error as e:
         error = e.args[0]
     reports.append({"result": error or 0, "status": c.getinfo(pycurl.RESPONSE_CODE),
-                    "body": base64.b64encode(out.getvalue()).decode(), "progress_calls": progress[0]})
+                    "body": base64.b64encode(out.getvalue()).decode(), "progress_calls": progress[0],
+                    "done_after": time.monotonic() - began})
 print(json.dumps(reports))
 """
 
@@ -638,6 +642,38 @@ rules:
         self.assertEqual([s["authorization"] for s in self.agent.seen(k)], ["Bearer stale", token, token])
         self.assertEqual(self.runs(runs), 1)
 
+    def test_a_cached_credential_goes_on_the_first_put_and_head(self):
+        # Issue 28: before the first attempt libcurl has no effective method, and the rule is
+        # matched by the one the options make, as libcurl makes it (Curl_http_method): curl -T is
+        # a PUT, curl -I a HEAD (NOBODY), not a GET. The second request of the process carries the
+        # credential the first one refreshed, on its first attempt.
+        body = self.temp_dir() / "body"
+        body.write_bytes(b"put me\n")
+        for method, per_url in (("PUT", ["-T", str(body)]), ("HEAD", ["-I"])):
+            with self.subTest(method):
+                k1, k2 = self.key(f"{method}-a"), self.key(f"{method}-b")
+                token = f"Bearer fresh-{k1}"
+                self.agent.accepted = token
+                script, runs = self.token_script(f'echo "{token}"')
+                config = self.config(f"""version: 1
+rules:
+  - name: by-method
+    match: {{path: "/auth/*", method: {method}}}
+    auth: {{on: [401], command: ["{script}"], header: Authorization}}
+""")
+                args = ["-sS", "-H", "Authorization: Bearer stale", "-w", "%{http_code}\n"]
+                for k in (k1, k2):
+                    args += [*per_url, "-o", "/dev/null", self.agent.url(f"/auth/{k}")]
+                r = curl(args, preload=True, env=self.env(config))
+                self.assertRun(r, 0, b"200\n200\n")
+                seen = {k: [(s["method"], s["authorization"]) for s in self.agent.seen(k)] for k in (k1, k2)}
+                self.assertEqual(seen, {k1: [(method, "Bearer stale"), (method, token)], k2: [(method, token)]},
+                                 str(r))
+                self.assertEqual(self.runs(runs), 1)
+                if method == "PUT":
+                    self.assertEqual([s["body"] for s in self.agent.seen(k1) + self.agent.seen(k2)],
+                                     [b"put me\n"] * 3)
+
     def test_auth_command_that_itself_gets_a_401_starts_no_further_command(self):
         k, inner = self.key(), self.key("inner")
         token = f"Bearer fresh-{k}"
@@ -652,6 +688,41 @@ rules:
         self.assertEqual(self.runs(runs), 1)
         self.assertEqual(len(self.agent.seen(inner)), 1)
         self.assertEqual(r.stderr.count(b"not run from inside another credential command"), 1, str(r))
+
+    def test_a_slow_auth_command_leaves_an_easy_host_its_timeout(self):
+        # Issue 28: easy runs the command as multi does, in the background, through the one
+        # between-attempt driver, so the program's own limit still holds while it runs. curl -m 1
+        # (CURLOPT_TIMEOUT) with a 2 s command: at about 1 s the command is killed and curl gets
+        # the refused 401 byte for byte, exit 0, as without curlretry, after the one request (the
+        # next attempt is never sent). Before, the command ran inside curl_easy_perform and curl
+        # waited the 2 s for it, then exited 0 or 28 as the retry's 1 ms timeout fell.
+        k = self.key()
+        token = f"Bearer fresh-{k}"
+        self.agent.accepted = token
+        script, runs = self.token_script(f'sleep 2\necho "{token}"')
+        r = curl(["-sS", "-m", "1", "-H", "Authorization: Bearer stale", self.agent.url(f"/auth/{k}")],
+                 preload=True, env=self.env(self.auth_config(script)))
+        self.assertEqual(r.code, 0, str(r))
+        self.assertEqual(r.stdout, EXPIRED, str(r))
+        self.assertIn(b"the program's timeout came while refreshing Authorization", r.stderr)
+        self.assertGreater(r.elapsed, 0.9, str(r))
+        self.assertLess(r.elapsed, 1.8, str(r))
+        self.assertEqual([s["authorization"] for s in self.agent.seen(k)], ["Bearer stale"], str(r))
+
+    def test_an_easy_host_may_abort_from_its_progress_callback_while_the_auth_command_runs(self):
+        # Issue 28: the program's progress callback keeps coming while the command runs, and its
+        # abort ends the transfer at once (42, CURLE_ABORTED_BY_CALLBACK), the command killed.
+        k = self.key()
+        self.agent.accepted = f"Bearer fresh-{k}"
+        script, runs = self.token_script(f'sleep 2\necho "Bearer fresh-{k}"')
+        reports, r = self.pycurl(PYCURL_EASY, {"requests": [
+            {"url": self.agent.url(f"/auth/{k}"), "headers": ["Authorization: Bearer stale"], "abort_after": 0.5}]},
+            self.env(self.auth_config(script)))
+        self.assertEqual((reports[0]["result"], unb64(reports[0]["body"])), (42, b""), str(r))
+        self.assertGreater(reports[0]["done_after"], 0.5, str(r))
+        self.assertLess(reports[0]["done_after"], 1.5, str(r))
+        self.assertEqual([s["authorization"] for s in self.agent.seen(k)], ["Bearer stale"], str(r))
+        self.assertIn(b"the host aborted during the retry wait after 1 attempt", r.stderr)
 
     def test_auth_refresh_in_a_multi_host(self):
         k = self.key()

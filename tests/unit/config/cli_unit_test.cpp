@@ -198,6 +198,44 @@ TEST_F(Explain, DisabledMeansGiveUp) {
   EXPECT_EQ(e.verdict.what, "curlretry is disabled (env CURLRETRY_DISABLE)");
 }
 
+TEST_F(Explain, TheSettleStepsAreSaidWhereTheyCouldChangeTheVerdict) {
+  load(
+      "version: 1\nrules:\n  - name: api\n    match: {path: \"/auth/*\"}\n"
+      "    auth: {on: [401], command: [\"/bin/tok\"], header: X-Key}\n");
+  // A 401 the rule refreshes: decide gives up, the command's answer is known only at run time.
+  Explanation e = run(request("GET", "http://x/auth/a", 401));
+  EXPECT_EQ(e.verdict.action, core::Action::give_up);
+  EXPECT_EQ(e.credential,
+            "rule api refreshes X-Key on 401: its command runs (once per transfer); a value it prints means retry at "
+            "once (auth-refresh), none means give up with this response: known only at run time");
+  EXPECT_FALSE(e.upload.empty());  // the refresh's retry rewinds the upload too
+  EXPECT_TRUE(e.commit.empty());
+  ExplainOptions committed = request("GET", "http://x/auth/a", 401);
+  committed.committed = true;
+  e = run(committed);
+  EXPECT_EQ(e.credential, "not refreshed: part of the response reached the program");
+  EXPECT_TRUE(e.upload.empty());
+  // Another status, or a path outside the rule: no credential step.
+  EXPECT_TRUE(run(request("GET", "http://x/auth/a", 403)).credential.empty());
+  EXPECT_TRUE(run(request("GET", "http://x/other", 401)).credential.empty());
+  // A retry: its upload is rewound first; a success's headers may already be the program's.
+  e = run(request("GET", "http://x/other", 503));
+  EXPECT_EQ(e.verdict.action, core::Action::retry);
+  EXPECT_EQ(
+      e.upload,
+      "the request's body, if any, is rewound before the retry; one that cannot be gives up (not-replayable): known "
+      "only at run time");
+  EXPECT_TRUE(e.commit.empty());
+  ExplainOptions reset = request("HEAD", "http://x/other", 200);
+  reset.transport = "reset";
+  e = run(reset);
+  EXPECT_EQ(e.verdict.action, core::Action::retry);
+  EXPECT_EQ(e.commit,
+            "if the program already had this response's headers (one without a body, handed over at their end), it "
+            "gives up (committed) instead: known only at run time");
+  EXPECT_TRUE(run(request("GET", "http://x/other", 404)).upload.empty());
+}
+
 TEST_F(Explain, BadOptionsAreExplained) {
   load("version: 1\n");
   EXPECT_EQ(error_of(request("GET", "/no/host", 503)), "URL \"/no/host\" has no host");

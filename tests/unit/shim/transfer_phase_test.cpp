@@ -14,6 +14,7 @@
 
 #include "config/yaml_loader.h"
 #include "shim/backoff_wait.h"
+#include "shim/between_attempts.h"
 #include "shim/clock.h"
 #include "shim/log.h"
 #include "shim/multi_state.h"
@@ -174,11 +175,43 @@ class TransferPhases : public ::testing::Test {
     return h + "\r\n";
   }
 
+  // The fake multi handle the multi tests' MultiState wraps.
+  CURLM* fake_multi() { return reinterpret_cast<CURLM*>(&multi_handle_); }
+  // The transfer begun, added to the fake multi (the host's add, passed on to libcurl) and
+  // adopted by `state`, as a host's curl_multi_add_handle does it.
+  void join_multi(MultiState& state, CURL* easy) {
+    ASSERT_TRUE(transfer_.begin(runtime_));
+    ASSERT_EQ(fake_add(fake_multi(), easy), CURLM_OK);
+    state.adopt(easy, &transfer_);
+  }
+
+  // libcurl's DONE message for `easy`, for the multi state's next drain.
+  static void libcurl_finished(CURL* easy, CURLcode result = CURLE_OK) {
+    CURLMsg done{};
+    done.msg = CURLMSG_DONE;
+    done.easy_handle = easy;
+    done.data.result = result;
+    g_curl.done.push_back(done);
+  }
+
+  // A first attempt answered 503 under a backoff of exactly 1 s: the retry it asks for.
+  Transfer::Step retry_503_after_one_second() {
+    policy().backoff.base = core::Millis{1000};
+    policy().backoff.max = core::Millis{1000};
+    policy().backoff.jitter = core::Jitter::none;
+    EXPECT_TRUE(transfer_.begin(runtime_));
+    respond(503, {}, "busy");
+    const Transfer::Step retry = transfer_.finish_attempt(CURLE_OK);
+    EXPECT_TRUE(retry.retry);
+    return retry;
+  }
+
   Runtime runtime_;
   real::Api api_;
   int handle_ = 0;
   Transfer transfer_{reinterpret_cast<CURL*>(&handle_), &api_};
   Program program_;
+  int multi_handle_ = 0;
 };
 
 TEST_F(TransferPhases, FirstTrySuccessStreamsAndIsDone) {
@@ -371,18 +404,15 @@ TEST_F(TransferPhases, AProgramRefusingAStreamedBodyIsItsOwnAbortNotRetried) {
 }
 
 TEST_F(TransferPhases, BackoffWaitPassesOnTheClockAndTheProgramMayAbortIt) {
-  policy().backoff.base = core::Millis{1000};
-  policy().backoff.max = core::Millis{1000};
-  policy().backoff.jitter = core::Jitter::none;
-  ASSERT_TRUE(transfer_.begin(runtime_));
-  respond(503, {}, "busy");
-  const Transfer::Step retry = transfer_.finish_attempt(CURLE_OK);
+  const Transfer::Step retry = retry_503_after_one_second();
   ASSERT_TRUE(retry.retry);
   EXPECT_EQ(retry.delay, core::Millis{1000});
   EXPECT_EQ(transfer_.phase(), Phase::waiting);
   const auto before = Clock::now();
   program_.abort_at_progress_call = 0;
-  EXPECT_EQ(wait_before_retry(transfer_, retry.delay), WaitEnd::go);
+  Transfer::Step done;
+  auto pending = between_attempts::start(transfer_, retry.delay, CURLE_OK, Clock::now());
+  EXPECT_EQ(wait_between_attempts(transfer_, pending, done), WaitEnd::go);
   EXPECT_GE(Clock::now() - before, std::chrono::milliseconds(1000));
   EXPECT_EQ(program_.progress_calls, 10) << "the progress callback every 100 ms of the wait";
   transfer_.prepare_next_attempt();
@@ -391,12 +421,121 @@ TEST_F(TransferPhases, BackoffWaitPassesOnTheClockAndTheProgramMayAbortIt) {
   respond(503, {}, "busy");
   ASSERT_TRUE(transfer_.finish_attempt(CURLE_OK).retry);
   program_.abort_at_progress_call = program_.progress_calls + 3;
-  EXPECT_EQ(wait_before_retry(transfer_, core::Millis{1000}), WaitEnd::aborted);
+  pending = between_attempts::start(transfer_, core::Millis{1000}, CURLE_OK, Clock::now());
+  EXPECT_EQ(wait_between_attempts(transfer_, pending, done), WaitEnd::aborted);
   EXPECT_EQ(transfer_.aborted_during_backoff(), CURLE_ABORTED_BY_CALLBACK);
   EXPECT_EQ(transfer_.phase(), Phase::waiting);
   transfer_.end();
   EXPECT_EQ(transfer_.phase(), Phase::idle);
   EXPECT_EQ(program_.body, "");
+}
+
+TEST_F(TransferPhases, TheStepBetweenAttemptsWaitsUntilItsDueThenGoes) {
+  // shim/between_attempts.h, as both the easy loop and the multi heap take it.
+  const Transfer::Step retry = retry_503_after_one_second();
+  ASSERT_TRUE(retry.retry);
+  auto pending = between_attempts::start(transfer_, retry.delay, CURLE_OK, Clock::now());
+  EXPECT_FALSE(pending.wakeable) << "the fleet is off: nothing can end the backoff early";
+  between_attempts::Look look = between_attempts::look(transfer_, pending, Clock::now());
+  EXPECT_EQ(look.kind, between_attempts::Look::Kind::wait);
+  EXPECT_EQ(look.until, pending.due);
+  advance(std::chrono::milliseconds(999));
+  EXPECT_EQ(between_attempts::look(transfer_, pending, Clock::now()).kind, between_attempts::Look::Kind::wait);
+  advance(std::chrono::milliseconds(1));
+  EXPECT_EQ(between_attempts::look(transfer_, pending, Clock::now()).kind, between_attempts::Look::Kind::go);
+  EXPECT_EQ(transfer_.phase(), Phase::waiting);
+}
+
+class CredentialBetweenAttempts : public TransferPhases {
+ protected:
+  // A rule for every request that refreshes on 401 with `command`.
+  void refresh_with(std::vector<std::string> command) {
+    config::Rule rule;
+    rule.name = "api";
+    rule.policy = policy();
+    rule.auth.on = {401};
+    rule.auth.command = std::move(command);
+    runtime_.config.rules = {rule};
+  }
+  // The first attempt refused with 401: the command starts in the background, the retry waits.
+  void refused() {
+    ASSERT_TRUE(transfer_.begin(runtime_));
+    respond(401, {}, "expired");
+    const Transfer::Step step = transfer_.finish_attempt(CURLE_OK);
+    ASSERT_TRUE(step.retry);
+    EXPECT_EQ(step.delay, core::Millis{0});
+    pending_ = between_attempts::start(transfer_, step.delay, CURLE_OK, Clock::now());
+  }
+  between_attempts::PendingRetry pending_;
+};
+
+TEST_F(CredentialBetweenAttempts, AnEasyTransferKeepsCallingTheProgramWhileTheCommandRuns) {
+  // Issue 28: easy no longer runs the command inside finish_attempt(). The program's deadline
+  // comes (on the fake clock, the progress callback moving it on) while it runs: the command is
+  // killed and the program gets the refused response, as it would have without the shim.
+  refresh_with({"sleep", "30"});
+  transfer_.host.timeout_ms = 1000;
+  refused();
+  const between_attempts::Look first = between_attempts::look(transfer_, pending_, Clock::now());
+  EXPECT_EQ(first.kind, between_attempts::Look::Kind::wait);
+  EXPECT_EQ(first.until, Clock::now() + between_attempts::kCredentialPoll);
+  Transfer::Step done;
+  EXPECT_EQ(wait_between_attempts(transfer_, pending_, done), WaitEnd::done);
+  EXPECT_EQ(done.code, CURLE_OK);
+  EXPECT_FALSE(done.retry);
+  EXPECT_GE(program_.progress_calls, 9) << "every look of the wait, on the program's 1 s";
+  EXPECT_EQ(transfer_.phase(), Phase::done);
+  EXPECT_EQ(program_.headers, head(401));
+  EXPECT_EQ(program_.body, "expired") << "the refused response, byte for byte";
+}
+
+TEST_F(CredentialBetweenAttempts, AFailedCommandGivesUpWithTheRefusedResponse) {
+  refresh_with({"sh", "-c", "exit 3"});
+  refused();
+  Transfer::Step done;
+  EXPECT_EQ(wait_between_attempts(transfer_, pending_, done), WaitEnd::done);
+  EXPECT_EQ(done.code, CURLE_OK);
+  EXPECT_EQ(transfer_.phase(), Phase::done);
+  EXPECT_EQ(program_.headers, head(401));
+  EXPECT_EQ(program_.body, "expired");
+}
+
+TEST_F(CredentialBetweenAttempts, ACommandThatAnswersLetsTheRetryGo) {
+  refresh_with({"echo", "Bearer fresh"});
+  refused();
+  Transfer::Step done;
+  EXPECT_EQ(wait_between_attempts(transfer_, pending_, done), WaitEnd::go);
+  transfer_.prepare_next_attempt();
+  EXPECT_EQ(transfer_.phase(), Phase::attempting);
+}
+
+TEST_F(CredentialBetweenAttempts, AParkedMultiTransferTakesTheSameStepAndGivesUpAtTheProgramsDeadline) {
+  // The multi heap looks at its parked transfer through the same driver: every kCredentialPoll
+  // while the command runs, then, at the program's 1 s, the refused response and its DONE.
+  refresh_with({"sleep", "30"});
+  transfer_.host.timeout_ms = 1000;
+  CURL* easy = reinterpret_cast<CURL*>(&handle_);
+  MultiState state(fake_multi(), &api_);
+  ASSERT_NO_FATAL_FAILURE(join_multi(state, easy));
+  respond(401, {}, "expired");
+  libcurl_finished(easy);
+  state.drain();
+  EXPECT_EQ(state.parked(), 1);
+  state.readd_due();
+  ASSERT_TRUE(state.ms_until_due().has_value());
+  EXPECT_EQ(*state.ms_until_due(), between_attempts::kCredentialPoll.count()) << "the command still runs";
+  advance(std::chrono::milliseconds(1100));
+  state.readd_due();
+  EXPECT_EQ(state.parked(), 0);
+  EXPECT_TRUE(g_curl.added.empty()) << "the retry is never sent";
+  int left = -1;
+  const CURLMsg* msg = state.next_message(&left);
+  ASSERT_NE(msg, nullptr);
+  EXPECT_EQ(msg->data.result, CURLE_OK);
+  EXPECT_EQ(transfer_.phase(), Phase::idle);
+  EXPECT_EQ(program_.headers, head(401));
+  EXPECT_EQ(program_.body, "expired");
+  state.release(easy);
 }
 
 TEST_F(TransferPhases, TheProgramsDeadlineOnTheClockStopsARetry) {
@@ -467,20 +606,12 @@ TEST_F(TransferPhases, AMultiTransferIsParkedUntilDueThenReaddedAndReportedOnce)
   policy().backoff.base = core::Millis{500};
   policy().backoff.max = core::Millis{500};
   policy().backoff.jitter = core::Jitter::none;
-  int multi_handle = 0;
-  auto* multi = reinterpret_cast<CURLM*>(&multi_handle);
   CURL* easy = reinterpret_cast<CURL*>(&handle_);
-  MultiState state(multi, &api_);
-  ASSERT_TRUE(transfer_.begin(runtime_));
-  ASSERT_EQ(fake_add(multi, easy), CURLM_OK);  // the host's add, passed on to libcurl
-  state.adopt(easy, &transfer_);
+  MultiState state(fake_multi(), &api_);
+  ASSERT_NO_FATAL_FAILURE(join_multi(state, easy));
 
   respond(503, {}, "busy");
-  CURLMsg done{};
-  done.msg = CURLMSG_DONE;
-  done.easy_handle = easy;
-  done.data.result = CURLE_OK;
-  g_curl.done.push_back(done);
+  libcurl_finished(easy);
   state.drain();
   EXPECT_EQ(transfer_.phase(), Phase::waiting);
   EXPECT_EQ(state.parked(), 1) << "still running as far as the host knows";
@@ -500,7 +631,7 @@ TEST_F(TransferPhases, AMultiTransferIsParkedUntilDueThenReaddedAndReportedOnce)
   ASSERT_EQ(g_curl.added.size(), 1U);
 
   respond(200, {}, "ok");
-  g_curl.done.push_back(done);
+  libcurl_finished(easy);
   state.drain();
   EXPECT_EQ(transfer_.phase(), Phase::idle) << "a finished multi transfer ends at once";
   const CURLMsg* msg = state.next_message(&left);
@@ -513,22 +644,14 @@ TEST_F(TransferPhases, AMultiTransferIsParkedUntilDueThenReaddedAndReportedOnce)
 }
 
 TEST_F(TransferPhases, AMultiTransferWhoseReplayIsPausedHoldsItsDoneUntilUnpaused) {
-  int multi_handle = 0;
-  auto* multi = reinterpret_cast<CURLM*>(&multi_handle);
   CURL* easy = reinterpret_cast<CURL*>(&handle_);
-  MultiState state(multi, &api_);
-  ASSERT_TRUE(transfer_.begin(runtime_));
-  ASSERT_EQ(fake_add(multi, easy), CURLM_OK);
-  state.adopt(easy, &transfer_);
+  MultiState state(fake_multi(), &api_);
+  ASSERT_NO_FATAL_FAILURE(join_multi(state, easy));
 
   // A wait longer than retry_after.max_ms: given up at once, with the held response.
   respond(503, {"Retry-After: 99999"}, "last");
   program_.write_answers = {CURL_WRITEFUNC_PAUSE};
-  CURLMsg done{};
-  done.msg = CURLMSG_DONE;
-  done.easy_handle = easy;
-  done.data.result = CURLE_OK;
-  g_curl.done.push_back(done);
+  libcurl_finished(easy);
   state.drain();
   EXPECT_EQ(transfer_.phase(), Phase::replay_paused);
   EXPECT_EQ(state.parked(), 1) << "a paused replay still counts as running";
@@ -551,13 +674,9 @@ TEST_F(TransferPhases, AMultiTransferWhoseReplayIsPausedHoldsItsDoneUntilUnpause
 }
 
 TEST_F(TransferPhases, AMultiTransferHeldBeforeItsFirstAttemptIsAddedWhenDue) {
-  int multi_handle = 0;
-  auto* multi = reinterpret_cast<CURLM*>(&multi_handle);
   CURL* easy = reinterpret_cast<CURL*>(&handle_);
-  MultiState state(multi, &api_);
-  ASSERT_TRUE(transfer_.begin(runtime_));
-  ASSERT_EQ(fake_add(multi, easy), CURLM_OK);
-  state.adopt(easy, &transfer_);
+  MultiState state(fake_multi(), &api_);
+  ASSERT_NO_FATAL_FAILURE(join_multi(state, easy));
   state.hold_first_attempt(easy, core::Millis{300});  // fleet.hold_new's wait
   EXPECT_EQ(transfer_.phase(), Phase::waiting);
   EXPECT_TRUE(g_curl.added.empty());
@@ -567,11 +686,7 @@ TEST_F(TransferPhases, AMultiTransferHeldBeforeItsFirstAttemptIsAddedWhenDue) {
   EXPECT_EQ(transfer_.phase(), Phase::attempting);
   EXPECT_EQ(g_curl.added.size(), 1U);
   respond(200, {}, "ok");
-  CURLMsg done{};
-  done.msg = CURLMSG_DONE;
-  done.easy_handle = easy;
-  done.data.result = CURLE_OK;
-  g_curl.done.push_back(done);
+  libcurl_finished(easy);
   state.drain();
   int left = -1;
   ASSERT_NE(state.next_message(&left), nullptr);
