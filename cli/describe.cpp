@@ -107,8 +107,8 @@ std::string describe_fleet(const config::FleetSettings& f) {
   return store + "; the fleet delays a retry, never denies one: it waits for a cooldown up to its retry_after.max_ms "
                  "(a longer one is not waited for), and the first success sent after a cooldown was raised ends it; "
                  "the budget paces only a host in an outage (no success sent in the last second): a retry takes a "
-                 "token when it is sent (waiting for one at most one more wait of its own backoff, 1 s to "
-                 "backoff.max_ms; in persistent mode as long as it takes), given back if it succeeds; each success "
+                 "token when it is sent (waiting for one at most backoff.max_ms, as long as one wait of its own "
+                 "policy may last; in persistent mode as long as it takes), given back if it succeeds; each success "
                  "earns " +
          std::to_string(f.budget.percent) + "% of one, plus " + std::to_string(f.budget.reserve) + " per " +
          std::to_string(f.budget.window.count()) + " ms; at most " + std::to_string(f.budget.percent) +
