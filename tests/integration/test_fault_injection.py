@@ -95,6 +95,7 @@ class Seen:
     body: bytes
     head: str | None = None   # None: this host does not report headers
     extra: str = ""           # a host's own complaint (CHECK FAILED, a missing record)
+    os_errno: int | None = None  # CURLINFO_OS_ERRNO at the end, where the host reports it
 
 
 # --- running the hosts -----------------------------------------------------------------------
@@ -202,25 +203,34 @@ class Runner:
         seen: dict[int, Seen] = {}
         pos = 0
         complaint = "" if result.code == 0 else f"fault_host {loop} failed: {brief(result)}"
-        header = re.compile(rb"@@T (\d+) result=(-?\d+) status=(\d+) done=(\d+) hlen=(\d+) blen=(\d+)\n")
+        header = re.compile(rb"@@T (\d+) result=(-?\d+) status=(\d+) errno=(\d+) done=(\d+) hlen=(\d+) blen=(\d+)\n")
         while True:
             m = header.match(out, pos)
             if not m:
                 break
-            index, code, status, done, hlen, blen = map(int, m.groups())
+            index, code, status, os_errno, done, hlen, blen = map(int, m.groups())
             start = m.end()
             head = out[start:start + hlen].decode("latin-1")
             body = out[start + hlen:start + hlen + blen]
             pos = start + hlen + blen + 1
             extra = complaint + (f"\n{done} DONE messages" if done != 1 else "")
             case = batch[index]
-            seen[case.index] = Seen(code, status, body, head if case.headers else None, extra)
+            seen[case.index] = Seen(code, status, body, head if case.headers else None, extra, os_errno)
         for case in batch:
             seen.setdefault(case.index, Seen(-1, -1, b"", extra=f"fault_host reported nothing: {brief(result)}"))
         return seen, result.stderr
 
 
 # --- comparing -------------------------------------------------------------------------------
+
+def what_the_host_saw(case: generate.Case, seen: Seen, level: str, stderr: bytes) -> list[str]:
+    """A mismatch's evidence: the host's own report and every line of its stderr that names the
+    key (a log line the parser did not take included), at the level the unit ran with."""
+    errno = "" if seen.os_errno is None else f" os_errno {seen.os_errno}"
+    lines = [raw for raw in stderr.decode("utf-8", "replace").splitlines() if case.script.key in raw]
+    return [f"host reported CURLcode {seen.code}{errno} status {seen.status}; log level {level}, "
+            f"{len(lines)} stderr lines name the key: {lines[:12]}"]
+
 
 def head_matches(expected: str, seen: str) -> bool:
     if model.DATE not in expected:
@@ -377,6 +387,7 @@ class FaultInjectionTest(harness.UpstreamTestCase):
         seen: dict[int, Seen] = {}
         logs: dict[str, list] = {}
         level_of: dict[int, str] = {}
+        stderr_of: dict[int, bytes] = {}  # each case's host's whole stderr, for a mismatch's report
 
         def run_unit(unit):
             kind, batch, level = unit
@@ -400,6 +411,7 @@ class FaultInjectionTest(harness.UpstreamTestCase):
                     logs.setdefault(key, []).extend(lines)
                 for case in unit[1]:
                     level_of[case.index] = unit[2]
+                    stderr_of[case.index] = stderr
         ran = time.monotonic() - started
 
         counts = self._counts([c.script.key for c in cases])
@@ -409,6 +421,7 @@ class FaultInjectionTest(harness.UpstreamTestCase):
             problems = compare(case, expected[case.index], seen[case.index], counts.get(case.script.key),
                                logs.get(case.script.key, []), level_of[case.index])
             if problems:
+                problems += what_the_host_saw(case, seen[case.index], level_of[case.index], stderr_of[case.index])
                 failures.append(f"{case.describe()}\n  key={case.script.key}\n  " + "\n  ".join(problems))
 
         # The model against the real decision function.

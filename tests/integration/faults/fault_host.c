@@ -20,7 +20,7 @@
  * 20000) and CURLOPT_PRIVATE pointing at its record.
  *
  * Report on stdout, one record per transfer in input order:
- *   @@T <index> result=<CURLcode|-1> status=<http> done=<DONE messages> hlen=<n> blen=<n>\n
+ *   @@T <index> result=<CURLcode|-1> status=<http> errno=<os errno> done=<DONE messages> hlen=<n> blen=<n>\n
  *   <hlen bytes the header callback saw><blen bytes the write callback saw>\n
  * Broken invariants (a second DONE for a handle, a DONE for a handle not in flight, PRIVATE not
  * ours, a loop that stalls with transfers outstanding) are printed on stderr as
@@ -59,6 +59,7 @@ struct job {
   int done;
   int result;
   long status;
+  long os_errno; /* CURLINFO_OS_ERRNO at DONE: what a reset, a broken pipe or a refusal was */
   int in_flight;
   long timeout_ms;
   int no_headers;
@@ -237,6 +238,7 @@ static void read_messages(void) {
     if (!j->in_flight) continue;
     j->result = (int)result;
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &j->status);
+    curl_easy_getinfo(easy, CURLINFO_OS_ERRNO, &j->os_errno);
     curl_multi_remove_handle(g_multi, easy);
     j->in_flight = 0;
     g_in_flight--;
@@ -296,9 +298,10 @@ static int on_socket(CURL* easy, curl_socket_t s, int what, void* userp, void* s
   }
   struct epoll_event ev;
   memset(&ev, 0, sizeof ev);
-  ev.data.fd = s;
   if (what & CURL_POLL_IN) ev.events |= EPOLLIN;
   if (what & CURL_POLL_OUT) ev.events |= EPOLLOUT;
+  /* The fd and what libcurl asked for, for the error-only report below. */
+  ev.data.u64 = (uint64_t)(uint32_t)s | ((uint64_t)ev.events << 32);
   if (epoll_ctl(g_epoll, EPOLL_CTL_ADD, s, &ev) != 0) {
     CHECK(errno == EEXIST && epoll_ctl(g_epoll, EPOLL_CTL_MOD, s, &ev) == 0, "epoll_ctl %d: %s", s,
           strerror(errno));
@@ -332,14 +335,22 @@ static void run_socket(size_t concurrency) {
     }
     int running = 0;
     for (int i = 0; i < n; ++i) {
+      const int fd = (int)(uint32_t)events[i].data.u64;
+      uint32_t got = events[i].events;
+      /* epoll may report a reset as EPOLLERR alone (tcp_poll seeing sk_err before the shutdown
+       * bits tcp_done sets next), and libcurl answers an error-only event with CURLE_SEND_ERROR
+       * "select/poll returned error", no errno: the reset would look like a send failure. libuv
+       * (uv__io_poll) merges in the events the watcher wants then, so the read or write meets
+       * the error itself; so does this host, as Node's and every libuv host's loop does. */
+      if ((got & (EPOLLIN | EPOLLOUT)) == 0 && (got & (EPOLLERR | EPOLLHUP)) != 0)
+        got |= (uint32_t)(events[i].data.u64 >> 32) & (EPOLLIN | EPOLLOUT);
       int flags = 0;
-      if (events[i].events & EPOLLIN) flags |= CURL_CSELECT_IN;
-      if (events[i].events & EPOLLOUT) flags |= CURL_CSELECT_OUT;
-      if (events[i].events & (EPOLLERR | EPOLLHUP)) flags |= CURL_CSELECT_ERR;
-      CURLMcode rc = curl_multi_socket_action(g_multi, events[i].data.fd, flags, &running);
+      if (got & EPOLLIN) flags |= CURL_CSELECT_IN;
+      if (got & EPOLLOUT) flags |= CURL_CSELECT_OUT;
+      if (got & (EPOLLERR | EPOLLHUP)) flags |= CURL_CSELECT_ERR;
+      CURLMcode rc = curl_multi_socket_action(g_multi, fd, flags, &running);
       if (g_trace)
-        fprintf(stderr, "trace %.3f socket_action(%d, %d) -> running=%d\n", now_ms(), events[i].data.fd, flags,
-                running);
+        fprintf(stderr, "trace %.3f socket_action(%d, %d) -> running=%d\n", now_ms(), fd, flags, running);
       CHECK(rc == CURLM_OK, "curl_multi_socket_action(fd) = %d", (int)rc);
     }
     if (g_timer_due >= 0 && now_ms() >= g_timer_due) {
@@ -384,7 +395,8 @@ int main(int argc, char** argv) {
   else run_perform(concurrency);
   for (size_t i = 0; i < g_njobs; ++i) {
     struct job* j = &g_jobs[i];
-    printf("@@T %zu result=%d status=%ld done=%d hlen=%zu blen=%zu\n", j->index, j->result, j->status, j->done,
+    printf("@@T %zu result=%d status=%ld errno=%ld done=%d hlen=%zu blen=%zu\n", j->index, j->result, j->status,
+           j->os_errno, j->done,
            j->headers.len, j->body.len);
     if (j->headers.len) fwrite(j->headers.data, 1, j->headers.len, stdout);
     if (j->body.len) fwrite(j->body.data, 1, j->body.len, stdout);
