@@ -34,7 +34,7 @@ class Sync(ctypes.Structure):
 
 def serve(port: int) -> None:
     """The child's side: load the module, connect, then answer one line per decision asked on
-    stdin ("now born refunds" -> "1" allowed, "0" refused, "E why" on an error)."""
+    stdin ("key now born refunds" -> "1" allowed, "0" refused, "E why" on an error)."""
     lib = ctypes.CDLL(MODULE)
     connect = lib.curlretry_redis_connect
     connect.restype = ctypes.c_void_p
@@ -48,8 +48,9 @@ def serve(port: int) -> None:
     sync.argtypes = [ctypes.c_void_p, ctypes.POINTER(Sync), ctypes.c_char_p, ctypes.c_ulong]
     print("ready", flush=True)
     for line in sys.stdin:
-        now, born, refunds = (int(x) for x in line.split())
-        s = Sync(key=b"q.example:443", epoch=now // 500, slots=20, refunds=refunds, want_retry=1, percent=0,
+        key, *numbers = line.split()
+        now, born, refunds = (int(x) for x in numbers)
+        s = Sync(key=key.encode(), epoch=now // 500, slots=20, refunds=refunds, want_retry=1, percent=0,
                  reserve=2, window_ms=10_000_000, now_ms=now, born_ms=born, who=b"1 test")
         if sync(link, ctypes.byref(s), err, 256) != 0:
             print("E", err.value.decode(errors="replace"), flush=True)
@@ -79,8 +80,25 @@ class RedisTokenQueue(unittest.TestCase):
                                       cwd=os.path.dirname(os.path.abspath(__file__)))
         self.addCleanup(self._stop_child)
         self.assertEqual(self._line(), "ready")
-        # Redis's clock stamps when a waiter last looked; the caller's clock is passed in.
-        self.now = int(time.time() * 1000)
+        self.tries = 0
+
+    def scenario(self, run) -> None:
+        """Runs `run` on a fresh key until its decisions came in time (at most 3 tries).
+
+        Redis's own clock stamps when a waiter last looked, and a waiter not seen for 250 ms
+        (core::token_queue::kWaiterFresh) no longer waits: a gap that long between two decisions
+        (a loaded machine descheduling this process) would test that rule, not the order. A try
+        with such a gap goes again on a new key; its assertions hold in every try that is timely."""
+        for _ in range(3):
+            self.tries += 1
+            self.key = f"q{self.tries}.example:443"
+            self.now = int(time.time() * 1000)  # the caller's clock, passed in
+            self.last = time.monotonic()
+            self.slowest = 0.0
+            answers = run()
+            if self.slowest < 0.2:
+                return answers
+        self.skipTest(f"no timely try in 3 (slowest gap {self.slowest:.3f} s): the machine is too loaded")
 
     def _line(self) -> str:
         # Bounded: the child answers each line at once or has died (EOF).
@@ -98,35 +116,46 @@ class RedisTokenQueue(unittest.TestCase):
 
     def take(self, born: int, at: int = 0, refunds: int = 0) -> bool:
         """A retry decision of a request born `born` ms before now, `at` ms after now: allowed?"""
-        self.child.stdin.write(f"{self.now + at} {self.now - born} {refunds}\n")
+        self.child.stdin.write(f"{self.key} {self.now + at} {self.now - born} {refunds}\n")
         self.child.stdin.flush()
         answer = self._line()
         self.assertIn(answer, ("0", "1"), answer)
+        done = time.monotonic()
+        self.slowest, self.last = max(self.slowest, done - self.last), done
         return answer == "1"
 
     def test_a_token_goes_to_the_youngest_request_waiting(self):
-        # A new key starts full: 2 tokens (reserve 2, a window too long to trickle within the test).
-        self.assertEqual([self.take(20_000), self.take(20_000)], [True, True])
-        self.assertFalse(self.take(1_000))  # the fresh request waits
-        # A token comes back (a retry that succeeded): the old request asks first and is refused,
-        # the fresh one gets it.
-        self.assertFalse(self.take(20_000, at=10, refunds=1))
-        self.assertTrue(self.take(1_000, at=20))
-        # With no younger waiter the old one gets the next.
-        self.assertTrue(self.take(20_000, at=30, refunds=1))
+        def run():
+            # A new key starts full: 2 tokens (reserve 2, a window too long to trickle here).
+            answers = [self.take(20_000), self.take(20_000)]
+            answers.append(self.take(1_000))  # the fresh request waits
+            # A token comes back (a retry that succeeded): the old request asks first and is
+            # refused, the fresh one gets it.
+            answers += [self.take(20_000, at=10, refunds=1), self.take(1_000, at=20)]
+            # With no younger waiter the old one gets the next.
+            answers.append(self.take(20_000, at=30, refunds=1))
+            return answers
+
+        self.assertEqual(self.scenario(run), [True, True, False, False, True, True])
 
     def test_every_fourth_token_is_open_so_the_oldest_never_starves(self):
-        self.assertEqual([self.take(60_000), self.take(60_000)], [True, True])  # grants 1, 2
-        got = []
-        for i in range(8):
-            fresh = 1_000 - i  # a younger request waits for every token
-            self.assertFalse(self.take(fresh, at=i * 10))
-            old = self.take(60_000, at=i * 10 + 1, refunds=1)
-            got.append(old)
-            if not old:
-                self.assertTrue(self.take(fresh, at=i * 10 + 2))
-        # Grants 3, 4 (open), 5, 6, 7, 8 (open), 9, 10: the old request takes the open ones.
-        self.assertEqual(got, [False, True, False, False, False, True, False, False])
+        def run():
+            answers = [self.take(60_000), self.take(60_000)]  # grants 1, 2
+            for i in range(8):
+                fresh = 1_000 - i  # a younger request waits for every token
+                answers.append(self.take(fresh, at=i * 10))
+                old = self.take(60_000, at=i * 10 + 1, refunds=1)
+                answers.append(old)
+                if not old:
+                    answers.append(self.take(fresh, at=i * 10 + 2))
+            return answers
+
+        # Grants 3, 4 (open), 5, 6, 7, 8 (open), 9, 10: the old request takes the open ones; the
+        # fresh one waits each time and takes every other token.
+        expected = [True, True]
+        for old in (False, True, False, False, False, True, False, False):
+            expected += [False, old] + ([] if old else [True])
+        self.assertEqual(self.scenario(run), expected)
 
 
 if __name__ == "__main__":
