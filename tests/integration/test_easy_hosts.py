@@ -359,6 +359,22 @@ class UploadTest(EasyHostTestCase):
         # The copy overflowed: the host's own seek rewinds it, once.
         self.assertEqual(int(run.value("seeks")), 1, f"seeks\n{run}")
 
+    def test_upload_beyond_the_tee_bound_retried_for_an_sse_error_is_rewound_once(self):
+        # A streamed answer whose error event is decided while the stream is held (before the
+        # transfer ends) rewinds the upload then, while the stream can still reach the host
+        # whole; the end of the attempt's settle asks for the rewind again, which must be a no-op
+        # (the first one restarted the copy): the host's seek callback is asked once per retry,
+        # as for a 503.
+        config = self.write_config("version: 1\nsettings:\n  max_upload_replay: 65536\n")
+        path, data = self.data_file()
+        key = self.key()
+        run = self.host("upload", self.plain.script_url(key, "sse-overload,echo"), path, "seek", preload=True,
+                        env={"CURLRETRY_CONFIG": config})
+        self.assertNotIn(b"pass-through", run.raw.stderr, f"the config was refused\n{run}")
+        self.assertHost(run, result=CURLE_OK, status=200, stdout=echo_body(data))
+        self.assertCount(self.plain, key, 2, run.raw)
+        self.assertEqual(int(run.value("seeks")), 1, f"seeks\n{run}")
+
 
 class UploadPipeTest(EasyHostTestCase):
     """A read callback on a pipe fed by a thread: no size (chunked), no seek. The shim's bounded
