@@ -335,25 +335,25 @@ class UploadTest(EasyHostTestCase):
         self.assertHost(run, result=CURLE_OK, status=503, stdout=overloaded_body(key, 1))
         self.assertCount(self.plain, key, 1, run.raw)
 
-    def test_upload_beyond_the_tee_bound_without_seek_is_not_retried(self):
-        # 2 MiB through a read callback that cannot seek, with the replay buffer bounded at
-        # 64 KiB: the upload cannot be replayed, so the 503 is delivered after one request.
+    def upload_beyond_the_bound(self, script: str, how: str) -> tuple[HostRun, bytes, str]:
+        """2 MiB through the host's read callback (`how`: seek or noseek) with the replay
+        buffer bounded at 64 KiB, against `script`: the run, the data and the key."""
         config = self.write_config("version: 1\nsettings:\n  max_upload_replay: 65536\n")
-        path, _ = self.data_file()
+        path, data = self.data_file()
         key = self.key()
-        run = self.host("upload", self.plain.script_url(key, "503,echo"), path, "noseek", preload=True,
+        run = self.host("upload", self.plain.script_url(key, script), path, how, preload=True,
                         env={"CURLRETRY_CONFIG": config})
         self.assertNotIn(b"pass-through", run.raw.stderr, f"the config was refused\n{run}")
+        return run, data, key
+
+    def test_upload_beyond_the_tee_bound_without_seek_is_not_retried(self):
+        # The upload cannot be replayed, so the 503 is delivered after one request.
+        run, _, key = self.upload_beyond_the_bound("503,echo", "noseek")
         self.assertHost(run, result=CURLE_OK, status=503, stdout=overloaded_body(key, 1))
         self.assertCount(self.plain, key, 1, run.raw)
 
     def test_upload_beyond_the_tee_bound_with_seek_is_retried(self):
-        config = self.write_config("version: 1\nsettings:\n  max_upload_replay: 65536\n")
-        path, data = self.data_file()
-        key = self.key()
-        run = self.host("upload", self.plain.script_url(key, "503,echo"), path, "seek", preload=True,
-                        env={"CURLRETRY_CONFIG": config})
-        self.assertNotIn(b"pass-through", run.raw.stderr, f"the config was refused\n{run}")
+        run, data, key = self.upload_beyond_the_bound("503,echo", "seek")
         self.assertHost(run, result=CURLE_OK, status=200, stdout=echo_body(data))
         self.assertCount(self.plain, key, 2, run.raw)
         # The copy overflowed: the host's own seek rewinds it, once.
@@ -365,12 +365,7 @@ class UploadTest(EasyHostTestCase):
         # whole; the end of the attempt's settle asks for the rewind again, which must be a no-op
         # (the first one restarted the copy): the host's seek callback is asked once per retry,
         # as for a 503.
-        config = self.write_config("version: 1\nsettings:\n  max_upload_replay: 65536\n")
-        path, data = self.data_file()
-        key = self.key()
-        run = self.host("upload", self.plain.script_url(key, "sse-overload,echo"), path, "seek", preload=True,
-                        env={"CURLRETRY_CONFIG": config})
-        self.assertNotIn(b"pass-through", run.raw.stderr, f"the config was refused\n{run}")
+        run, data, key = self.upload_beyond_the_bound("sse-overload,echo", "seek")
         self.assertHost(run, result=CURLE_OK, status=200, stdout=echo_body(data))
         self.assertCount(self.plain, key, 2, run.raw)
         self.assertEqual(int(run.value("seeks")), 1, f"seeks\n{run}")
