@@ -24,8 +24,10 @@ void commit(Verdict& verdict, bool host_has_headers);
 // the rule refreshes for (`rule_refreshes`: in its `auth.on`, the command not yet run in this
 // transfer), nothing of which reached the program (`committed`).
 bool wants_credential(const Verdict& verdict, bool rule_refreshes, bool committed);
-// What the command did: printed a value (easy hosts: run to its end), runs on (multi hosts: the
-// transfer waits parked for it), or failed (no value, an error, its timeout).
+// What the command did: printed a value (run to its end, where the transfer cannot wait for it:
+// a multi handle without curl_multi_remove_handle), runs on (the transfer waits for it between
+// attempts, easy and multi alike: shim/between_attempts.h), or failed (no value, an error, its
+// timeout).
 enum class Credential : std::uint8_t { refreshed, running, failed };
 // A value (or one on its way) turns the give-up into one immediate retry (auth-refresh); a failed
 // command leaves the give-up with the upstream's response.
