@@ -25,15 +25,6 @@ namespace curlretry::core::fleet_probe {
 inline constexpr Millis kMinGap{1000};
 inline constexpr Millis kMaxGap{8000};
 
-// How old a failing run with no success must be for its key to count as failing outright: younger
-// than the default backoff (1.5 s), so that a fresh outage is probed from its first retries on
-// rather than after they drew the bank (with core::budget::kOutageAge's 3 s, 50 persistent
-// processes' first retries spent the bank's 10 in every outage: 1.40x the requests in a 60 s one,
-// 1.18x probed from 1 s; bench/fleet.sh persistent). A probed retry waits at most one look
-// (core::fleet_verdict::kTokenPoll) behind a probe that succeeds; one the probe of a run younger
-// than kOutageAge would give up draws the bank instead (core::fleet_verdict::probe_stands).
-inline constexpr Millis kProbeAge{1000};
-
 // The key's probe word: when the next probe may go, and the spacing the last claim chose (ms).
 // 0 = no probe yet.
 struct Probe {
@@ -43,7 +34,7 @@ struct Probe {
 std::uint64_t pack(Probe probe);
 Probe unpack(std::uint64_t word);
 
-// Whether the key fails outright: a failing run that has lasted kProbeAge with no
+// Whether the key fails outright: a failing run that has lasted core::budget::kOutageAge with no
 // success sent since it began (`success_sent`: the key's latest success, 0 = never). A fresh
 // burst's concurrent first failures (a younger run) are not an outage: their retries draw the
 // bank, as before; nor is a key that answered any request since the run began.

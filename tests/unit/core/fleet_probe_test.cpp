@@ -23,11 +23,9 @@ TEST(FleetProbe, PackRoundTrips) {
   EXPECT_EQ(pack(Probe{}), 0u);
 }
 
-TEST(FleetProbe, AnOutageIsARunOfOneSecondWithNoSuccessSinceItBegan) {
-  EXPECT_FALSE(outage(run_of(), 0, kT0 + 998));  // a fresh burst's concurrent first failures
-  EXPECT_TRUE(outage(run_of(), 0, kT0 + 1000));
-  // The default backoff (1.5 s) brings a fresh outage's first retries after that: they are probed.
-  EXPECT_LT(kProbeAge, Policy{}.backoff.base);
+TEST(FleetProbe, AnOutageIsARunOfThreeSecondsWithNoSuccessSinceItBegan) {
+  EXPECT_FALSE(outage(run_of(), 0, kT0 + 2998));  // a fresh burst: its first failures are younger
+  EXPECT_TRUE(outage(run_of(), 0, kT0 + 3000));
   EXPECT_TRUE(outage(run_of(), at(kT0 - 500), kT0 + 60000));   // the last success was before the run
   EXPECT_FALSE(outage(run_of(), at(kT0 + 100), kT0 + 60000));  // one success since: the key answers
   EXPECT_FALSE(outage(budget::FailingRun{}, 0, kT0 + 60000));  // no run at all
@@ -162,24 +160,6 @@ TEST(FleetProbeVerdict, ANonPersistentRetryWaitsItsOwnAllowanceThenGivesUpPersis
   // The deadline comes first in every mode: a probe after it cannot help.
   persistent.time_left = milliseconds(2000);
   EXPECT_EQ(fv::at_probe(milliseconds(0), milliseconds(7500), {}, persistent).kind, fv::Kind::give_up_budget);
-}
-
-TEST(FleetProbeVerdict, AYoungRunsProbeDelaysButNeverDeniesWhatTheBankWouldSend) {
-  // The next probe cannot come within the program's 2 s: in a run younger than kOutageAge the
-  // token decides (the bank, as before the probe came at kProbeAge); in an older one the retry
-  // gives up, as it did.
-  fv::Limits timed = kOwn;
-  timed.time_left = milliseconds(2000);
-  const fv::Gate refused = fv::at_probe(milliseconds(0), milliseconds(7500), {}, timed);
-  ASSERT_EQ(refused.kind, fv::Kind::give_up_budget);
-  EXPECT_FALSE(fv::probe_stands(refused, run_of(), kT0 + 1500));
-  EXPECT_FALSE(fv::probe_stands(refused, run_of(), kT0 + budget::kOutageAge.count() - 2));
-  EXPECT_TRUE(fv::probe_stands(refused, run_of(), kT0 + budget::kOutageAge.count()));
-  EXPECT_TRUE(fv::probe_stands(refused, run_of(), kT0 + 60000));
-  // Every other answer of the probe stands at any age: a wait, a go, a cooldown.
-  EXPECT_TRUE(fv::probe_stands(fv::at_probe(milliseconds(0), milliseconds(7500), {}, kOwn), run_of(), kT0 + 1500));
-  EXPECT_TRUE(fv::probe_stands(fv::at_probe(milliseconds(0), std::nullopt, {}, kOwn), run_of(), kT0 + 1500));
-  EXPECT_TRUE(fv::probe_stands(fv::at_probe(milliseconds(900), std::nullopt, {}, kOwn), run_of(), kT0 + 1500));
 }
 
 TEST(FleetProbeVerdict, ACooldownIsWaitedForFirst) {
