@@ -72,10 +72,8 @@ class Upstream:
 
 def run_mode(mode, args, lib, upstream, redis_url, work):
     fleet_dir = os.path.join(work, f"fleet-{mode}")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CURLRETRY_", "BILI_REPLAY_"))}
-    env.update({"LD_PRELOAD": lib, "CURLRETRY_LOG": "off", "CURLRETRY_FLEET_DIR": fleet_dir,
-                "CURLRETRY_FLEET": redis_url if mode == "redis" else mode, "CURLRETRY_BASE_MS": "500",
-                "XDG_CONFIG_HOME": os.path.join(work, "empty"), "HOME": os.path.join(work, "empty")})
+    env = fleet_env(mode, lib, redis_url, fleet_dir, work)
+    env["CURLRETRY_BASE_MS"] = "500"
     phases = PHASES_QUICK if args.quick else PHASES_FULL
     rate = args.workers * args.rate  # logical requests per second, offered whatever happens
     launched = []  # (phase, key, Popen)
