@@ -288,9 +288,7 @@ std::string fleet_now(const config::Config& config, const core::Policy& policy, 
     const core::fleet_probe::Claim claim = core::fleet_probe::claim(store->probe(hash), store->run(hash), now, delay);
     const fv::Gate at =
         fv::at_probe(core::Millis{0}, claim.go ? std::nullopt : std::optional<core::Millis>(claim.wait), {}, limits);
-    if (fv::probe_stands(at, store->run(hash), now)) {
-      return fv::describe(at) + " (the key fails outright in this machine's store)";
-    }
+    return fv::describe(at) + " (the key fails outright in this machine's store)";
   }
   std::uint64_t tokens = core::budget::cap(f.budget, 0);  // a key nobody used starts full
   for (const auto& k : store->list(now, f.budget)) {

@@ -19,8 +19,7 @@ Probe unpack(std::uint64_t word) { return Probe{static_cast<std::uint32_t>(word 
 bool outage(budget::FailingRun run, std::uint32_t success_sent, std::int64_t now_ms) {
   if (run.began == 0 || run.last == 0) return false;
   if (success_sent != 0 && ahead(success_sent, run.began) >= 0) return false;
-  const std::int32_t age = ahead(stamp(now_ms), run.began);
-  return age >= budget::kOutageAge.count() || (run.firsts >= kCrowd && age >= kCrowdAge.count());
+  return ahead(stamp(now_ms), run.began) >= budget::kOutageAge.count();
 }
 
 Claim claim(Probe probe, budget::FailingRun run, std::int64_t now_ms, Millis own_backoff) {

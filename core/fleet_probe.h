@@ -34,22 +34,10 @@ struct Probe {
 std::uint64_t pack(Probe probe);
 Probe unpack(std::uint64_t word);
 
-// A run met by a crowd is probed from this age on, not from core::budget::kOutageAge: younger than
-// the default backoff (1.5 s), so that a fresh outage's first retries go as one probe instead of
-// drawing the bank (with 3 s, 50 persistent processes' first retries spent the bank's 10 in every
-// outage: 1.40x the requests in a 60 s one; from 1 s, 1.18x; bench/fleet.sh persistent).
-inline constexpr Millis kCrowdAge{1000};
-// A crowd: at least this many requests' first attempts failed in the run, the default reserve
-// (budget.reserve): fewer than that, the bank would have sent each one's retry at once. A lone
-// process's own requests one after another rarely make one: its fast retry is not held behind a
-// probe schedule that its earlier requests began (a 20 ms backoff would wait up to kMaxGap).
-inline constexpr std::uint32_t kCrowd = static_cast<std::uint32_t>(budget::Budget{}.reserve);
-
-// Whether the key fails outright: a failing run with no success sent since it began
-// (`success_sent`: the key's latest success, 0 = never) that has lasted core::budget::kOutageAge,
-// or kCrowdAge when a crowd met it. A fresh burst's concurrent first failures (a younger run) are
-// not an outage: their retries draw the bank, as before; nor is a key that answered any request
-// since the run began.
+// Whether the key fails outright: a failing run that has lasted core::budget::kOutageAge with no
+// success sent since it began (`success_sent`: the key's latest success, 0 = never). A fresh
+// burst's concurrent first failures (a younger run) are not an outage: their retries draw the
+// bank, as before; nor is a key that answered any request since the run began.
 bool outage(budget::FailingRun run, std::uint32_t success_sent, std::int64_t now_ms);
 
 // A retry at the end of its wait on a key in an outage, after `own_backoff` (its own policy's

@@ -94,16 +94,12 @@ bool healthy(std::uint32_t sent_stamp, std::int64_t now_ms) {
   return age < kHealthyWithin.count();
 }
 
-FailingRun note_failure(FailingRun run, std::uint32_t success_sent, std::int64_t now_ms, Millis gap, bool first) {
+FailingRun note_failure(FailingRun run, std::uint32_t success_sent, std::int64_t now_ms, Millis gap) {
   // 0 means never: a stamp that is 0 mod 2^32 becomes 1 (a millisecond off, harmless).
   const std::uint32_t now = static_cast<std::uint32_t>(now_ms) | 1u;
   const bool succeeded_since = success_sent != 0 && static_cast<std::int32_t>(success_sent - run.began) >= 0;
   const bool quiet = static_cast<std::int32_t>(now - run.last) > gap.count();
-  if (run.began == 0 || run.last == 0 || succeeded_since || quiet) {
-    run.began = now;
-    run.firsts = 0;
-  }
-  if (first && run.firsts != UINT32_MAX) ++run.firsts;
+  if (run.began == 0 || run.last == 0 || succeeded_since || quiet) run.began = now;
   // A failure answered out of order (an older clock reading) does not move the latest back.
   if (run.last == 0 || static_cast<std::int32_t>(now - run.last) > 0) run.last = now;
   return run;

@@ -62,24 +62,19 @@ inline constexpr Millis kHealthyWithin{1000};
 // `now_ms`. A stamp ahead of now (a clock that stepped back) counts as recent.
 bool healthy(std::uint32_t sent_stamp, std::int64_t now_ms);
 
-// A key's current failing run, as a store keeps it in three words (Unix ms mod 2^32; 0 = never):
-// when the run began, its latest failure, and how many requests' first attempts failed in it. A
-// failure after a success *sent* since the run began, or after kRunGap without one, begins a new
-// run. Kept so that a request can tell whether it was sent into an outage already under way
-// (met_outage) or is one of a fresh burst's first failures, and the probe whether a crowd met it
-// (core::fleet_probe::outage).
+// A key's current failing run, as a store keeps it in two words (Unix ms mod 2^32; 0 = never):
+// when the run began and its latest failure. A failure after a success *sent* since the run began,
+// or after kRunGap without one, begins a new run. Kept so that a request can tell whether it was
+// sent into an outage already under way (met_outage) or is one of a fresh burst's first failures.
 struct FailingRun {
   std::uint32_t began = 0;
   std::uint32_t last = 0;
-  std::uint32_t firsts = 0;  // requests whose first attempt failed in this run (saturating)
 };
 inline constexpr Millis kRunGap{2000};
 // The run after a failure answered at `now_ms`, the key's latest success having been sent at
-// `success_sent` (0 = never); `first`: the failure was a request's first attempt. `gap`: how long
-// the run may go quiet (kRunGap; longer while the fleet's probes space its failures,
-// core::fleet_probe::run_gap).
-FailingRun note_failure(FailingRun run, std::uint32_t success_sent, std::int64_t now_ms, Millis gap = kRunGap,
-                        bool first = false);
+// `success_sent` (0 = never). `gap`: how long the run may go quiet (kRunGap; longer while the
+// fleet's probes space its failures, core::fleet_probe::run_gap).
+FailingRun note_failure(FailingRun run, std::uint32_t success_sent, std::int64_t now_ms, Millis gap = kRunGap);
 // A request sent this long into a failing run met an outage: its retries stay paced (a token each)
 // for the rest of the request, even once the key is healthy again, so the outage's backlog goes
 // out at the budget's pace instead of as one burst at recovery. Long enough that the concurrent

@@ -58,11 +58,9 @@ struct alignas(64) Entry {
   std::atomic<std::uint64_t> probe;  // core::fleet_probe::Probe, packed; claimed by CAS
   // Appended the same way: who of the retries waiting for a token takes one (core/token_queue.h).
   std::atomic<std::uint64_t> queue;  // core::token_queue::Queue, packed
-  // Appended the same way: how many requests' first attempts failed in the run (a crowd met it).
-  std::atomic<std::uint32_t> run_firsts;  // core::budget::FailingRun::firsts
 };
-// The entry's size is the layout: the run, probe, queue and crowd words above fit the padding an
-// alignas(64) entry had (12 bytes of it are left).
+// The entry's size is the layout: the run, probe and queue words above fit the padding an alignas(64)
+// entry had (16 bytes of it are left).
 static_assert(sizeof(Entry) == 1216, "the v3 entry's size and offsets must not change");
 
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "the store needs lock-free 64-bit atomics");

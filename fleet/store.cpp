@@ -55,7 +55,6 @@ void reset_entry(Entry& e) {
   e.earned.store(0, kRelaxed);
   e.run_began.store(0, kRelaxed);
   e.run_last.store(0, kRelaxed);
-  e.run_firsts.store(0, kRelaxed);
   e.probe.store(0, kRelaxed);
 }
 
@@ -137,37 +136,29 @@ bool Store::healthy(std::uint64_t hash, std::int64_t now_ms) const {
   return e != nullptr && budget::healthy(e->success_sent.load(kRelaxed), now_ms);
 }
 
-void Store::note_failure(std::uint64_t hash, std::int64_t now_ms, bool first) {
+void Store::note_failure(std::uint64_t hash, std::int64_t now_ms) {
   Entry* e = find(hash);
   if (e == nullptr) return;
-  // Relaxed and unsynchronised between the words: racing failures write nearly the same stamps
-  // (and a crowd's count may lose one), and the run is a heuristic about when pacing starts,
-  // never about whether a retry goes.
-  const budget::FailingRun seen = run_of(*e);
+  // Relaxed and unsynchronised between the two words: racing failures write nearly the same
+  // stamps, and the run is a heuristic about when pacing starts, never about whether a retry goes.
+  const budget::FailingRun seen{e->run_began.load(kRelaxed), e->run_last.load(kRelaxed)};
   const core::Millis gap = core::fleet_probe::run_gap(core::fleet_probe::unpack(e->probe.load(kRelaxed)), seen);
-  const budget::FailingRun next = budget::note_failure(seen, e->success_sent.load(kRelaxed), now_ms, gap, first);
-  if (next.began != seen.began) {
-    e->run_began.store(next.began, kRelaxed);
-    e->run_firsts.store(next.firsts, kRelaxed);
-  } else if (first) {
-    e->run_firsts.fetch_add(1, kRelaxed);
-  }
+  const budget::FailingRun next = budget::note_failure(seen, e->success_sent.load(kRelaxed), now_ms, gap);
+  if (next.began != seen.began) e->run_began.store(next.began, kRelaxed);
   if (next.last != seen.last) e->run_last.store(next.last, kRelaxed);
-}
-
-budget::FailingRun Store::run_of(const Entry& e) {
-  return budget::FailingRun{e.run_began.load(kRelaxed), e.run_last.load(kRelaxed), e.run_firsts.load(kRelaxed)};
 }
 
 budget::FailingRun Store::run(std::uint64_t hash) const {
   const Entry* e = find(hash);
-  return e == nullptr ? budget::FailingRun{} : run_of(*e);
+  if (e == nullptr) return {};
+  return budget::FailingRun{e->run_began.load(kRelaxed), e->run_last.load(kRelaxed)};
 }
 
 bool Store::failing_outright(std::uint64_t hash, std::int64_t now_ms) const {
   const Entry* e = find(hash);
   if (e == nullptr) return false;
-  return core::fleet_probe::outage(run_of(*e), e->success_sent.load(kRelaxed), now_ms);
+  const budget::FailingRun run{e->run_began.load(kRelaxed), e->run_last.load(kRelaxed)};
+  return core::fleet_probe::outage(run, e->success_sent.load(kRelaxed), now_ms);
 }
 
 std::optional<core::fleet_probe::Claim> Store::claim_probe(std::uint64_t hash, std::int64_t now_ms,
@@ -175,7 +166,7 @@ std::optional<core::fleet_probe::Claim> Store::claim_probe(std::uint64_t hash, s
   namespace probe = core::fleet_probe;
   Entry* e = find(hash);
   if (e == nullptr) return std::nullopt;
-  const budget::FailingRun run = run_of(*e);
+  const budget::FailingRun run{e->run_began.load(kRelaxed), e->run_last.load(kRelaxed)};
   if (!probe::outage(run, e->success_sent.load(kRelaxed), now_ms)) return std::nullopt;
   std::uint64_t word = e->probe.load(kRelaxed);
   for (;;) {

@@ -79,10 +79,9 @@ class Store {
   // Whether a success to the key was sent within core::budget::kHealthyWithin of `now_ms`: the
   // key is not failing outright, and its retries go without a token (core/retry_tokens.h).
   bool healthy(std::uint64_t hash, std::int64_t now_ms) const;
-  // A request to the key failed, answered at `now_ms` (`first`: its first attempt): the key's
-  // failing run (core::budget::FailingRun) begins or goes on. A few loads and up to three relaxed
-  // stores; nothing when the key is unknown.
-  void note_failure(std::uint64_t hash, std::int64_t now_ms, bool first = false);
+  // A request to the key failed, answered at `now_ms`: the key's failing run (core::budget::FailingRun)
+  // begins or goes on. Two loads and up to two relaxed stores; nothing when the key is unknown.
+  void note_failure(std::uint64_t hash, std::int64_t now_ms);
   // The key's failing run as it stands; a zero FailingRun when the key is unknown.
   core::budget::FailingRun run(std::uint64_t hash) const;
   // Whether the key fails outright (core::fleet_probe::outage over its run and success stamp).
@@ -165,7 +164,6 @@ class Store {
   }
   layout::Entry* find_or_claim(std::uint64_t hash, std::string_view key, std::int64_t now_ms);
   static std::string name_of(const layout::Entry& entry);
-  static core::budget::FailingRun run_of(const layout::Entry& entry);
   void end_cooling(layout::Entry& entry, std::int64_t sent_ms);
   static core::budget::Counts window_of(const layout::Entry& entry, std::int64_t now_ms, core::Millis window);
   layout::Entry* entries() const {

@@ -200,7 +200,7 @@ void note_failure(const Runtime& runtime, fleet::Store& s, const Attempt& a, con
     s.probe_failed(hash, now);
     if (auto* link = redis(runtime)) link->probe(std::string(key), 0, true);
   }
-  s.note_failure(hash, now, a.number == 1);
+  s.note_failure(hash, now);
   // Sticky for the request: once it met the outage, the rest of its retries are paced.
   if (a.ledger != nullptr && a.ledger->born_ms != 0 && core::budget::met_outage(s.run(hash), a.ledger->born_ms)) {
     a.ledger->paced = true;
@@ -375,8 +375,7 @@ struct GateContext {
 };
 
 // A key that fails outright: the retry claims the fleet's probe or waits for it (no token).
-// nullopt: the token decides (no probe word for the key, a full table; or a young run's probe
-// that would give the retry up, core::fleet_verdict::probe_stands).
+// nullopt: no probe word for the key (a full table), the token decides.
 std::optional<core::fleet_verdict::Gate> probe_gate(const GateContext& c) {
   namespace fv = core::fleet_verdict;
   std::optional<core::fleet_probe::Claim> claim = c.s.claim_probe(c.hash, c.now, c.f.own_wait);
@@ -391,7 +390,6 @@ std::optional<core::fleet_verdict::Gate> probe_gate(const GateContext& c) {
   if (!claim) return std::nullopt;
   const fv::Gate g = fv::at_probe(c.cooling, claim->go ? std::nullopt : std::optional<core::Millis>(claim->wait),
                                   c.f.waited, c.limits);
-  if (!fv::probe_stands(g, c.s.run(c.hash), c.now)) return std::nullopt;
   if (g.kind == fv::Kind::go) {
     if (!c.s.count(c.hash, c.key, true, c.now)) warn_full_once();
     if (c.f.ledger != nullptr) {

@@ -29,11 +29,10 @@ FAST_S = 1.5
 
 def probes_after_outage_age(seconds: float) -> int:
     """How many retries the fleet's probe lets go in `seconds` of a full outage that began with
-    them, for retries whose own backoff is under a second (core/fleet_probe.h), when a crowd (ten
-    requests or more) failed at its start: the first once the key has failed for
-    core::fleet_probe::kCrowdAge (1 s), then each spacing later, from kMinGap (1 s) doubling up to
-    kMaxGap (8 s)."""
-    at, gap, n = 1.0, 1.0, 0
+    them, for retries whose own backoff is under a second (core/fleet_probe.h): the first once
+    the key has failed for core::budget::kOutageAge (3 s), then each spacing later, from kMinGap
+    (1 s) doubling up to kMaxGap (8 s)."""
+    at, gap, n = 3.0, 1.0, 0
     while at < seconds:
         n += 1
         at += gap
@@ -358,7 +357,7 @@ class Budget(FleetTestCase):
         # 50 processes, 4 requests each (200), max_attempts 3, a full outage: alone they would send
         # 600 requests. Nothing succeeds, so nothing is earned: the fleet spends the new key's
         # bucket (the reserve, 10) and what trickles in meanwhile (10 per 64 s); once the key has
-        # failed for 1 s (a crowd failed) its retries take no token and one at a time goes as the fleet's probe
+        # failed for 3 s its retries take no token and one at a time goes as the fleet's probe
         # (probes_after_outage_age: a slow run, under a sanitizer, lasts long enough for several).
         # So 1.0x + 10 + a little, where the sliding window granted 10 % of the requests: 220.
         self.write_config("fleet: {budget: {window_ms: 64000}}\n")
@@ -436,11 +435,8 @@ class Budget(FleetTestCase):
     def test_fifty_processes_share_one_budget(self):
         # 50 processes, max_attempts 3, a full outage: alone they would send 150 requests. The new
         # key's bucket holds the reserve, 10 tokens, and nothing succeeds to earn more.
-        # A retry made once the key has failed for 1 s (a crowd failed: core::fleet_probe::kCrowdAge;
-        # spawning 50 processes takes that long) waits for the fleet's probe instead
-        # (probes_after_outage_age), up to its own schedule plus the probes' longest spacing (8 s):
-        # the store's window spans the whole test (64 s) so that it still counts every request.
-        self.write_config("fleet: {budget: {window_ms: 64000}}\n")
+        # A process that starts once the key has failed for 3 s (a slow, sanitizer run spawns the
+        # 50 over seconds) waits for the fleet's probe instead (probes_after_outage_age).
         k = self.key()
         url = self.plain.script_url(k, "503")
         env = harness.environment(True, self.env(CURLRETRY_LOG="warn"))

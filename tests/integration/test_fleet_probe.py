@@ -1,5 +1,5 @@
 """The fleet's half-open probe (issue 23): while a key fails outright (a failing run of 3 s with no
-success since it began; of 1 s once a crowd, ten requests, failed in it), its retries draw neither the bank nor the trickle; one at a time,
+success since it began), its retries draw neither the bank nor the trickle; one at a time,
 fleet-wide, goes as the probe, spaced from its own backoff, doubling, up to 8 s
 (core/fleet_probe.h). The probe that finds the provider answering ends the outage, and every
 waiting retry goes at the budget's pace. Before, a long outage cost the trickle: a token a second
@@ -34,10 +34,10 @@ DRAIN_S = MAX_GAP_S + 3.0
 LIMIT_S = OUTAGE_S + 60.0
 
 
-def probes_within(seconds: float, base_ms: int = BASE_MS) -> int:
+def probes_within(seconds: float) -> int:
     """The probes the spacing allows in an outage of `seconds`: the first at the first retry
-    (base_ms), then each spacing later, from base_ms doubling up to MAX_GAP_S."""
-    at, gap, n = base_ms / 1000, base_ms / 1000, 0
+    (BASE_MS), then each spacing later, from BASE_MS doubling up to MAX_GAP_S."""
+    at, gap, n = BASE_MS / 1000, BASE_MS / 1000, 0
     while at < seconds:
         n += 1
         at += gap
@@ -46,119 +46,45 @@ def probes_within(seconds: float, base_ms: int = BASE_MS) -> int:
 
 
 class Probe(harness.ArmedUpstreamTestCase):
-    def full_outage(self, n: int, outage_s: float, base_ms: int | None, name: str):
-        """n persistent processes whose paths play 529 for outage_s, then 200 (`base_ms` None: the
-        built-in backoff, not the harness's fast one). Checks every answer byte for byte and that
-        none gave up; returns the upstream requests during the outage, every process's stderr
-        joined, and the seconds from the recovery to the last answer."""
-        keys = [self.key(f"{name}{i}") for i in range(n)]
+    def test_persistent_processes_in_a_full_outage_send_one_probe_at_a_time(self):
+        keys = [self.key(f"p{i}") for i in range(N)]
         for i, k in enumerate(keys):
-            self.arm(k, "529", f"/{name}{i}/")
-        env = harness.environment(True, {"CURLRETRY_PERSISTENT": "1", "CURLRETRY_LOG": "info",
-                                         "CURLRETRY_BASE_MS": None if base_ms is None else str(base_ms)})
+            self.arm(k, "529", f"/probe{i}/")
+        env = harness.environment(True, {"CURLRETRY_PERSISTENT": "1", "CURLRETRY_BASE_MS": str(BASE_MS),
+                                         "CURLRETRY_LOG": "info"})
         started = time.monotonic()
-        for i in range(n):
-            self.procs.append(subprocess.Popen([harness.CURL, "-q", "-sS", self.up.url(f"/{name}{i}/v1/messages")],
+        for i in range(N):
+            self.procs.append(subprocess.Popen([harness.CURL, "-q", "-sS", self.up.url(f"/probe{i}/v1/messages")],
                                                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                                stderr=subprocess.PIPE))
         deadline = started + LIMIT_S
         while not all(self.up.count(k) >= 1 for k in keys):
             self.assertLess(time.monotonic(), deadline, [self.up.count(k) for k in keys])
             time.sleep(0.02)
-        # The outage's length (the timeline the bound is computed for), not a synchronisation.
-        time.sleep(max(0.0, started + outage_s - time.monotonic()))
+        # The outage's length (the timeline the bound below is computed for), not a synchronisation.
+        time.sleep(max(0.0, started + OUTAGE_S - time.monotonic()))
         during = sum(self.up.count(k) for k in keys)
         for i, k in enumerate(keys):
-            self.arm(k, "200", f"/{name}{i}/")
+            self.arm(k, "200", f"/probe{i}/")
         recovered = time.monotonic()
         outs = [p.communicate(timeout=LIMIT_S) for p in self.procs]
-        drain = time.monotonic() - recovered
+        done = time.monotonic()
+        errs = b"".join(err for _, err in outs)
+        allowed = probes_within(OUTAGE_S) + 1
+        print(f"FIGURE probe: {N} persistent processes, {OUTAGE_S:.0f} s outage: {during} upstream requests "
+              f"during it ({during - N} retries, {allowed} allowed), every answer {done - recovered:.2f} s after "
+              f"the recovery", file=sys.stderr, flush=True)
         for p, k, (out, err) in zip(self.procs, keys, outs):
             with self.subTest(key=k):
                 self.assertEqual(p.returncode, 0, err)
                 self.assertEqual(out, ok_body(k, self.up.count(k)), err)
                 self.assertNotIn(b"(budget)", err)
-        return during, b"".join(err for _, err in outs), drain
-
-    def test_persistent_processes_in_a_full_outage_send_one_probe_at_a_time(self):
-        during, errs, drain = self.full_outage(N, OUTAGE_S, BASE_MS, "probe")
-        allowed = probes_within(OUTAGE_S) + 1
-        print(f"FIGURE probe: {N} persistent processes, {OUTAGE_S:.0f} s outage: {during} upstream requests "
-              f"during it ({during - N} retries, {allowed} allowed), every answer {drain:.2f} s after "
-              f"the recovery", file=sys.stderr, flush=True)
         # One probe at a time: the first attempts, then a retry a spacing (+1 for a probe racing the
         # arm above). Before, the bank (10) and the trickle (a token a second) went too: N + 26.
         self.assertLessEqual(during, N + allowed, errs.decode(errors="replace")[-3000:])
         self.assertIn(b"waiting for the fleet's probe", errs)
         # The probe after the recovery found it, and the waiting retries went at once behind it.
-        self.assertLess(drain, DRAIN_S)
-
-    def test_a_fresh_outage_met_by_a_crowd_is_probed_from_its_first_retries(self):
-        # Twelve requests fail at once (a crowd: more than the bank's reserve of 10). With the
-        # built-in backoff their first retries come 1.5 s later, when the run is older than
-        # core::fleet_probe::kCrowdAge (1 s): they are probed, one at a time goes. Before (a key
-        # failed outright only at 3 s), those first retries drew the bank: 10 of them went into the
-        # outage at once, then the probes began (25 upstream requests in 5 s; at most 15 now).
-        n, outage_s, default_base_ms = 12, 5.0, 1500
-        during, errs, drain = self.full_outage(n, outage_s, None, "fresh")
-        allowed = probes_within(outage_s, default_base_ms) + 1  # +1: a probe racing the arm
-        print(f"FIGURE fresh outage: {n} persistent processes, {outage_s:.0f} s: {during} upstream requests during it "
-              f"({during - n} retries, {allowed} allowed), every answer {drain:.2f} s after the recovery",
-              file=sys.stderr, flush=True)
-        self.assertLessEqual(during, n + allowed, errs.decode(errors="replace")[-3000:])
-        self.assertLess(drain, DRAIN_S)
-
-    def test_a_young_runs_probe_never_refuses_what_the_bank_would_send(self):
-        # A crowd fails on a fresh key: eight one-attempt requests, then A and B together (ten
-        # first failures). A's retry (its own 1.2 s backoff) goes as the probe, fails, and puts the
-        # next probe 1.2 s after it. B's retry comes at 1.6 s, in a run younger than
-        # core::budget::kOutageAge (3 s): the next probe cannot come before B's own timeout
-        # (curl -m 2). B takes a token from the bank instead, as every retry of so young a run did
-        # before a crowd's run was probed from 1 s, and its retry is answered: the earlier probe
-        # delays, never denies. (Without that, B gave up with reason "budget" at 1.6 s.)
-        for i in range(8):
-            k = self.key(f"crowd{i}")
-            self.assertRun(self.get(k, "503", CURLRETRY_MAX_ATTEMPTS="1"), 0, overloaded_body(k, 1))
-        a, b = self.key("a"), self.key("b")
-        env_a = harness.environment(True, {"CURLRETRY_LOG": "debug", "CURLRETRY_BASE_MS": "1200",
-                                           "CURLRETRY_MAX_ATTEMPTS": "2"})
-        env_b = harness.environment(True, {"CURLRETRY_LOG": "info", "CURLRETRY_BASE_MS": "1600",
-                                           "CURLRETRY_MAX_ATTEMPTS": "2"})
-        pa = subprocess.Popen([harness.CURL, "-q", "-sS", self.up.script_url(a, "503")], env=env_a,
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.procs.append(pa)
-        pb = subprocess.Popen([harness.CURL, "-q", "-sS", "-m", "2", self.up.script_url(b, "503,200")], env=env_b,
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.procs.append(pb)
-        out_a, err_a = pa.communicate(timeout=LIMIT_S)
-        out_b, err_b = pb.communicate(timeout=LIMIT_S)
-        self.assertEqual(pa.returncode, 0, err_a)
-        self.assertEqual(out_a, overloaded_body(a, 2), err_a)
-        self.assertIn(b"goes as the fleet's probe (the key fails outright)", err_a)
-        self.assertEqual(pb.returncode, 0, err_b)
-        self.assertEqual(out_b, ok_body(b, 2), err_b)
-        self.assertEqual(self.up.count(b), 2, err_b)
-        self.assertNotIn(b"(budget)", err_b)
-
-    def test_a_lone_process_retrying_fast_is_not_held_behind_its_own_earlier_probe(self):
-        # One process's requests one after another fail on a key for over a second with no success
-        # since (six requests: fewer than a crowd), the last one retried once. Then a request whose
-        # own backoff is 20 ms: its retry goes after its own backoff, as the bank's, not held
-        # behind the probe schedule the earlier retry began (1 s later). When a run of 1 s alone
-        # made a key fail outright, that retry waited ~1 s, and test_multi_hosts' abandon-cleanup
-        # lost its request in CI.
-        for i in range(4):
-            k = self.key(f"lone{i}")
-            self.assertRun(self.get(k, "503", CURLRETRY_MAX_ATTEMPTS="1"), 0, overloaded_body(k, 1))
-            time.sleep(0.3)  # the run's timeline: failures over 1.2 s, no gap near kRunGap
-        k = self.key("twice")
-        self.assertRun(self.get(k, "503", CURLRETRY_MAX_ATTEMPTS="2", CURLRETRY_BASE_MS="20"), 0,
-                       overloaded_body(k, 2))
-        k = self.key("fast")
-        r = self.get(k, "503,200", CURLRETRY_BASE_MS="20")
-        self.assertRun(r, 0, ok_body(k, 2))
-        self.assertCount(self.up, k, 2, r)
-        self.assertNotIn(b"fleet's probe", r.stderr)
+        self.assertLess(done - recovered, DRAIN_S)
 
     def get(self, key: str, script: str, **env) -> harness.Result:
         return harness.curl(["-sS", self.up.script_url(key, script)], preload=True,

@@ -31,22 +31,6 @@ TEST(FleetProbe, AnOutageIsARunOfThreeSecondsWithNoSuccessSinceItBegan) {
   EXPECT_FALSE(outage(budget::FailingRun{}, 0, kT0 + 60000));  // no run at all
 }
 
-TEST(FleetProbe, ARunACrowdMetIsAnOutageFromOneSecond) {
-  budget::FailingRun crowd = run_of();
-  crowd.firsts = kCrowd;
-  EXPECT_FALSE(outage(crowd, 0, kT0 + kCrowdAge.count() - 2));  // the crowd's concurrent first failures
-  EXPECT_TRUE(outage(crowd, 0, kT0 + kCrowdAge.count()));
-  // The default backoff (1.5 s) brings a fresh outage's first retries after that: they are probed.
-  EXPECT_LT(kCrowdAge, Policy{}.backoff.base);
-  EXPECT_FALSE(outage(crowd, at(kT0 + 100), kT0 + 60000));  // one success since: the key answers
-  // Fewer requests than the bank's reserve failed: the bank sends each one's retry, as before.
-  budget::FailingRun few = run_of();
-  few.firsts = kCrowd - 1;
-  EXPECT_FALSE(outage(few, 0, kT0 + budget::kOutageAge.count() - 2));
-  EXPECT_TRUE(outage(few, 0, kT0 + budget::kOutageAge.count()));
-  EXPECT_EQ(kCrowd, 10u);  // the default reserve's tokens
-}
-
 TEST(FleetProbe, TheFirstClaimGoesAndSpacesTheNextByTheRetrysOwnBackoff) {
   const Claim c = claim(Probe{}, run_of(), kT0 + 3000, milliseconds(1500));
   EXPECT_TRUE(c.go);
@@ -176,24 +160,6 @@ TEST(FleetProbeVerdict, ANonPersistentRetryWaitsItsOwnAllowanceThenGivesUpPersis
   // The deadline comes first in every mode: a probe after it cannot help.
   persistent.time_left = milliseconds(2000);
   EXPECT_EQ(fv::at_probe(milliseconds(0), milliseconds(7500), {}, persistent).kind, fv::Kind::give_up_budget);
-}
-
-TEST(FleetProbeVerdict, AYoungRunsProbeDelaysButNeverDeniesWhatTheBankWouldSend) {
-  // The next probe cannot come within the program's 2 s: in a run younger than kOutageAge (probed
-  // from kCrowdAge because a crowd met it) the token decides, as before; in an older one the retry
-  // gives up, as it did.
-  fv::Limits timed = kOwn;
-  timed.time_left = milliseconds(2000);
-  const fv::Gate refused = fv::at_probe(milliseconds(0), milliseconds(7500), {}, timed);
-  ASSERT_EQ(refused.kind, fv::Kind::give_up_budget);
-  EXPECT_FALSE(fv::probe_stands(refused, run_of(), kT0 + 1500));
-  EXPECT_FALSE(fv::probe_stands(refused, run_of(), kT0 + budget::kOutageAge.count() - 2));
-  EXPECT_TRUE(fv::probe_stands(refused, run_of(), kT0 + budget::kOutageAge.count()));
-  EXPECT_TRUE(fv::probe_stands(refused, run_of(), kT0 + 60000));
-  // Every other answer of the probe stands at any age: a wait, a go, a cooldown.
-  EXPECT_TRUE(fv::probe_stands(fv::at_probe(milliseconds(0), milliseconds(7500), {}, kOwn), run_of(), kT0 + 1500));
-  EXPECT_TRUE(fv::probe_stands(fv::at_probe(milliseconds(0), std::nullopt, {}, kOwn), run_of(), kT0 + 1500));
-  EXPECT_TRUE(fv::probe_stands(fv::at_probe(milliseconds(900), std::nullopt, {}, kOwn), run_of(), kT0 + 1500));
 }
 
 TEST(FleetProbeVerdict, ACooldownIsWaitedForFirst) {

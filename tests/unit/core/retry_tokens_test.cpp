@@ -188,23 +188,6 @@ TEST(RetryTokens, AQuietGapEndsARun) {
   EXPECT_EQ(q.began, static_cast<std::uint32_t>(kNow) | 1u);
 }
 
-TEST(RetryTokens, ARunCountsTheRequestsWhoseFirstAttemptFailedInIt) {
-  FailingRun r = note_failure(FailingRun{}, 0, kNow, kRunGap, true);
-  EXPECT_EQ(r.firsts, 1u);
-  // Retries (not first attempts) fail in the run too: they are not more requests.
-  for (int i = 1; i <= 5; ++i) r = note_failure(r, 0, kNow + i * 100, kRunGap, false);
-  EXPECT_EQ(r.firsts, 1u);
-  for (int i = 1; i <= 5; ++i) r = note_failure(r, 0, kNow + 500 + i * 100, kRunGap, true);
-  EXPECT_EQ(r.firsts, 6u);
-  // A new run (a success sent since, or a quiet gap) counts from its own first failure.
-  EXPECT_EQ(note_failure(r, static_cast<std::uint32_t>(kNow + 1200), kNow + 1300, kRunGap, true).firsts, 1u);
-  EXPECT_EQ(note_failure(r, 0, kNow + 1000 + kRunGap.count() + 10, kRunGap, false).firsts, 0u);
-  // It saturates.
-  FailingRun full = r;
-  full.firsts = UINT32_MAX;
-  EXPECT_EQ(note_failure(full, 0, kNow + 1200, kRunGap, true).firsts, UINT32_MAX);
-}
-
 TEST(RetryTokens, ARequestSentIntoAnOutageMetIt) {
   FailingRun r = note_failure(FailingRun{}, 0, kNow);
   for (int i = 1; i <= 8; ++i) r = note_failure(r, 0, kNow + i * 500);

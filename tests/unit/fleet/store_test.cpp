@@ -210,32 +210,6 @@ TEST(Store, AKeyFailingOutrightLetsOneRetryAtATimeGoAsTheProbe) {
   EXPECT_EQ(store->probe(hash).next_at, 0u);
 }
 
-TEST(Store, AKeyACrowdFailsIsProbedFromOneSecond) {
-  TempDir tmp;
-  auto store = open_store(tmp.store());
-  const std::uint64_t hash = core::fleet_key::hash("a:443");
-  ASSERT_TRUE(store->count(hash, "a:443", false, kNow));
-  // One request fails again and again: a lone process's retries, not a crowd.
-  for (int i = 0; i < 20; ++i) store->note_failure(hash, kNow + i * 50, i == 0);
-  EXPECT_EQ(store->run(hash).firsts, 1u);
-  EXPECT_EQ(store->claim_probe(hash, kNow + 1500, 1500ms), std::nullopt);
-  // Nine more requests' first attempts fail in the same run: a crowd of ten.
-  for (int i = 0; i < 9; ++i) store->note_failure(hash, kNow + 1000 + i, true);
-  EXPECT_EQ(store->run(hash).firsts, core::fleet_probe::kCrowd);
-  EXPECT_EQ(store->claim_probe(hash, kNow + core::fleet_probe::kCrowdAge.count() - 2, 1500ms), std::nullopt);
-  const auto probe = store->claim_probe(hash, kNow + 1500, 1500ms);
-  ASSERT_TRUE(probe);
-  EXPECT_TRUE(probe->go);
-  // A success sent since ends the run; the next one counts its own crowd from zero.
-  store->earn(hash, kNow + 1600);
-  store->note_failure(hash, kNow + 1700, true);
-  EXPECT_EQ(store->run(hash).firsts, 1u);
-  EXPECT_EQ(store->claim_probe(hash, kNow + 2800, 1500ms), std::nullopt);
-  // Clearing the key forgets its crowd.
-  ASSERT_TRUE(store->clear("a:443"));
-  EXPECT_EQ(store->run(hash).firsts, 0u);
-}
-
 TEST(Store, EarningOrRefundingForAnUnknownKeyChangesNothing) {
   TempDir tmp;
   auto store = open_store(tmp.store());
