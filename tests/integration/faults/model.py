@@ -543,13 +543,16 @@ def outcome_of(step: Step, policy: Policy, key: str, n: int, upload: bytes, atte
 
 
 def simulate(script: Script, upload: Upload, *, connection_alive: bool, reuse: bool,
-             timeout_ms: int | None = None) -> tuple[Expected, bool]:
+             timeout_ms: int | None = None, budget_after: int | None = None) -> tuple[Expected, bool]:
     """Plays `script` through libcurl and the shim on one handle. `connection_alive`: the handle
     (or the connection cache it shares) holds an idle keep-alive connection to the upstream;
     `reuse`: connections are kept at all (False with CURLOPT_FORBID_REUSE); `timeout_ms`: the
     host's CURLOPT_TIMEOUT_MS when a `hang` of the script outlasts it (scripts are generated so
-    that everything before such a hang takes a few ms). Returns what the host must see and
-    whether a keep-alive connection is left afterwards."""
+    that everything before such a hang takes a few ms); `budget_after`: the fleet's retry budget
+    gave the transfer up after that many attempts (its retry waited for a token as long as its
+    policy's backoff.max_ms lets it, issue 23, and none came): the retry decided after that attempt
+    is logged ("retrying in") and then not sent. Returns what the host must see and whether a
+    keep-alive connection is left afterwards."""
     policy = script.policy
     sent = upload.data if upload.data is not None else b""
     alive = connection_alive and reuse
@@ -590,6 +593,11 @@ def simulate(script: Script, upload: Upload, *, connection_alive: bool, reuse: b
         verdict = decide(policy, o)
         decisions.append((o, verdict))
         body = b"" if transport else step.body(script.key, requests, sent)
+        held = not (not transport and step.kind == "ssescript") and not (
+            not transport and step.kind in ("respond", "echo", "hang") and len(body) > MAX_ERROR_BODY)
+        if verdict.action == "retry" and attempt == budget_after and held:
+            # The shim holds the whole answer while the retry waits: the host gets it as a give-up.
+            verdict = Verdict("give_up", "budget")
         if verdict.action == "retry":
             if not transport and step.kind in ("respond", "echo", "hang") and len(body) > MAX_ERROR_BODY:
                 alive = False  # the shim stopped the attempt once the held body outgrew its bound
