@@ -59,7 +59,9 @@ Gate at_send(Millis cooling, Bucket token, Waited waited, const Limits& limits) 
 Gate at_probe(Millis cooling, std::optional<Millis> probe_in, Waited waited, const Limits& limits) {
   Limits own = limits;
   own.max_token_wait = limits.max_probe_wait;
-  Gate g = at_send(cooling, Bucket{!probe_in.has_value(), probe_in}, waited, own);
+  Waited for_probe = waited;
+  for_probe.token = waited.probe;  // the probe's own allowance (Waited)
+  Gate g = at_send(cooling, Bucket{!probe_in.has_value(), probe_in}, for_probe, own);
   // A cooldown is waited for first, as at_send; otherwise the probe's answer is a token's.
   if (g.kind != Kind::wait_cooldown) g.probe = true;
   return g;

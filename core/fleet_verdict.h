@@ -61,10 +61,16 @@ struct Gate {
 // alone (go): another request's answer never costs this one a retry its policy would make.
 Gate plan(Millis planned, Millis cooling, const Limits& limits);
 
-// What a retry has waited for the fleet since its planned delay ended.
+// What a retry has waited for the fleet since its planned delay ended. A wait for a token and a
+// wait for the probe have their own allowances and count apart: a key that turns from "short of
+// tokens" to "fails outright" while a retry waits does not hand it a probe allowance its token
+// wait already used up (the default token allowance, backoff.max_ms = 60 s, is longer than the
+// default probe allowance, ~12.5 s), so it gave the retry up at once (a Redis fleet whose server
+// timed out, in the 10 %-failure window).
 struct Waited {
   Millis cooldown{0};
   Millis token{0};
+  Millis probe{0};
 };
 
 // At the end of a wait. `cooling`: the key's cooldown left now (another process may have raised
@@ -82,7 +88,7 @@ Gate at_send(Millis cooling, Bucket token, Waited waited, const Limits& limits);
 // The same at the end of a wait on a key that fails outright: `probe_in` nullopt when this
 // retry claimed the probe (go, no token), else how long until the next probe may go. It waits
 // as for a token (looking again every kTokenPoll, so that a recovery found by the probe releases
-// it at once), for at most max_probe_wait in all (`waited.token`; never gives up in persistent
+// it at once), for at most max_probe_wait in all (`waited.probe`; never gives up in persistent
 // mode), and gives up (budget) when the next probe cannot come before its deadline.
 Gate at_probe(Millis cooling, std::optional<Millis> probe_in, Waited waited, const Limits& limits);
 

@@ -31,8 +31,9 @@ fv::Gate Transfer::fleet_gate() {
   const fv::Gate gate = fleet_hook::gate(*runtime_, facts);
   if (gate.kind == fv::Kind::wait_cooldown) run_.fleet_waited.cooldown += gate.wait;
   if (gate.kind == fv::Kind::wait_token) {
-    // Said once per retry, when it starts waiting: a wait the old budget would have refused.
-    if (run_.fleet_waited.token.count() == 0 && log::enabled(config::LogLevel::info)) {
+    // Said once per retry and kind of wait, when it starts: a wait the old budget would have refused.
+    core::Millis& waited = gate.probe ? run_.fleet_waited.probe : run_.fleet_waited.token;
+    if (waited.count() == 0 && log::enabled(config::LogLevel::info)) {
       const core::Millis eta = gate.eta ? *gate.eta : gate.wait;
       log::write(config::LogLevel::info,
                  run_.method + " " + run_.display +
@@ -40,7 +41,7 @@ fv::Gate Transfer::fleet_gate() {
                                  : ": waiting for a fleet token (the fleet's retry budget; the next in about ") +
                      core::human_duration(eta) + ")");
     }
-    run_.fleet_waited.token += gate.wait;
+    waited += gate.wait;
   }
   // At debug only: to the user a probe is one more retry of their own, already announced with its
   // delay; "waiting for the fleet's probe" (above) is what changes what they see.

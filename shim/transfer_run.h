@@ -82,7 +82,7 @@ struct TransferRun {
   }
 };
 #if defined(__x86_64__) && defined(__GLIBCXX__) && !defined(_GLIBCXX_DEBUG)
-static_assert(sizeof(TransferRun) == 824, "a new member of TransferRun: reset it in TransferRun::restart(), then update the size");
+static_assert(sizeof(TransferRun) == 832, "a new member of TransferRun: reset it in TransferRun::restart(), then update the size");
 #endif
 
 }  // namespace curlretry::shim

@@ -221,6 +221,7 @@ void Transfer::settle_with_fleet(core::Verdict& verdict) {
   // A cooldown's wait counts towards retry_after.max_ms in all; the token wait is per retry.
   if (verdict.delay > planned) run_.fleet_waited.cooldown += verdict.delay - planned;
   run_.fleet_waited.token = core::Millis{0};
+  run_.fleet_waited.probe = core::Millis{0};
 }
 
 }  // namespace curlretry::shim

@@ -148,18 +148,36 @@ TEST(FleetProbeVerdict, OthersWaitLookingAgainSoonSoThatARecoveryReleasesThem) {
 TEST(FleetProbeVerdict, ANonPersistentRetryWaitsItsOwnAllowanceThenGivesUpPersistentNever) {
   // One backoff's wait (the token's allowance) is not the probe's: the next probe 1.9 s away is
   // still waited for after 1.5 s (a request with 50 ms backoffs gave up here, saved with the fleet off).
-  EXPECT_EQ(fv::at_probe(milliseconds(0), milliseconds(1900), fv::Waited{{}, milliseconds(1500)}, kOwn).kind,
+  EXPECT_EQ(fv::at_probe(milliseconds(0), milliseconds(1900), fv::Waited{{}, {}, milliseconds(1500)}, kOwn).kind,
             fv::Kind::wait_token);
-  const fv::Gate spent = fv::at_probe(milliseconds(0), milliseconds(7500), fv::Waited{{}, kOwn.max_probe_wait}, kOwn);
+  const fv::Gate spent = fv::at_probe(milliseconds(0), milliseconds(7500), fv::Waited{{}, {}, kOwn.max_probe_wait}, kOwn);
   EXPECT_EQ(spent.kind, fv::Kind::give_up_budget);
   EXPECT_TRUE(spent.probe);
   fv::Limits persistent = kOwn;
   persistent.persistent = true;
-  EXPECT_EQ(fv::at_probe(milliseconds(0), milliseconds(7500), fv::Waited{{}, milliseconds(3'600'000)}, persistent).kind,
+  EXPECT_EQ(fv::at_probe(milliseconds(0), milliseconds(7500), fv::Waited{{}, {}, milliseconds(3'600'000)}, persistent).kind,
             fv::Kind::wait_token);
   // The deadline comes first in every mode: a probe after it cannot help.
   persistent.time_left = milliseconds(2000);
   EXPECT_EQ(fv::at_probe(milliseconds(0), milliseconds(7500), {}, persistent).kind, fv::Kind::give_up_budget);
+}
+
+TEST(FleetProbeVerdict, ATokenWaitDoesNotUseUpTheProbesAllowance) {
+  // A retry waited for a token longer than the probe's whole allowance (the token's is
+  // backoff.max_ms); then the key failed outright. It waits for the probe as long as any retry
+  // that meets the outage now (it was given up at once), and the probe's own wait still ends.
+  fv::Limits limits = kOwn;
+  limits.max_token_wait = kOwn.max_probe_wait * 4;
+  const fv::Waited long_token_wait{{}, kOwn.max_probe_wait * 2, {}};
+  const fv::Gate g = fv::at_probe(milliseconds(0), milliseconds(7500), long_token_wait, limits);
+  EXPECT_EQ(g.kind, fv::Kind::wait_token);
+  EXPECT_TRUE(g.probe);
+  const fv::Waited both_spent{{}, kOwn.max_probe_wait * 2, kOwn.max_probe_wait};
+  EXPECT_EQ(fv::at_probe(milliseconds(0), milliseconds(7500), both_spent, limits).kind, fv::Kind::give_up_budget);
+  // And the other way: the probe's wait leaves the token's allowance whole.
+  const fv::Waited long_probe_wait{{}, {}, limits.max_token_wait * 2};
+  EXPECT_EQ(fv::at_send(milliseconds(0), fv::Bucket{false, milliseconds(500)}, long_probe_wait, limits).kind,
+            fv::Kind::wait_token);
 }
 
 TEST(FleetProbeVerdict, ACooldownIsWaitedForFirst) {
