@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/fleet_verdict.h"
+
 namespace curlretry::core::fleet_probe {
 namespace {
 
@@ -22,12 +24,13 @@ bool outage(budget::FailingRun run, std::uint32_t success_sent, std::int64_t now
   return ahead(stamp(now_ms), run.began) >= budget::kOutageAge.count();
 }
 
-Claim claim(Probe probe, budget::FailingRun run, std::int64_t now_ms, Millis own_backoff) {
+Claim claim(Probe probe, budget::FailingRun run, std::int64_t now_ms, Millis own_backoff, bool yields) {
   const std::uint32_t now = stamp(now_ms);
   if (probe.next_at != 0) {
     const std::int32_t due_in = ahead(probe.next_at, now);
     if (due_in > 0 && due_in <= kMaxGap.count()) return Claim{false, Millis{due_in}, probe};
   }
+  if (yields) return Claim{false, fleet_verdict::kTokenPoll, probe};
   // The series goes on when the last claim (or the last failure's push) was made in this run.
   const bool same_run = probe.next_at != 0 && probe.gap != 0 && run.began != 0 &&
                         ahead(probe.next_at - probe.gap, run.began) >= 0;

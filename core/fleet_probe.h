@@ -45,12 +45,20 @@ bool outage(budget::FailingRun run, std::uint32_t success_sent, std::int64_t now
 // read) when the next probe is due, else waits `wait` until it is. A word left by an earlier run
 // (claimed before `run` began) or one implausibly far ahead (a clock that stepped back) starts a
 // new series from the retry's own backoff.
+// `yields`: a younger request waits for the probe too (core::token_queue::yields, the queue the
+// tokens go by): a due probe is left to it, and this retry looks again after one poll
+// (core::fleet_verdict::kTokenPoll). The youngest waiter is the one likeliest to be a request
+// whose retry would succeed (its first attempt met the outage's end, or a failure of its own),
+// where the outage's own retries have each failed over and over; when the probe went to whoever
+// looked first, such a request waited among dozens and gave up (budget) after its allowance, a
+// request the fleet off saved. The queue's open turn (every kOpenTurn-th) keeps the older ones
+// from starving.
 struct Claim {
   bool go = false;
   Millis wait{0};  // !go: until the next probe may go
   Probe next;      // go: the word to store
 };
-Claim claim(Probe probe, budget::FailingRun run, std::int64_t now_ms, Millis own_backoff);
+Claim claim(Probe probe, budget::FailingRun run, std::int64_t now_ms, Millis own_backoff, bool yields = false);
 
 // The probe failed, answered at `now_ms`: the next one goes no sooner than a whole spacing after
 // it (a slow answer does not shorten the spacing).

@@ -1,4 +1,5 @@
-// Which of the retries waiting for a key's tokens takes one that is there: fair waiting, one word
+// Which of the retries waiting for a key's tokens takes one that is there (and, while the key
+// fails outright, which takes the fleet's due probe, core/fleet_probe.h): fair waiting, one word
 // a store keeps beside the bucket (shared memory or Redis) and updates with one compare-and-swap.
 // Without it the token went to whoever looked first: with hundreds waiting, one could look in
 // vain for 20 s while the tokens went to the others.

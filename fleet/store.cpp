@@ -162,18 +162,27 @@ bool Store::failing_outright(std::uint64_t hash, std::int64_t now_ms) const {
 }
 
 std::optional<core::fleet_probe::Claim> Store::claim_probe(std::uint64_t hash, std::int64_t now_ms,
-                                                           core::Millis own_backoff) {
+                                                           core::Millis own_backoff, std::int64_t born_ms) {
   namespace probe = core::fleet_probe;
   Entry* e = find(hash);
   if (e == nullptr) return std::nullopt;
   const budget::FailingRun run{e->run_began.load(kRelaxed), e->run_last.load(kRelaxed)};
   if (!probe::outage(run, e->success_sent.load(kRelaxed), now_ms)) return std::nullopt;
+  // Read once, as take_retry's: a younger waiter that joins meanwhile gets the next probe.
+  const std::uint32_t born = born_ms != 0 ? token_queue::stamp_of(born_ms) : 0;
+  const bool yields = token_queue::yields(token_queue::unpack(e->queue.load(kRelaxed)), born, now_ms);
   std::uint64_t word = e->probe.load(kRelaxed);
   for (;;) {
-    const probe::Claim c = probe::claim(probe::unpack(word), run, now_ms, own_backoff);
-    if (!c.go) return c;
+    const probe::Claim c = probe::claim(probe::unpack(word), run, now_ms, own_backoff, yields);
+    if (!c.go) {
+      note_queue(*e, false, born, now_ms);
+      return c;
+    }
     // Lost to another retry: `word` is now its claim, and this one waits for it.
-    if (e->probe.compare_exchange_weak(word, probe::pack(c.next), kRelaxed)) return c;
+    if (e->probe.compare_exchange_weak(word, probe::pack(c.next), kRelaxed)) {
+      note_queue(*e, true, born, now_ms);
+      return c;
+    }
   }
 }
 
@@ -264,13 +273,7 @@ std::optional<bool> Store::take_retry(std::uint64_t hash, std::string_view key, 
     allowed = there && !yields;
     if (allowed) next = taken;
   } while (!e->bucket.compare_exchange_weak(word, budget::pack(next), kRelaxed));
-  std::uint64_t queue = e->queue.load(kRelaxed);
-  while (!e->queue.compare_exchange_weak(
-      queue,
-      token_queue::pack(allowed ? token_queue::note_taken(token_queue::unpack(queue), born)
-                                : token_queue::note_waiting(token_queue::unpack(queue), born, now_ms)),
-      kRelaxed)) {
-  }
+  note_queue(*e, allowed, born, now_ms);
   if (allowed) count(hash, key, true, now_ms);
   if (!allowed && eta != nullptr) {
     // A bucket whose cap is below what a retry needs never gives one (a budget of zero); one
@@ -280,6 +283,16 @@ std::optional<bool> Store::take_retry(std::uint64_t hash, std::string_view key, 
                                                               : budget::eta(next, b, kept);
   }
   return allowed;
+}
+
+void Store::note_queue(Entry& e, bool taken, std::uint32_t born, std::int64_t now_ms) {
+  std::uint64_t queue = e.queue.load(kRelaxed);
+  while (!e.queue.compare_exchange_weak(
+      queue,
+      token_queue::pack(taken ? token_queue::note_taken(token_queue::unpack(queue), born)
+                              : token_queue::note_waiting(token_queue::unpack(queue), born, now_ms)),
+      kRelaxed)) {
+  }
 }
 
 void Store::refund(std::uint64_t hash) {

@@ -89,9 +89,10 @@ class Store {
   // A retry at the end of its wait, after `own_backoff`: nullopt when the key does not fail
   // outright (core::fleet_probe::outage) or is unknown; else the fleet's probe word decided
   // (core::fleet_probe::claim), and on `go` this retry holds the probe (stored by CAS: of
-  // retries racing for it, one wins, the rest wait). A few loads, one CAS when due.
+  // retries racing for it, one wins, the rest wait). A few loads, one CAS when due. `born_ms` as
+  // take_retry's: the due probe goes to the youngest request waiting for it (the token queue).
   std::optional<core::fleet_probe::Claim> claim_probe(std::uint64_t hash, std::int64_t now_ms,
-                                                      core::Millis own_backoff);
+                                                      core::Millis own_backoff, std::int64_t born_ms = 0);
   // The probe failed, answered at `now_ms`: the next one goes no sooner than a spacing later.
   void probe_failed(std::uint64_t hash, std::int64_t now_ms);
   // This machine's claim gave way to the fleet's probe (Redis): the next claim in `wait`.
@@ -165,6 +166,9 @@ class Store {
   layout::Entry* find_or_claim(std::uint64_t hash, std::string_view key, std::int64_t now_ms);
   static std::string name_of(const layout::Entry& entry);
   void end_cooling(layout::Entry& entry, std::int64_t sent_ms);
+  // The entry's token queue after a retry of the request born at `born` (token_queue::stamp_of)
+  // took a token or the probe (`taken`), or waits for one.
+  static void note_queue(layout::Entry& entry, bool taken, std::uint32_t born, std::int64_t now_ms);
   static core::budget::Counts window_of(const layout::Entry& entry, std::int64_t now_ms, core::Millis window);
   layout::Entry* entries() const {
     return reinterpret_cast<layout::Entry*>(static_cast<char*>(mapping_.base) + sizeof(layout::Header));

@@ -378,7 +378,7 @@ struct GateContext {
 // nullopt: no probe word for the key (a full table), the token decides.
 std::optional<core::fleet_verdict::Gate> probe_gate(const GateContext& c) {
   namespace fv = core::fleet_verdict;
-  std::optional<core::fleet_probe::Claim> claim = c.s.claim_probe(c.hash, c.now, c.f.own_wait);
+  std::optional<core::fleet_probe::Claim> claim = c.s.claim_probe(c.hash, c.now, c.f.own_wait, born_of(c.f));
   if (claim && claim->go) {
     if (auto* link = redis(c.runtime)) {
       if (const auto fleet = link->probe(std::string(c.key), c.f.own_wait.count(), false); fleet && !fleet->go) {

@@ -32,6 +32,8 @@ MAX_GAP_S = 8.0
 # time, each given back as its retry succeeds), on a loaded 2-core box.
 DRAIN_S = MAX_GAP_S + 3.0
 LIMIT_S = OUTAGE_S + 60.0
+# The outage's own retries waiting for the probe beside a fresh request.
+CROWD = 24
 
 
 def probes_within(seconds: float) -> int:
@@ -129,6 +131,52 @@ class Probe(harness.ArmedUpstreamTestCase):
         self.assertEqual(self.up.count(k), 1, str(r))
         self.assertIn(b"giving up after 1 attempt (budget)", r.stderr)
         self.assertLess(r.elapsed, 3.0, str(r))
+
+    def test_a_request_new_to_the_outage_gets_the_next_probe_before_the_outages_own_retries(self):
+        # The outage: CROWD unattended curl processes, every answer 529, each retrying a second
+        # after its last failure (backoff.max_ms 1 s). Once their failing run is 3 s old, each of
+        # them waits for the fleet's probe, looking every 100 ms; the probe went to whichever
+        # process looked first after it was due.
+        crowd = self.key("crowd")
+        self.arm(crowd, "529", "/crowd/")
+        work = self.temp_dir()
+        env = harness.environment(True, {"CURLRETRY_PERSISTENT": "1", "CURLRETRY_BASE_MS": "1000",
+                                         "CURLRETRY_MAX_DELAY_MS": "1000", "CURLRETRY_LOG": "info"})
+        for i in range(CROWD):
+            with open(work / f"out{i}", "wb") as out, open(work / f"err{i}", "wb") as err:
+                self.procs.append(subprocess.Popen([harness.CURL, "-q", "-sS", self.up.url(f"/crowd/{i}/v1/messages")],
+                                                   env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err))
+        # Until the key fails outright in the module's store (explain says what a retry would do).
+        deadline = time.monotonic() + 30
+        while True:
+            e = harness.run([harness.CURLRETRY_BIN, "explain", "--status", "503", "GET",
+                             self.up.script_url(self.key(), "503")], preload=False, env={})
+            if b"for the fleet's probe" in e.stdout:
+                break
+            self.assertLess(time.monotonic(), deadline, str(e))
+            time.sleep(0.2)
+        # A request that has not probed: its first attempt fails (503), its retry would succeed.
+        # It waits for the probe, and the next one is its (or, an open turn's going to the first
+        # who looks, the one after), not one more of the outage's retries: it is the youngest
+        # waiter (core::token_queue). Before, it won a probe as one of CROWD + 1 lookers, and gave
+        # up (budget) after its allowance (its schedule, 1+2+4+8 s, plus 8 s) most of the time: a
+        # request the fleet off saves.
+        k = self.key("fresh")
+        r = harness.curl(["-sS", self.up.script_url(k, "503,200")], preload=True,
+                         env={"CURLRETRY_LOG": "info", "CURLRETRY_MAX_ATTEMPTS": "5",
+                              "CURLRETRY_BASE_MS": "1000"})
+        self.assertRun(r, 0, ok_body(k, 2))
+        self.assertEqual(self.up.count(k), 2, str(r))
+        self.assertIn(b"waiting for the fleet's probe", r.stderr)
+        self.assertNotIn(b"(budget)", r.stderr)
+        # The outage ends; the crowd's next probe finds it and every process gets its 200.
+        self.arm(crowd, "200", "/crowd/")
+        for i, p in enumerate(self.procs):
+            with self.subTest(process=i):
+                self.assertEqual(p.wait(timeout=60), 0, (work / f"err{i}").read_bytes()[-2000:])
+                self.assertTrue((work / f"out{i}").read_bytes().startswith(b"ok key="))
+                self.assertNotIn(b"(budget)", (work / f"err{i}").read_bytes())
+
 
 if __name__ == "__main__":
     unittest.main()

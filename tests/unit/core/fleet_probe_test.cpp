@@ -38,6 +38,15 @@ TEST(FleetProbe, TheFirstClaimGoesAndSpacesTheNextByTheRetrysOwnBackoff) {
   EXPECT_EQ(c.next.next_at, at(kT0 + 4500));
 }
 
+TEST(FleetProbe, ADueProbeIsLeftToAYoungerWaiterAndTheRetryLooksAgainAfterOnePoll) {
+  const Claim left = claim(Probe{}, run_of(), kT0 + 3000, milliseconds(1500), true);
+  EXPECT_FALSE(left.go);
+  EXPECT_EQ(left.wait, fleet_verdict::kTokenPoll);
+  // Not due: the wait until it is, whoever is younger.
+  const Probe due_later{at(kT0 + 4500), 1500};
+  EXPECT_EQ(claim(due_later, run_of(), kT0 + 4000, milliseconds(1500), true).wait, milliseconds(500));
+}
+
 TEST(FleetProbe, OthersWaitUntilTheNextProbeIsDue) {
   const Probe p = claim(Probe{}, run_of(), kT0 + 3000, milliseconds(1500)).next;
   const Claim c = claim(p, run_of(), kT0 + 3100, milliseconds(1500));

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "core/fleet_key.h"
+#include "core/fleet_verdict.h"
 #include "temp_dir.h"
 
 namespace curlretry::fleet {
@@ -208,6 +209,42 @@ TEST(Store, AKeyFailingOutrightLetsOneRetryAtATimeGoAsTheProbe) {
   EXPECT_EQ(store->claim_probe(hash, kNow + 9600, 1500ms), std::nullopt);
   ASSERT_TRUE(store->clear("a:443"));
   EXPECT_EQ(store->probe(hash).next_at, 0u);
+}
+
+TEST(Store, ADueProbeGoesToTheYoungestRequestWaitingForItWithAnOpenTurnForTheOthers) {
+  TempDir tmp;
+  auto store = open_store(tmp.store());
+  const std::uint64_t hash = core::fleet_key::hash("a:443");
+  ASSERT_TRUE(store->count(hash, "a:443", false, kNow));
+  store->note_failure(hash, kNow);
+  store->note_failure(hash, kNow + 1500);
+  const std::int64_t old_born = kNow;
+  const std::int64_t young_born = kNow + 2000;
+  // The first probe goes (nobody younger waits: grant 1), due again at kNow + 4500.
+  const auto first = store->claim_probe(hash, kNow + 3000, 1500ms, old_born);
+  ASSERT_TRUE(first && first->go);
+  store->note_failure(hash, kNow + 3100);
+  // The young request looks 100 ms before it is due and waits; the older one looks first once it
+  // is due and leaves it to the younger, which takes it at its next look (grant 2, spacing 3 s).
+  const auto young = store->claim_probe(hash, kNow + 4400, 1500ms, young_born);
+  ASSERT_TRUE(young);
+  EXPECT_EQ(young->wait, 100ms);
+  const auto older = store->claim_probe(hash, kNow + 4500, 1500ms, old_born);
+  ASSERT_TRUE(older);
+  EXPECT_FALSE(older->go);
+  EXPECT_EQ(older->wait, core::fleet_verdict::kTokenPoll);
+  const auto taken = store->claim_probe(hash, kNow + 4550, 1500ms, young_born);
+  ASSERT_TRUE(taken && taken->go);
+  // The younger took it: nobody younger waits, the older retry takes the next one (grant 3).
+  store->note_failure(hash, kNow + 4600);
+  const auto third = store->claim_probe(hash, kNow + 7600, 1500ms, old_born);
+  ASSERT_TRUE(third && third->go);
+  // Every kOpenTurn-th probe goes to whoever looks first: the older one, a younger waiting or not.
+  store->note_failure(hash, kNow + 7700);
+  const auto waiting = store->claim_probe(hash, kNow + 13500, 1500ms, young_born);
+  ASSERT_TRUE(waiting && !waiting->go);
+  const auto open = store->claim_probe(hash, kNow + 13600, 1500ms, old_born);
+  ASSERT_TRUE(open && open->go);
 }
 
 TEST(Store, EarningOrRefundingForAnUnknownKeyChangesNothing) {
