@@ -50,7 +50,9 @@ Gate at_send(Millis cooling, Bucket token, Waited waited, const Limits& limits) 
   if (limits.time_left && (limits.time_left->count() <= 0 || (eta && *eta >= *limits.time_left))) {
     return Gate{Kind::give_up_budget, Millis{0}, eta};
   }
-  Millis wait = eta ? std::clamp(*eta, Millis{1}, kTokenPoll) : kTokenPoll;
+  // An eta of 0 is a token that is there for a younger waiter (core/token_queue.h), which takes it
+  // at its next look: this retry looks again a poll later, not every millisecond until then.
+  Millis wait = eta && eta->count() > 0 ? std::clamp(*eta, Millis{1}, kTokenPoll) : kTokenPoll;
   if (!limits.persistent) wait = std::min(wait, std::max(Millis{1}, limits.max_token_wait - waited.token));
   if (limits.time_left) wait = std::min(wait, *limits.time_left);
   return Gate{Kind::wait_token, wait, eta};

@@ -75,7 +75,8 @@ struct Waited {
 
 // At the end of a wait. `cooling`: the key's cooldown left now (another process may have raised
 // it meanwhile). `token`: nullopt when the retry's token was taken; else the bucket's eta
-// (core::budget::eta: 0 = one is there but another took it first; nullopt inside = none trickles;
+// (core::budget::eta: 0 = one is there for a younger waiter, look again a poll later; nullopt
+// inside = none trickles;
 // Millis::max() = none can ever come, a budget of zero: give up at once).
 // A cooldown raised again and again is waited for at most retry_after.max_ms in all, then the
 // retry goes on to the token (as one server wait may last no longer).
