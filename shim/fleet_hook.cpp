@@ -481,8 +481,8 @@ core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& f) {
   const bool healthy = s->healthy(hash, now);
   // A woken retry is paced only for the rest of the backoff the wake cut short: past that it is
   // where its own backoff would have sent it, and goes as it would have then.
-  const bool paced =
-      f.ledger != nullptr && (f.ledger->paced || (f.ledger->woken && f.waited.token + f.waited.probe < f.ledger->woken_early));
+  const bool paced = f.ledger != nullptr &&
+                     (f.ledger->paced || (f.ledger->woken && f.waited.token + f.waited.probe < f.ledger->woken_early));
   if (healthy && !paced) {
     if (!s->count(hash, key, true, now)) warn_full_once();
     if (f.ledger != nullptr) {

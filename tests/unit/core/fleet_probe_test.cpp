@@ -159,13 +159,15 @@ TEST(FleetProbeVerdict, ANonPersistentRetryWaitsItsOwnAllowanceThenGivesUpPersis
   // still waited for after 1.5 s (a request with 50 ms backoffs gave up here, saved with the fleet off).
   EXPECT_EQ(fv::at_probe(milliseconds(0), milliseconds(1900), fv::Waited{{}, {}, milliseconds(1500)}, kOwn).kind,
             fv::Kind::wait_token);
-  const fv::Gate spent = fv::at_probe(milliseconds(0), milliseconds(7500), fv::Waited{{}, {}, kOwn.max_probe_wait}, kOwn);
+  const fv::Gate spent =
+      fv::at_probe(milliseconds(0), milliseconds(7500), fv::Waited{{}, {}, kOwn.max_probe_wait}, kOwn);
   EXPECT_EQ(spent.kind, fv::Kind::give_up_budget);
   EXPECT_TRUE(spent.probe);
   fv::Limits persistent = kOwn;
   persistent.persistent = true;
-  EXPECT_EQ(fv::at_probe(milliseconds(0), milliseconds(7500), fv::Waited{{}, {}, milliseconds(3'600'000)}, persistent).kind,
-            fv::Kind::wait_token);
+  EXPECT_EQ(
+      fv::at_probe(milliseconds(0), milliseconds(7500), fv::Waited{{}, {}, milliseconds(3'600'000)}, persistent).kind,
+      fv::Kind::wait_token);
   // The deadline comes first in every mode: a probe after it cannot help.
   persistent.time_left = milliseconds(2000);
   EXPECT_EQ(fv::at_probe(milliseconds(0), milliseconds(7500), {}, persistent).kind, fv::Kind::give_up_budget);
