@@ -218,7 +218,8 @@ void Transfer::settle_with_fleet(core::Verdict& verdict) {
   // The recovery wake leaves a server's stated wait alone (fleet_hook::note_parked).
   fleet_key_.server_wait = !verdict.server_wait_header.empty() || verdict.delay > planned;
   if (verdict.action != core::Action::retry) return;
-  // A cooldown's wait counts towards retry_after.max_ms in all; the token wait is per retry.
+  // A cooldown's wait counts towards retry_after.max_ms in all; the token and probe waits are per
+  // retry (each judged by its own allowance, core/fleet_verdict.h).
   if (verdict.delay > planned) run_.fleet_waited.cooldown += verdict.delay - planned;
   run_.fleet_waited.token = core::Millis{0};
   run_.fleet_waited.probe = core::Millis{0};
