@@ -6,22 +6,18 @@
 # build-fuzz/artifacts/<target>-<kind>-<hash> (reproduce: build-fuzz/tests/fuzz/fuzz_<target> FILE).
 #
 # `--seeds` is the regression pass CI runs: every committed seed once, no mutation (seconds).
-# `--build` only builds (scripts/test.sh builds ahead, in the background).
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]      (needs clang and libclang-rt-14-dev, Debian)
-#   scripts/fuzz.sh --seeds | --build
+#   scripts/fuzz.sh --seeds
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-usage="usage: $0 [SECONDS] [TARGET...] | $0 --seeds | $0 --build"
+usage="usage: $0 [SECONDS] [TARGET...] | $0 --seeds"
 seeds_only=0
-build_only=0
-case ${1:-} in
-  --seeds | --build)
-    [ "$1" = --seeds ] && seeds_only=1 || build_only=1
-    shift
-    [ $# -eq 0 ] || { echo "$usage" >&2; exit 2; }
-    ;;
-esac
+if [ "${1:-}" = --seeds ]; then
+  seeds_only=1
+  shift
+  [ $# -eq 0 ] || { echo "$usage" >&2; exit 2; }
+fi
 seconds=${1:-60}
 shift || true
 case $seconds in '' | *[!0-9]*) echo "$usage" >&2; exit 2 ;; esac
@@ -35,7 +31,6 @@ fi
 echo "=== fuzz: configure and build (build-fuzz/, -j${JOBS:-$(nproc)})"
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j"${JOBS:-$(nproc)}" >/dev/null
-[ $build_only = 0 ] || exit 0
 
 if [ $seeds_only = 1 ]; then
   echo "=== fuzz: every committed seed once"

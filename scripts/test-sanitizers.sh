@@ -9,18 +9,12 @@
 # report from a process whose exit status no test looks at (the upstream, a child) still counts:
 # any report fails the run, and is printed.
 #
-# --build-only configures and builds, no test (scripts/test.sh builds ahead, in the background).
-#
-#   scripts/test-sanitizers.sh [--build-only] [asan|tsan|all]   (default all; JOBS=N, default nproc)
+#   scripts/test-sanitizers.sh [asan|tsan|all]        (default all; JOBS=N, default nproc)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=${JOBS:-$(nproc)}
-usage="usage: $0 [--build-only] [asan|tsan|all]"
-build_only=0
-if [ "${1:-}" = --build-only ]; then build_only=1; shift; fi
 which=${1:-all}
-case $which in asan | tsan | all) ;; *) echo "$usage" >&2; exit 2 ;; esac
-[ $# -le 1 ] || { echo "$usage" >&2; exit 2; }
+case $which in asan | tsan | all) ;; *) echo "usage: $0 [asan|tsan|all]" >&2; exit 2 ;; esac
 cd "$root"
 
 failed=()
@@ -44,7 +38,6 @@ run_preset() {
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset" -j"$jobs" >/dev/null
   t1=$SECONDS
-  if [ $build_only = 1 ]; then summary+=("$preset: build $((t1 - t0)) s"); return 0; fi
   rm -f "build-$preset"/sanitizer/reports/*
   echo "=== $preset: ctest"
   if ! ctest --preset "$preset" -j"$jobs"; then failed+=("$preset: ctest"); fi
@@ -73,4 +66,4 @@ if [ ${#failed[@]} -gt 0 ]; then
   for f in "${failed[@]}"; do echo "FAILED: $f" >&2; done
   exit 1
 fi
-[ $build_only = 1 ] && echo "built" || echo "no failures, no sanitizer reports"
+echo "no failures, no sanitizer reports"
