@@ -43,12 +43,16 @@ Gate at_send(Millis cooling, Bucket token, Waited waited, const Limits& limits) 
   // wait may last: the retry goes on to its token.
   if (token.taken) return Gate{Kind::go, Millis{0}, std::nullopt};
   const std::optional<Millis> eta = token.eta;
-  if (eta == Millis::max()) return Gate{Kind::give_up_budget, Millis{0}, std::nullopt};  // a budget of zero
-  if (!limits.persistent && waited.token >= limits.max_token_wait) return Gate{Kind::give_up_budget, Millis{0}, eta};
+  // A retry whose answer was cut cannot be given up without breaking that answer: it goes.
+  const auto give_up = [&](std::optional<Millis> at) {
+    return limits.answer_cut ? Gate{Kind::go, Millis{0}, at, false, true} : Gate{Kind::give_up_budget, Millis{0}, at};
+  };
+  if (eta == Millis::max()) return give_up(std::nullopt);  // a budget of zero
+  if (!limits.persistent && waited.token >= limits.max_token_wait) return give_up(eta);
   // The request's own deadline comes first, in every mode: a token it could only get after its
   // timeout would only turn the retry into a timeout.
   if (limits.time_left && (limits.time_left->count() <= 0 || (eta && *eta >= *limits.time_left))) {
-    return Gate{Kind::give_up_budget, Millis{0}, eta};
+    return give_up(eta);
   }
   // An eta of 0 is a token that is there for a younger waiter (core/token_queue.h), which takes it
   // at its next look: this retry looks again a poll later, not every millisecond until then.
@@ -71,7 +75,9 @@ Gate at_probe(Millis cooling, std::optional<Millis> probe_in, Waited waited, con
 
 std::string describe(const Gate& gate) {
   switch (gate.kind) {
-    case Kind::go: return gate.probe ? "go now as the fleet's probe" : "go now";
+    case Kind::go:
+      if (gate.over_budget) return "go now without a fleet token (its answer was cut short: a give-up would break it)";
+      return gate.probe ? "go now as the fleet's probe" : "go now";
     case Kind::wait_cooldown: return "would wait " + human_duration(gate.wait) + " for the fleet's cooldown";
     case Kind::wait_token:
       return "would wait " + human_duration(gate.eta ? *gate.eta : gate.wait) +

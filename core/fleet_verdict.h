@@ -32,6 +32,12 @@ struct Limits {
   // time the probe may take to see it. A wait shorter than that (one backoff, as for a token)
   // gave requests up that their own retries would have saved.
   Millis max_probe_wait{0};
+  // The attempt's answer was cut short by curlretry's own stop (at an event stream's error event,
+  // or once an error body outgrew its hold): it can no longer reach the program whole. A give-up
+  // would hand it a write error and part of a body, which neither the program alone nor a retry
+  // would have got; so where the budget gives a retry up, this one goes without a token instead.
+  // Its wait for one is as long as any retry's: only the give-up at its end is not made.
+  bool answer_cut = false;
 };
 
 // The limits of a request under `policy` (the shim and explain alike).
@@ -54,6 +60,9 @@ struct Gate {
   // probe, not for a token. A wait for the probe is a wait_token to the callers (they park or
   // sleep alike; its time counts towards the same allowance), told apart in logs and explain.
   bool probe = false;
+  // go without a token (or without the probe's claim): Limits::answer_cut where the budget would
+  // have given the retry up. Nothing is charged for it, so nothing is given back.
+  bool over_budget = false;
 };
 
 // At the verdict: the policy's `planned` delay stretched to the key's cooldown (`cooling` left),
@@ -73,7 +82,8 @@ struct Waited {
   Millis probe{0};
 };
 
-// At the end of a wait. `cooling`: the key's cooldown left now (another process may have raised
+// At the end of a wait. A retry whose answer was cut (Limits::answer_cut) goes over budget where
+// the others give up. `cooling`: the key's cooldown left now (another process may have raised
 // it meanwhile). `token`: nullopt when the retry's token was taken; else the bucket's eta
 // (core::budget::eta: 0 = one is there for a younger waiter, look again a poll later; nullopt
 // inside = none trickles;

@@ -395,7 +395,7 @@ std::optional<core::fleet_verdict::Gate> probe_gate(const GateContext& c) {
     if (c.f.ledger != nullptr) {
       c.f.ledger->charge = Charge{};
       c.f.ledger->sent_ms = c.now;
-      c.f.ledger->probe = true;
+      c.f.ledger->probe = !g.over_budget;  // over budget: it goes beside the probe, not as it
     }
   } else if (g.kind == fv::Kind::wait_token && c.f.ledger != nullptr) {
     c.f.ledger->paced = true;
@@ -433,8 +433,9 @@ core::fleet_verdict::Gate token_gate(const GateContext& c) {
     token = fv::Bucket{*taken, eta};
   }
   const fv::Gate g = fv::at_send(cooling, token, c.f.waited, c.limits);
+  if (g.over_budget && !c.s.count(c.hash, c.key, true, c.now)) warn_full_once();  // counted, not charged
   if (g.kind == fv::Kind::go && c.f.ledger != nullptr) {
-    c.f.ledger->charge = charge;
+    c.f.ledger->charge = g.over_budget ? Charge{} : charge;
     c.f.ledger->sent_ms = c.now;
   } else if (token.taken && charge.machine) {
     c.s.refund(c.hash);  // a cooldown raised meanwhile holds it back: the token is not spent
@@ -458,7 +459,8 @@ core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& f) {
   // (one more wait of its own backoff, at least a second) gave up retries the fleet-off process
   // saved whenever a cooldown had kept the key quiet for a second with the bucket spent
   // (test_multi_hosts' mix: 6 of 9 transfers, `budget` after 1 attempt).
-  const fv::Limits limits = limits_of(runtime, *f.policy, f.time_left);
+  fv::Limits limits = limits_of(runtime, *f.policy, f.time_left);
+  limits.answer_cut = f.answer_cut;
   core::Millis cooling = key_cooling_left(*s, key, *f.host, now);
   // A held first attempt waits for the cooldown only: it takes no token.
   if (f.number < 2) {

@@ -136,6 +136,7 @@ struct GateFacts {
   core::fleet_verdict::Waited waited;     // what it waited for the fleet so far
   core::Millis own_wait;                  // the backoff its policy chose before this retry (spaces probes)
   KeyCache* ledger;
+  bool answer_cut = false;  // its attempt was stopped by us: no give-up (core::fleet_verdict::Limits)
 };
 core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& facts);
 

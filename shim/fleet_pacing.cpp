@@ -27,7 +27,7 @@ fv::Gate Transfer::fleet_gate() {
   // cut short comes on top of the wait it did.
   const fleet_hook::GateFacts facts{
       &host,      run_.policy, left, run_.attempt + 1, run_.fleet_waited, run_.previous_delay + fleet_key_.woken_early,
-      &fleet_key_};
+      &fleet_key_, answer_cut()};
   const fv::Gate gate = fleet_hook::gate(*runtime_, facts);
   if (gate.kind == fv::Kind::wait_cooldown) run_.fleet_waited.cooldown += gate.wait;
   if (gate.kind == fv::Kind::wait_token) {
@@ -42,6 +42,12 @@ fv::Gate Transfer::fleet_gate() {
                      core::human_duration(eta) + ")");
     }
     waited += gate.wait;
+  }
+  if (gate.over_budget && log::enabled(config::LogLevel::info)) {
+    log::write(config::LogLevel::info,
+               run_.method + " " + run_.display +
+                   ": goes without a fleet token (its answer was cut short when the retry was decided; a "
+                   "give-up now would hand over a broken answer)");
   }
   // At debug only: to the user a probe is one more retry of their own, already announced with its
   // delay; "waiting for the fleet's probe" (above) is what changes what they see.

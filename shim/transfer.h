@@ -111,6 +111,10 @@ class Transfer {
   // true when another request's success may end it early (its key was in an outage).
   bool arm_wake();
   bool wakeable() const { return fleet_key_.parked_stamp != 0 && run_.attempt >= 1; }
+  // We stopped the attempt when its retry was decided (attempt_.early_verdict): its answer can no
+  // longer reach the program whole, so the fleet does not give that retry up
+  // (core::fleet_verdict::Limits::answer_cut).
+  bool answer_cut() const { return attempt_.early_verdict && attempt_.early_verdict->action == core::Action::retry; }
   // While it waits, `left` of its backoff to go: true when a success to its key was sent after
   // its failed attempt. Its wait then ends; its retry takes a budget token (KeyCache::paced).
   bool wake_due(core::Millis left);

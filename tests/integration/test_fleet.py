@@ -541,6 +541,33 @@ class Pacing(FleetTestCase):
         self.assertIn(b"giving up after 1 attempt (budget)", r.stderr)
         self.assertGreaterEqual(r.elapsed, 0.4, str(r))
 
+    def cut_answer_goes_over_budget(self, script):
+        # The shim stops an attempt as soon as it decides to retry it: at an event stream's error
+        # event, or once an error body outgrows its hold (64 KiB). That answer can no longer reach
+        # the program whole, so a budget give-up handed it a write error (CURLcode 23) and part of
+        # a body (stop 37's fault-injection failures under TSan). Such a retry waits for a token
+        # as long as any (backoff.max_ms, here 400 ms), then goes without one.
+        self.write_config("fleet: {budget: {percent: 0, reserve: 1, window_ms: 64000}}\n")
+        spend = self.key("spend")
+        self.assertRun(self.get(spend, "503", CURLRETRY_MAX_ATTEMPTS="2", CURLRETRY_MAX_DELAY_MS="400"), 0,
+                       overloaded_body(spend, 2))
+        k = self.key()
+        r = self.get(k, script, CURLRETRY_MAX_ATTEMPTS="2", CURLRETRY_MAX_DELAY_MS="400", CURLRETRY_LOG="info")
+        self.assertRun(r, 0, ok_body(k, 2))
+        self.assertCount(self.plain, k, 2, r)
+        self.assertIn(b"waiting for a fleet token", r.stderr)
+        self.assertIn(b": goes without a fleet token (its answer was cut short", r.stderr)
+        self.assertNotIn(b"(budget)", r.stderr)
+        self.assertGreaterEqual(r.elapsed, 0.4, str(r))
+        # Counted as the key's retry, charged to nobody: the spent token is not given back.
+        self.assertLess(self.keys()[self.host_key()]["tokens"], 0.5, self.fleet_json())
+
+    def test_a_retry_cut_at_a_stream_error_goes_without_a_token_rather_than_break_the_answer(self):
+        self.cut_answer_goes_over_budget("sse-oai-chat-overload,200")
+
+    def test_a_retry_cut_past_its_held_error_body_goes_without_a_token_rather_than_break_the_answer(self):
+        self.cut_answer_goes_over_budget("503+len=70000,200")
+
     def test_a_retry_waits_for_a_token_longer_than_its_own_backoff(self):
         # One token that trickles back 2.5 s after it is spent, on a key that is failing (no
         # success yet, so the budget paces it): a retry with a 10 ms backoff waits the ~2.4 s for

@@ -95,6 +95,33 @@ TEST(FleetVerdict, ATokenThatCannotComeBeforeTheDeadlineGivesUp) {
   EXPECT_EQ(at_send(milliseconds(0), Bucket{false, milliseconds(30)}, {}, left).wait, milliseconds(30));
 }
 
+TEST(FleetVerdict, ARetryWhoseAnswerWasCutGoesOverBudgetWhereOthersGiveUp) {
+  // Its answer can no longer reach the program whole: a give-up would hand it a write error and
+  // part of a body (stop 37's fault-injection failures). It waits as long as any retry, then goes.
+  Limits cut = kLimits;
+  cut.answer_cut = true;
+  const Gate waits = at_send(milliseconds(0), Bucket{false, milliseconds(800)}, {}, cut);
+  EXPECT_EQ(waits.kind, Kind::wait_token);
+  EXPECT_FALSE(waits.over_budget);
+  // The allowance spent (backoff.max_ms), a budget of zero, a token only after the deadline.
+  const Gate spent = at_send(milliseconds(0), Bucket{false, milliseconds(800)}, {milliseconds(0), milliseconds(30000)}, cut);
+  EXPECT_EQ(spent.kind, Kind::go);
+  EXPECT_TRUE(spent.over_budget);
+  EXPECT_EQ(spent.eta, milliseconds(800));
+  EXPECT_TRUE(at_send(milliseconds(0), Bucket{false, Millis::max()}, {}, cut).over_budget);
+  cut.time_left = milliseconds(500);
+  EXPECT_TRUE(at_send(milliseconds(0), Bucket{false, milliseconds(800)}, {}, cut).over_budget);
+  // A token in hand is a plain go; a cooldown is still waited for.
+  EXPECT_FALSE(at_send(milliseconds(0), Bucket{true, {}}, {}, cut).over_budget);
+  EXPECT_EQ(at_send(milliseconds(200), Bucket{false, Millis::max()}, {}, cut).kind, Kind::wait_cooldown);
+  // The probe's wait the same way: it goes beside the probe, over budget.
+  cut.time_left = std::nullopt;
+  const Gate probe = at_probe(milliseconds(0), milliseconds(5000), {milliseconds(0), milliseconds(0), milliseconds(1)}, Limits{cut.max_server_wait, cut.max_token_wait, false, std::nullopt, milliseconds(1), true});
+  EXPECT_EQ(probe.kind, Kind::go);
+  EXPECT_TRUE(probe.over_budget);
+  EXPECT_NE(describe(spent).find("without a fleet token"), std::string::npos);
+}
+
 TEST(FleetVerdict, ACooldownRaisedMeanwhileIsWaitedForWithinRetryAfterMax) {
   const Gate g = at_send(milliseconds(2000), Bucket{true, {}}, {milliseconds(1000), milliseconds(0)}, kLimits);
   EXPECT_EQ(g.kind, Kind::wait_cooldown);
