@@ -13,7 +13,8 @@
 # Environment: CURL_SUITE_DIR (work directory, default build/curl-suite), BUILD_DIR (where
 # libcurlretry.so was built, default build/), CURL_SUITE_LIB (the library to preload, default
 # $BUILD_DIR/shim/libcurlretry.so), CURL_SUITE_TEST_TIMEOUT (seconds one test command may run
-# before it is called a hang and killed, default 60), CURL_SUITE_JOBS (make -j, default 2).
+# before it is called a hang and killed, default 60), CURL_SUITE_JOBS (make -j, default 2),
+# CURL_SUITE_SHARDS (each of the three runs split into this many, run side by side, default 2).
 #
 # Which libcurl the tests use: curl's build links its tool and its libtests against its own
 # lib/.libs/libcurl.so.4. We build that library (same source, same soname, Debian's versioned
@@ -28,6 +29,8 @@ work=$(realpath -m "${CURL_SUITE_DIR:-$build/curl-suite}")
 timeout_s=${CURL_SUITE_TEST_TIMEOUT:-60}
 expected_on=$root/tests/curl-suite/expected-on.txt
 jobs=${CURL_SUITE_JOBS:-2}
+shards=${CURL_SUITE_SHARDS:-2}
+[[ $shards =~ ^[1-9][0-9]?$ ]] || { echo "curl-suite: CURL_SUITE_SHARDS=$shards: not a number of shards (1-99)" >&2; exit 2; }
 
 # awk reads to the end (no `exit`): leaving early could kill ldconfig with SIGPIPE mid-write, which
 # pipefail turns into this script's exit 141 (CI met it on a loaded machine).
@@ -100,12 +103,41 @@ swap_in_system_lib() {
   done
 }
 
+# The tests each shard of a run gets: runtests.pl's arguments, one line per shard. Given only
+# keywords (the default: HTTP), every test file's number dealt round-robin, each shard's list
+# with the keywords after it: runtests.pl then runs the listed tests that have one of the
+# keywords and are not in DISABLED, exactly the set the keywords alone select. Given test
+# numbers, those dealt out. The runs barely use the CPU (one test at a time, mostly waiting on
+# its servers), so the shards side by side take about 1/shards of the time.
+shard_args() {
+  local -a numbers=() words=()
+  local t i
+  for t in "${tests[@]}"; do
+    if [[ $t =~ ^[0-9]+$ ]]; then numbers+=("$t"); else words+=("$t"); fi
+  done
+  if [ ${#numbers[@]} -eq 0 ]; then
+    mapfile -t numbers < <(find "$src/tests/data" -maxdepth 1 -type f -name 'test[0-9]*' -printf '%f\n' |
+      sed -n 's/^test\([0-9][0-9]*\)$/\1/p' | sort -n)
+  elif [ ${#words[@]} -gt 0 ]; then
+    echo "${tests[*]}"  # numbers and keywords mixed: runtests.pl's own reading, in one shard
+    return
+  fi
+  for ((i = 0; i < shards; i++)); do
+    local -a mine=()
+    for ((t = i; t < ${#numbers[@]}; t += shards)); do mine+=("${numbers[t]}"); done
+    [ ${#mine[@]} -gt 0 ] && echo "${words[*]} ${mine[*]}"
+  done
+}
+
 # One run of the tests in its own copy of tests/ (runtests.pl keeps its logs and its servers'
-# port files in tests/log; each server picks a free port): $1 names the run, the rest is its
-# environment. runtests.pl is told to log each test command's exit status (CURLSUITE-EXIT) so
-# that a crash is told apart from a wrong answer.
+# port files in tests/log; each server picks a free port): $1 names the run (its directory), $2
+# the tests (runtests.pl's arguments, space-separated), the rest is its environment. runtests.pl
+# is told to log each test command's exit status (CURLSUITE-EXIT) so that a crash is told apart
+# from a wrong answer.
 run_one() {
-  local name=$1; shift
+  local name=$1 selection=$2; shift 2
+  local -a selected
+  read -r -a selected <<<"$selection"
   local dir=$runs_dir/$name
   rm -rf "$dir"
   mkdir -p "$dir/xdg"
@@ -121,13 +153,13 @@ run_one() {
     # The user's own curlretry settings must not reach the runs.
     for v in $(env | sed -n 's/^\(\(CURLRETRY\|BILI_REPLAY\)_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
     export XDG_CONFIG_HOME=$dir/xdg
-    # The default fleet, in a store of this run's own shared by every test of it (as a user's
+    # The default fleet, in a store of this shard's own shared by every test of it (as a user's
     # processes share theirs); nothing of another run or of the user's own store.
     mkdir -m 700 "$dir/fleet"
     export CURLRETRY_FLEET_DIR=$dir/fleet
     # runtests.pl stops altogether ("Can't start ssh server due to lack of USER name") without it.
     export USER=${USER:-$(id -un)}
-    exec env "$@" perl runtests.pl -a -am -n "${tests[@]}"
+    exec env "$@" perl runtests.pl -a -am -n "${selected[@]}"
   ) >"$dir/output.log" 2>&1 &
   echo $! >"$dir/pid"
 }
@@ -183,16 +215,35 @@ results_of() {
     }' "$runs_dir/$1/output.log"
 }
 
-# The three runs of the tests in "${tests[@]}", in parallel, into $runs_dir.
+# The three runs of the tests in "${tests[@]}", each in shards, all in parallel, into $runs_dir:
+# a shard's directory is $runs_dir/<run>.<shard>, the run's merged results $runs_dir/<run>/results.
 run_three() {
-  local name
-  runs=(plain off on)
+  local name n selection
+  local -a selections
+  mapfile -t selections < <(shard_args)
+  runs=()
   rm -rf "$runs_dir"
-  run_one plain
-  run_one off LD_PRELOAD="$lib" BILI_REPLAY_RETRY_MAX=1
-  run_one on LD_PRELOAD="$lib"
+  n=0
+  for selection in "${selections[@]}"; do
+    run_one "plain.$n" "$selection"
+    run_one "off.$n" "$selection" LD_PRELOAD="$lib" BILI_REPLAY_RETRY_MAX=1
+    run_one "on.$n" "$selection" LD_PRELOAD="$lib"
+    runs+=("plain.$n" "off.$n" "on.$n")
+    n=$((n + 1))
+  done
   watch_runs
-  for name in "${runs[@]}"; do results_of "$name" >"$runs_dir/$name/results"; done
+  for name in plain off on; do
+    mkdir -p "$runs_dir/$name"
+    for ((n = 0; n < ${#selections[@]}; n++)); do
+      results_of "$name.$n" >"$runs_dir/$name.$n/results"
+      # A shard that ran nothing (its runtests.pl stopped early) would only shrink the suite.
+      if [ ! -s "$runs_dir/$name.$n/results" ]; then
+        echo "curl-suite: $name shard $n ran no test (see $runs_dir/$name.$n/output.log)"
+        shard_failed=1
+      fi
+    done
+    sort -n "$runs_dir/$name".[0-9]*/results >"$runs_dir/$name/results"
+  done
 }
 
 run_all() {
@@ -203,9 +254,11 @@ run_all() {
   [ ${#tests[@]} -gt 0 ] || tests=(HTTP)
   local started=$SECONDS status=0
   runs_dir=$work/runs
+  shard_failed=0
   run_three
-  echo "curl-suite: the three runs took $((SECONDS - started)) s"
+  echo "curl-suite: the three runs took $((SECONDS - started)) s ($shards shards each, side by side)"
   compare_runs "$runs_dir" || status=$?
+  [ $shard_failed = 0 ] || return 1
   [ $status = 0 ] && return 0
   # A test that differs once may be one of curl's timing-sensitive ones on a loaded machine: the
   # differing tests run again, three ways, and only a difference that repeats counts. A hang or
