@@ -298,16 +298,19 @@ class Budget(FleetTestCase):
 
     def test_a_lone_process_keeps_its_full_attempts(self):
         k = self.key()
+        start = time.monotonic()
         r = self.get(k, "503,503,503,503,200", CURLRETRY_MAX_ATTEMPTS="5")
         self.assertRun(r, 0, ok_body(k, 5))
         self.assertCount(self.plain, k, 5, r)
         entry = self.keys()[self.host_key()]
+        seconds = time.monotonic() - start
         # A new key's bucket starts with the reserve (10): four retries took four tokens, the last
-        # one succeeded and gave its token back, and the success earned a tenth (plus a little
-        # trickle since).
+        # one succeeded and gave its token back, and the success earned a tenth, plus the trickle
+        # since (the default reserve, 10 tokens per 10 s window: one a second; a slow run, with
+        # the machine loaded, trickled 0.96 back and failed a fixed bound of 8).
         self.assertEqual((entry["requests"], entry["retries"]), (1, 4))
         self.assertGreaterEqual(entry["tokens"], 7.1)
-        self.assertLess(entry["tokens"], 8)
+        self.assertLess(entry["tokens"], 7.1 + 0.01 + seconds, f"{seconds:.2f} s")
         self.assertEqual(entry["cap"], 10)
 
     def test_over_budget_gives_up_with_the_last_response_verbatim(self):
@@ -462,8 +465,13 @@ class Budget(FleetTestCase):
         self.assertLessEqual(total, 50 + 10 + 2 + probes_after_outage_age(seconds),
                              f"upstream requests for 50 processes in {seconds:.1f} s (+2: check, then count)")
         entry = self.keys()[self.host_key()]
-        self.assertEqual(entry["requests"], 50)
-        self.assertEqual(entry["retries"], total - 50)
+        # `curlretry fleet` counts the budget's window (10 s, in 500 ms slots): exact when the run
+        # fitted in it; a slower run's first requests have left it.
+        if time.monotonic() - start < 9:
+            self.assertEqual((entry["requests"], entry["retries"]), (50, total - 50))
+        else:
+            self.assertLessEqual(entry["requests"], 50)
+            self.assertLessEqual(entry["retries"], total - 50)
 
     def test_control_fifty_processes_without_the_fleet_triple_the_load(self):
         k = self.key()
