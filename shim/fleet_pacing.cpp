@@ -50,8 +50,9 @@ fv::Gate Transfer::fleet_gate() {
                    "give-up now would hand over a broken answer)");
   }
   // At debug only: to the user a probe is one more retry of their own, already announced with its
-  // delay; "waiting for the fleet's probe" (above) is what changes what they see.
-  if (gate.kind == fv::Kind::go && gate.probe && log::enabled(config::LogLevel::debug)) {
+  // delay; "waiting for the fleet's probe" (above) is what changes what they see. A retry that goes
+  // over budget is not the probe (fleet_hook does not mark it), so it is not called one.
+  if (gate.kind == fv::Kind::go && gate.probe && !gate.over_budget && log::enabled(config::LogLevel::debug)) {
     log::write(config::LogLevel::debug,
                run_.method + " " + run_.display + ": goes as the fleet's probe (the key fails outright)");
   }
