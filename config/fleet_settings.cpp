@@ -22,8 +22,7 @@ std::optional<ParsedStore> parse_fleet_store(std::string_view text, std::string&
   if (colon != std::string_view::npos && (bracket == std::string_view::npos || colon > bracket)) {
     host = authority.substr(0, colon);
     const std::string_view port = authority.substr(colon + 1);
-    bool digits = !port.empty() && port.size() <= 5;
-    for (char c : port) digits = digits && c >= '0' && c <= '9';
+    const bool digits = !port.empty() && port.size() <= 5 && core::ascii::only_digits(port);
     if (!digits || std::stol(std::string(port)) < 1 || std::stol(std::string(port)) > 65535) {
       why = "the port of a redis:// URL must be 1..65535";
       return std::nullopt;
@@ -39,9 +38,7 @@ std::optional<ParsedStore> parse_fleet_store(std::string_view text, std::string&
   }
   if (slash != std::string_view::npos) {
     const std::string_view db = rest.substr(slash + 1);
-    bool digits = db.size() <= 5;
-    for (char c : db) digits = digits && c >= '0' && c <= '9';
-    if (!digits) {
+    if (db.size() > 5 || !core::ascii::only_digits(db)) {
       why = "the database of a redis:// URL is a number (redis://host:6379/0)";
       return std::nullopt;
     }

@@ -15,6 +15,16 @@ constexpr char upper(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c
 
 constexpr bool iequals(char a, char b) { return lower(a) == lower(b); }
 
+// '0'-'9' only: std::isdigit follows the locale too, and takes an int a negative char breaks.
+constexpr bool is_digit(char c) { return c >= '0' && c <= '9'; }
+// Every byte a digit; true for an empty text (a caller that needs a digit checks for one).
+constexpr bool only_digits(std::string_view text) {
+  for (char c : text) {
+    if (!is_digit(c)) return false;
+  }
+  return true;
+}
+
 constexpr bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {

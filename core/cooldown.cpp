@@ -11,8 +11,7 @@
 namespace curlretry::core::cooldown {
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
+using ascii::is_digit;
 using ascii::trim;
 
 Millis clamp(Millis wait) { return std::clamp(wait, Millis{0}, kMaxCooldown); }

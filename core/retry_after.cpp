@@ -22,19 +22,13 @@ constexpr std::array<std::string_view, 7> kLongDays{"Sunday",   "Monday", "Tuesd
 constexpr std::array<std::string_view, 12> kMonths{"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                                   "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+using ascii::is_digit;
+using ascii::only_digits;
 using ascii::trim;
-
-bool all_digits(std::string_view s) {
-  for (char c : s) {
-    if (!is_digit(c)) return false;
-  }
-  return true;
-}
 
 // Digits only (no sign, no space: from_chars alone would accept a leading '-').
 std::optional<Rep> parse_digits(std::string_view s) {
-  if (s.empty() || !all_digits(s)) return std::nullopt;
+  if (s.empty() || !only_digits(s)) return std::nullopt;
   Rep value = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
   if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
@@ -240,7 +234,7 @@ std::optional<Millis> parse_retry_after_ms(std::string_view value) {
   const std::string_view whole = s.substr(0, dot);
   const std::string_view fraction = dot == std::string_view::npos ? std::string_view{} : s.substr(dot + 1);
   if (whole.empty() && fraction.empty()) return std::nullopt;
-  if (!all_digits(whole) || !all_digits(fraction)) return std::nullopt;
+  if (!only_digits(whole) || !only_digits(fraction)) return std::nullopt;
   Rep ms = 0;
   if (!whole.empty()) {
     const auto parsed = parse_digits(whole);

@@ -1,17 +1,11 @@
 #include "core/sse_parser.h"
 
+#include "core/ascii.h"
+
 namespace curlretry::core {
 namespace {
 
 constexpr char kBom[] = "\xEF\xBB\xBF";
-
-bool all_digits(std::string_view text) {
-  if (text.empty()) return false;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -69,7 +63,7 @@ void SseParser::field(std::string_view name, std::string_view value) {
   } else if (name == "id") {
     if (value.find('\0') == std::string_view::npos) last_id_ = std::string(value);
   } else if (name == "retry") {
-    if (all_digits(value) && value.size() <= 18) {
+    if (!value.empty() && ascii::only_digits(value) && value.size() <= 18) {
       std::uint64_t ms = 0;
       for (char c : value) ms = ms * 10 + static_cast<std::uint64_t>(c - '0');
       block_.retry = ms;
