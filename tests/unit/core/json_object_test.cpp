@@ -39,10 +39,20 @@ TEST(JsonObject, ReadsBackWhatTheEscaperWrote) {
 TEST(JsonObject, RefusesWhatIsNotOneObject) {
   for (const char* bad : {"", "[]", "{", "{\"a\":1", "{\"a\":1} x", "{\"a\" 1}", "{\"a\":\"raw\nnewline\"}",
                           "{\"a\":\"\\x\"}", "{\"a\":\"\\u12\"}", "{\"a\":1,}", "{a:1}", "{\"a\":tru}",
-                          "{\"a\":1.2.3}", "{\"a\":\"\\ud800\\u0041\"}"}) {
+                          "{\"a\":1.2.3}", "{\"a\":01}", "{\"a\":+1}", "{\"a\":{]}"}) {
     EXPECT_FALSE(read_object(bad)) << bad;
   }
   EXPECT_TRUE(read_object("{}"));
+}
+
+// An unpaired high surrogate before another escape: U+FFFD, then the escape on its own (the same
+// rule as the error-body scan's: core/json_cursor.h).
+TEST(JsonObject, AnUnpairedSurrogateBeforeAnotherEscapeIsReplaced) {
+  const auto o = read_object(R"({"a":"\ud800\u0041","n":{"deep":[1,{"x":null}]},"m":-0.5e-2})");
+  ASSERT_TRUE(o);
+  EXPECT_EQ(*string_member(*o, "a"), "\xEF\xBF\xBD" "A");
+  EXPECT_EQ(number_member(*o, "m"), -0.005);
+  EXPECT_EQ(string_member(*o, "n"), nullptr);
 }
 
 TEST(JsonObject, ARepeatedMemberKeepsTheLastValue) {

@@ -41,6 +41,18 @@ TEST(ReplaceModel, FirstModelKeyWinsAndOthersStay) {
   EXPECT_EQ(swapped("{\"model\":\"a\",\"model\":\"b\"}"), "{\"model\":\"claude-y\",\"model\":\"b\"}");
 }
 
+// The body is read as JSON (core/json_cursor.h): a key is its unescaped name, the old value is
+// kept as written, and a body a server would refuse is not rewritten.
+TEST(ReplaceModel, ReadsTheBodyAsJson) {
+  EXPECT_EQ(swapped("{\"mod\\u0065l\":\"a\"}"), "{\"mod\\u0065l\":\"claude-y\"}");
+  auto s = replace_model("{\"model\":\"a\\\"b\"}", "m");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->old_model, "a\\\"b");
+  EXPECT_EQ(s->body, "{\"model\":\"m\"}");
+  EXPECT_EQ(swapped("{\"model\":\"a\",\"x\":\"\\q\"}"), "<none>");  // an unknown escape
+  EXPECT_EQ(swapped("{\"model\":\"a\",\"n\":01}"), "<none>");       // not a JSON number
+}
+
 TEST(ReplaceOrigin, KeepsPathAndQuery) {
   EXPECT_EQ(*replace_origin("https://api.example.com/v1/messages?x=1", "http://127.0.0.1:8080/proxy"),
             "http://127.0.0.1:8080/proxy/v1/messages?x=1");
