@@ -14,13 +14,6 @@ namespace {
 constexpr long long kMaxFallbackAfter = 1000;
 constexpr long long kMaxAuthTimeoutMs = 10LL * 60 * 1000;
 
-const YamlNode* find(const YamlNode& map, std::string_view key) {
-  for (const auto& [name, value] : map.entries) {
-    if (name.text == key) return &value;
-  }
-  return nullptr;
-}
-
 // RFC 9110 token characters: what a header name may contain.
 bool is_token(std::string_view text) {
   if (text.empty()) return false;
@@ -82,10 +75,10 @@ Fallback read_fallback(const Values& v, const YamlNode& node, const std::string&
   f.after = 3;
   f.on_status = {529};
   f.on_markers = {"overloaded_error"};
-  if (const YamlNode* after = find(node, "after")) {
+  if (const YamlNode* after = member(node, "after")) {
     f.after = static_cast<int>(v.integer(*after, join_key(key, "after"), 1, kMaxFallbackAfter, "a number, 1..1000"));
   }
-  if (const YamlNode* on = find(node, "on")) {
+  if (const YamlNode* on = member(node, "on")) {
     const std::string k = join_key(key, "on");
     if (on->kind != YamlNode::Kind::sequence || on->items.empty()) {
       v.fail(*on, k, "expected a non-empty list of statuses and body markers, such as [529, overloaded_error]");
@@ -104,7 +97,7 @@ Fallback read_fallback(const Values& v, const YamlNode& node, const std::string&
       }
     }
   }
-  if (const YamlNode* model = find(node, "model")) {
+  if (const YamlNode* model = member(node, "model")) {
     f.model = v.string(*model, join_key(key, "model"));
     if (f.model.empty()) v.fail(*model, join_key(key, "model"), "must not be empty");
     for (const char c : f.model) {
@@ -113,7 +106,7 @@ Fallback read_fallback(const Values& v, const YamlNode& node, const std::string&
       }
     }
   }
-  if (const YamlNode* url = find(node, "url")) {
+  if (const YamlNode* url = member(node, "url")) {
     const std::string k = join_key(key, "url");
     f.url = v.string(*url, k);
     const bool scheme = f.url.rfind("http://", 0) == 0 || f.url.rfind("https://", 0) == 0;
@@ -131,8 +124,8 @@ AuthRefresh read_auth(const Values& v, const YamlNode& node, const std::string& 
   v.check_keys(node, key, part_keys("auth"));
   AuthRefresh a;
   a.on = {401};
-  if (const YamlNode* on = find(node, "on")) a.on = statuses(v, *on, join_key(key, "on"));
-  const YamlNode* command = find(node, "command");
+  if (const YamlNode* on = member(node, "on")) a.on = statuses(v, *on, join_key(key, "on"));
+  const YamlNode* command = member(node, "command");
   if (command == nullptr) v.fail(node, join_key(key, "command"), "missing; give the argv list that prints the value");
   const std::string ck = join_key(key, "command");
   if (command->kind != YamlNode::Kind::sequence || command->items.empty()) {
@@ -140,11 +133,11 @@ AuthRefresh read_auth(const Values& v, const YamlNode& node, const std::string& 
   }
   a.command = v.strings(*command, ck, false);
   if (a.command.front().empty()) v.fail(*command, ck, "the program name must not be empty");
-  if (const YamlNode* header = find(node, "header")) {
+  if (const YamlNode* header = member(node, "header")) {
     a.header = v.string(*header, join_key(key, "header"));
     if (!is_token(a.header)) v.fail(*header, join_key(key, "header"), "\"" + a.header + "\" is not a header name");
   }
-  if (const YamlNode* timeout = find(node, "timeout_ms")) {
+  if (const YamlNode* timeout = member(node, "timeout_ms")) {
     a.timeout_ms = v.integer(*timeout, join_key(key, "timeout_ms"), 1, kMaxAuthTimeoutMs, "milliseconds, 1..600000");
   }
   return a;

@@ -50,13 +50,6 @@ std::string suggestion(std::string_view word, const std::vector<std::string>& na
   return "";
 }
 
-const YamlNode* find(const YamlNode& map, std::string_view key) {
-  for (const auto& [name, value] : map.entries) {
-    if (name.text == key) return &value;
-  }
-  return nullptr;
-}
-
 using core::ascii::lower;
 using core::ascii::upper;
 
@@ -80,23 +73,23 @@ class Loader {
     config.files = {v_.file()};
     // include_merge.cpp resolves and removes `include:`; text loaded without a file has no place
     // to resolve it from.
-    if (const YamlNode* include = find(root, "include")) {
+    if (const YamlNode* include = member(root, "include")) {
       v_.fail(*include, "include", "only a config file can include others (load it from a file)");
     }
 
-    if (const YamlNode* defaults = find(root, "defaults")) {
+    if (const YamlNode* defaults = member(root, "defaults")) {
       v_.expect_map(*defaults, "defaults", true);
       v_.check_keys(*defaults, "defaults", policy_keys(""));
       read_policy(*defaults, "defaults", config.defaults, config.default_sources);
     }
-    if (const YamlNode* settings = find(root, "settings")) {
+    if (const YamlNode* settings = member(root, "settings")) {
       read_settings(*settings, config.settings, config.settings_sources);
     }
-    if (const YamlNode* rules = find(root, "rules")) read_rules(*rules, config);
-    if (const YamlNode* fleet = find(root, "fleet")) {
+    if (const YamlNode* rules = member(root, "rules")) read_rules(*rules, config);
+    if (const YamlNode* fleet = member(root, "fleet")) {
       read_fleet_section(v_, *fleet, config.settings.fleet, config.settings_sources);
     }
-    if (const YamlNode* proxy = find(root, "proxy")) read_proxy(v_, *proxy, config.proxy, config.settings_sources);
+    if (const YamlNode* proxy = member(root, "proxy")) read_proxy(v_, *proxy, config.proxy, config.settings_sources);
     return config;
   }
 
@@ -106,7 +99,7 @@ class Loader {
   Values v_;
 
   void read_version(const YamlNode& root) {
-    const YamlNode* version = find(root, "version");
+    const YamlNode* version = member(root, "version");
     if (!version) v_.fail(root, "version", "missing; put `version: 1` at the top of the file");
     const long long n = v_.integer(*version, "version", LLONG_MIN, LLONG_MAX, "1");
     if (n != 1)
@@ -132,11 +125,11 @@ class Loader {
       } else if (n == "retry_after") {
         v_.expect_map(value, k);
         v_.check_keys(value, k, policy_keys("retry_after"));
-        if (const YamlNode* honor = find(value, "honor")) {
+        if (const YamlNode* honor = member(value, "honor")) {
           policy.honor_retry_after = v_.boolean(*honor, join_key(k, "honor"));
           sources["retry_after.honor"] = v_.where(*honor);
         }
-        if (const YamlNode* max = find(value, "max_ms")) {
+        if (const YamlNode* max = member(value, "max_ms")) {
           policy.max_retry_after = core::Millis{v_.millis(*max, join_key(k, "max_ms"))};
           sources["retry_after.max_ms"] = v_.where(*max);
         }
@@ -145,7 +138,7 @@ class Loader {
       } else if (n == "never_retry") {
         v_.expect_map(value, k);
         v_.check_keys(value, k, policy_keys("never_retry"));
-        if (const YamlNode* markers = find(value, "body_markers")) {
+        if (const YamlNode* markers = member(value, "body_markers")) {
           policy.permanent_markers = v_.strings(*markers, join_key(k, "body_markers"), false);
           sources["never_retry.body_markers"] = v_.where(*markers);
         }
@@ -164,7 +157,7 @@ class Loader {
   void read_backoff(const YamlNode& map, const std::string& k, core::Backoff& backoff, Sources& sources) {
     v_.expect_map(map, k);
     v_.check_keys(map, k, policy_keys("backoff"));
-    if (const YamlNode* node = find(map, "strategy")) {
+    if (const YamlNode* node = member(map, "strategy")) {
       const std::string key = join_key(k, "strategy");
       const std::string name = v_.string(*node, key);
       auto strategy = core::strategy_from_string(name);
@@ -176,15 +169,15 @@ class Loader {
       backoff.strategy = *strategy;
       sources["backoff.strategy"] = v_.where(*node);
     }
-    if (const YamlNode* node = find(map, "base_ms")) {
+    if (const YamlNode* node = member(map, "base_ms")) {
       backoff.base = core::Millis{v_.millis(*node, join_key(k, "base_ms"))};
       sources["backoff.base_ms"] = v_.where(*node);
     }
-    if (const YamlNode* node = find(map, "max_ms")) {
+    if (const YamlNode* node = member(map, "max_ms")) {
       backoff.max = core::Millis{v_.millis(*node, join_key(k, "max_ms"))};
       sources["backoff.max_ms"] = v_.where(*node);
     }
-    if (const YamlNode* node = find(map, "jitter")) {
+    if (const YamlNode* node = member(map, "jitter")) {
       const std::string key = join_key(k, "jitter");
       // `jitter: none` must not be read as a null: only a real null is refused.
       const std::string name = v_.string(*node, key);
@@ -202,7 +195,7 @@ class Loader {
   void read_retry_on(const YamlNode& map, const std::string& k, core::Policy& policy, Sources& sources) {
     v_.expect_map(map, k);
     v_.check_keys(map, k, policy_keys("retry_on"));
-    if (const YamlNode* node = find(map, "status")) {
+    if (const YamlNode* node = member(map, "status")) {
       const std::string key = join_key(k, "status");
       if (node->kind != YamlNode::Kind::sequence) {
         v_.fail(*node, key, "expected a list of HTTP status codes, got " + std::string(describe(*node)));
@@ -216,11 +209,11 @@ class Loader {
       policy.retry_status = std::move(statuses);
       sources["retry_on.status"] = v_.where(*node);
     }
-    if (const YamlNode* node = find(map, "body_markers")) {
+    if (const YamlNode* node = member(map, "body_markers")) {
       policy.retry_markers = v_.strings(*node, join_key(k, "body_markers"), false);
       sources["retry_on.body_markers"] = v_.where(*node);
     }
-    if (const YamlNode* node = find(map, "transport")) {
+    if (const YamlNode* node = member(map, "transport")) {
       const std::string key = join_key(k, "transport");
       if (node->kind != YamlNode::Kind::sequence) {
         v_.fail(*node, key, "expected a list of transport errors, got " + std::string(describe(*node)));
@@ -247,7 +240,7 @@ class Loader {
       policy.retry_transport = std::move(kinds);
       sources["retry_on.transport"] = v_.where(*node);
     }
-    if (const YamlNode* node = find(map, "unanswered_post")) {
+    if (const YamlNode* node = member(map, "unanswered_post")) {
       policy.retry_unanswered_post = v_.boolean(*node, join_key(k, "unanswered_post"));
       sources["retry_on.unanswered_post"] = v_.where(*node);
     }
@@ -257,7 +250,7 @@ class Loader {
     v_.expect_map(map, k);
     v_.check_keys(map, k, part_keys("codes"));
     core::CodeTable table;
-    const YamlNode* path = find(map, "path");
+    const YamlNode* path = member(map, "path");
     if (!path) v_.fail(map, join_key(k, "path"), "missing; say where the code is, e.g. `path: error.code`");
     table.path = v_.string(*path, join_key(k, "path"));
     std::string_view rest = table.path;
@@ -269,8 +262,8 @@ class Loader {
       if (dot == std::string_view::npos) break;
       rest.remove_prefix(dot + 1);
     }
-    if (const YamlNode* node = find(map, "retry")) table.retry = v_.strings(*node, join_key(k, "retry"), false);
-    if (const YamlNode* node = find(map, "permanent")) {
+    if (const YamlNode* node = member(map, "retry")) table.retry = v_.strings(*node, join_key(k, "retry"), false);
+    if (const YamlNode* node = member(map, "permanent")) {
       table.permanent = v_.strings(*node, join_key(k, "permanent"), false);
     }
     if (table.retry.empty() && table.permanent.empty()) {
@@ -334,7 +327,7 @@ class Loader {
   void read_match(const YamlNode& map, const std::string& k, Match& match) {
     v_.expect_map(map, k);
     v_.check_keys(map, k, part_keys("match"));
-    if (const YamlNode* node = find(map, "host")) {
+    if (const YamlNode* node = member(map, "host")) {
       const std::string key = join_key(k, "host");
       match.host = lower(v_.string(*node, key));
       if (match.host.find('/') != std::string::npos) {
@@ -342,7 +335,7 @@ class Loader {
       }
       if (auto bad = glob_error(match.host)) v_.fail(*node, key, "bad glob \"" + node->text + "\": " + *bad);
     }
-    if (const YamlNode* node = find(map, "path")) {
+    if (const YamlNode* node = member(map, "path")) {
       const std::string key = join_key(k, "path");
       match.path = v_.string(*node, key);
       if (auto bad = glob_error(match.path)) v_.fail(*node, key, "bad glob \"" + node->text + "\": " + *bad);
@@ -351,8 +344,8 @@ class Loader {
         v_.fail(*node, key, "\"" + match.path + "\" never matches: paths start with '/'");
       }
     }
-    if (const YamlNode* node = find(map, "header")) match.headers = read_header_match(v_, *node, join_key(k, "header"));
-    if (const YamlNode* node = find(map, "method")) {
+    if (const YamlNode* node = member(map, "header")) match.headers = read_header_match(v_, *node, join_key(k, "header"));
+    if (const YamlNode* node = member(map, "method")) {
       const std::string key = join_key(k, "method");
       match.method = upper(v_.string(*node, key));
       const bool token = !match.method.empty() && std::all_of(match.method.begin(), match.method.end(), [](char c) {
@@ -380,22 +373,22 @@ class Loader {
       rule.where = v_.where(item);
       rule.policy = config.defaults;
       rule.sources = config.default_sources;
-      if (const YamlNode* name = find(item, "name")) {
+      if (const YamlNode* name = member(item, "name")) {
         rule.name = v_.string(*name, join_key(k, "name"));
         if (rule.name.empty()) v_.fail(*name, join_key(k, "name"), "must not be empty");
         if (rule.name == "defaults") v_.fail(*name, join_key(k, "name"), "\"defaults\" is reserved; pick another name");
       }
       if (!names.insert(rule.name).second) {
-        v_.fail(find(item, "name") ? *find(item, "name") : item, join_key(k, "name"),
+        v_.fail(member(item, "name") ? *member(item, "name") : item, join_key(k, "name"),
                 "duplicate rule name \"" + rule.name + "\"");
       }
-      if (const YamlNode* match = find(item, "match")) read_match(*match, join_key(k, "match"), rule.match);
+      if (const YamlNode* match = member(item, "match")) read_match(*match, join_key(k, "match"), rule.match);
       read_policy(item, k, rule.policy, rule.sources);
-      if (const YamlNode* f = find(item, "fallback")) {
+      if (const YamlNode* f = member(item, "fallback")) {
         rule.fallback = read_fallback(v_, *f, join_key(k, "fallback"));
         rule.sources["fallback"] = v_.where(*f);
       }
-      if (const YamlNode* a = find(item, "auth")) {
+      if (const YamlNode* a = member(item, "auth")) {
         rule.auth = read_auth(v_, *a, join_key(k, "auth"));
         rule.sources["auth"] = v_.where(*a);
       }

@@ -43,6 +43,14 @@ struct YamlEntry {
   YamlNode second;  // the value
 };
 
+// The value of a map's member `key`, or nullptr (keys are unique: the reader refuses a repeat).
+inline const YamlNode* member(const YamlNode& map, std::string_view key) {
+  for (const auto& [name, value] : map.entries) {
+    if (name.text == key) return &value;
+  }
+  return nullptr;
+}
+
 inline constexpr std::size_t kMaxDocumentBytes = 1024 * 1024;
 inline constexpr int kMaxDepth = 64;
 
