@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 
 namespace curlretry::shim {
 
@@ -36,5 +37,14 @@ struct Clock {
   }
   static inline std::atomic<Source> source_{nullptr};
 };
+
+// Milliseconds since the epoch: the clock every process shares (the fleet store's stamps, on this
+// machine and in Redis; the attempt log's times). CLOCK_REALTIME read directly: system_clock::now()
+// is an out-of-line call into libstdc++, and the fleet reads this once per request (issue 27).
+inline std::int64_t wall_ms() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
 
 }  // namespace curlretry::shim

@@ -15,6 +15,7 @@
 #include "core/civil_date.h"
 #include "core/attempt_log.h"
 #include "core/json_text.h"
+#include "shim/clock.h"
 #include "shim/fork_guard.h"
 #include "shim/log.h"
 #include "shim/owned_fd.h"
@@ -277,9 +278,7 @@ void record(const Event& event) noexcept {
   const int saved_errno = errno;  // the host may look at errno right after a libcurl call
   const int fd = destination();
   if (fd >= 0) {
-    struct timespec ts{};
-    ::clock_gettime(CLOCK_REALTIME, &ts);
-    const long long unix_ms = static_cast<long long>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+    const long long unix_ms = wall_ms();
     const char* name = program_invocation_short_name;
     char buffer[kMaxLine];
     const std::size_t n = format(event, unix_ms, static_cast<long>(::getpid()),

@@ -12,6 +12,7 @@
 #include "core/fleet_wake.h"
 #include "fleet/location.h"
 #include "fleet/store.h"
+#include "shim/clock.h"
 #include "shim/fleet_redis.h"
 #include "shim/header_lookup.h"
 #include "shim/log.h"
@@ -71,13 +72,6 @@ void warn_full_once() {
   }
 }
 
-// system_clock::now() without its call into libstdc++ (the same CLOCK_REALTIME, read once per
-// request by count_request(), issue 27).
-std::int64_t now_ms() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
 
 std::string_view authority(const HostOptions& host, char (&buffer)[kAuthorityMax]) {
   return {buffer, fleet_key::authority_of(host.url, buffer, sizeof buffer)};
@@ -142,7 +136,7 @@ void earn(const Runtime& runtime, fleet::Store& s, const KeyCache& cache, const 
       const std::string cred_key = fleet_key::credential_key(cache.key, *cred);
       // The credential's cooldown as this machine knows it (its own raise, or what Redis said):
       // then Redis's copy ends too, one round trip per cooldown.
-      if (auto* link = redis(runtime); link != nullptr && s.cooling(cred_key, now_ms()).until_ms != 0) {
+      if (auto* link = redis(runtime); link != nullptr && s.cooling(cred_key, wall_ms()).until_ms != 0) {
         link->end_cooling(cred_key, cache.sent_ms);
       }
       s.end_cooling(fleet_key::hash(cred_key), cache.sent_ms);
@@ -226,7 +220,7 @@ void count_request(const Runtime& runtime, const HostOptions& host, KeyCache& ca
     cache.url = host.url;
   }
   if (cache.key.empty()) return;
-  cache.sent_ms = now_ms();
+  cache.sent_ms = wall_ms();
   cache.born_ms = cache.sent_ms;
   if (!s->count(cache.hash, cache.key, false, cache.sent_ms, cache.entry)) warn_full_once();
   if (auto* link = redis(runtime)) link->note_request(cache.hash, cache.key);
@@ -254,7 +248,7 @@ core::Millis cooling_left(const Runtime& runtime, const HostOptions& host, const
   char buffer[kAuthorityMax];
   const std::string_view key = key_of(host, cache, buffer);
   if (key.empty()) return core::Millis{0};
-  return key_cooling_left(*s, key, host, now_ms());
+  return key_cooling_left(*s, key, host, wall_ms());
 }
 
 core::Millis hold_new_wait(const Runtime& runtime, const HostOptions& host,
@@ -266,7 +260,7 @@ core::Millis hold_new_wait(const Runtime& runtime, const HostOptions& host,
   if (key.empty()) return core::Millis{0};
   // A cooldown that outlasts the program's own deadline is not waited for at all: holding the
   // request until its timeout would only turn it into a timeout.
-  const core::Millis wait = key_cooling_left(*s, key, host, now_ms());
+  const core::Millis wait = key_cooling_left(*s, key, host, wall_ms());
   if (wait >= runtime.config.defaults.max_elapsed) return core::Millis{0};
   if (deadline && wait >= std::chrono::duration_cast<core::Millis>(*deadline - std::chrono::steady_clock::now())) {
     return core::Millis{0};
@@ -289,7 +283,7 @@ void settle(const Runtime& runtime, const Attempt& a, core::Verdict& verdict) {
   char buffer[kAuthorityMax];
   const std::string_view key = key_of(*a.host, a.ledger, buffer);
   if (key.empty()) return;
-  const std::int64_t now = now_ms();
+  const std::int64_t now = wall_ms();
   settle_success(runtime, *s, a, verdict);
   note_failure(runtime, *s, a, verdict, key,
                a.ledger != nullptr && a.ledger->key == key ? a.ledger->hash : fleet_key::hash(key), now);
@@ -452,7 +446,7 @@ core::fleet_verdict::Gate gate(const Runtime& runtime, const GateFacts& f) {
   char buffer[kAuthorityMax];
   const std::string_view key = key_of(*f.host, f.ledger, buffer);
   if (key.empty()) return fv::Gate{};
-  const std::int64_t now = now_ms();
+  const std::int64_t now = wall_ms();
   // A token is waited for as long as one wait of the retry's own policy may last (backoff.max_ms,
   // core::fleet_verdict::limits_for), on any key. The fresh failures a long queue of waiters
   // would take the recovery's tokens from get them first (core/token_queue.h); a shorter wait
@@ -513,7 +507,7 @@ void note_parked(const Runtime& runtime, KeyCache& cache) {
   cache.woken = false;
   fleet::Store* s = store(runtime);
   if (s == nullptr || cache.key.empty() || cache.server_wait) return;
-  const std::int64_t now = now_ms();
+  const std::int64_t now = wall_ms();
   cache.parked_stamp = core::fleet_wake::park_stamp(s->healthy(cache.hash, now), now);
 }
 

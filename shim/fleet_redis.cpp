@@ -12,6 +12,7 @@
 #include "core/fleet_key.h"
 #include "core/fleet_probe.h"
 #include "core/retry_budget.h"
+#include "shim/clock.h"
 #include "shim/fork_guard.h"
 #include "shim/log.h"
 #include "shim/module_path.h"
@@ -25,11 +26,6 @@ constexpr int kTimeoutMs = 25;
 constexpr std::int64_t kRetryConnectMs = 2000;
 constexpr std::size_t kPending = 64;
 constexpr std::size_t kKeyMax = 256;
-
-std::int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // State shared by the process's one link. The mutex is only ever try-locked: a decision never
 // waits for another thread's round trip, and a child forked while it was held is not stuck.
@@ -107,7 +103,7 @@ void Link::drop(const char* what, const char* why, bool quiet) {
   State& s = state();
   if (s.connection != nullptr) s.module->free(s.connection);
   s.connection = nullptr;
-  s.next_attempt_ms = now_ms() + kRetryConnectMs;
+  s.next_attempt_ms = wall_ms() + kRetryConnectMs;
   if (!s.said_down && !quiet) {
     s.said_down = true;
     log::write(LogLevel::warn, "fleet store " + url_ + ": " + what + ": " + why +
@@ -184,18 +180,18 @@ void Link::note_success(std::uint64_t key_hash, std::int64_t sent_ms) {
   // Rare: once per cooldown this process knows of. Everyone else's success waits for a sync.
   const std::int64_t until = s.cooling_until[slot].load(std::memory_order_relaxed);
   if (until == 0 || !s.pending_named[slot].load(std::memory_order_acquire)) return;
-  const std::int64_t now = now_ms();
+  const std::int64_t now = wall_ms();
   s.cooling_until[slot].store(0, std::memory_order_relaxed);
   if (until > now) end_cooling(s.pending_key[slot], sent_ms);
 }
 
 void Link::end_cooling(const std::string& key, std::int64_t sent_ms) {
   Guard guard(state());
-  if (!guard.held() || !usable(now_ms())) return;
+  if (!guard.held() || !usable(wall_ms())) return;
   const std::string by = who();
   char error[256] = {};
   int ended = 0;
-  if (state().module->end(state().connection, key.c_str(), sent_ms, now_ms(), by.c_str(), &ended, error,
+  if (state().module->end(state().connection, key.c_str(), sent_ms, wall_ms(), by.c_str(), &ended, error,
                           sizeof error) != 0) {
     drop("no answer", error);
   }
@@ -223,7 +219,7 @@ void Link::take_slot(std::size_t slot, curlretry_redis_sync& request) {
 
 std::optional<curlretry_redis_sync> Link::sync(curlretry_redis_sync request, std::uint64_t key_hash) {
   Guard guard(state());
-  if (!guard.held() || !usable(now_ms())) return std::nullopt;
+  if (!guard.held() || !usable(wall_ms())) return std::nullopt;
   take_pending(key_hash, request);
   const std::string by = who();
   request.who = by.c_str();
@@ -241,7 +237,7 @@ std::optional<curlretry_redis_sync> Link::sync(curlretry_redis_sync request, std
 
 std::optional<Link::Probe> Link::probe(const std::string& key, std::int64_t own_ms, bool failed) {
   Guard guard(state());
-  if (!guard.held() || !usable(now_ms())) return std::nullopt;
+  if (!guard.held() || !usable(wall_ms())) return std::nullopt;
   char error[256] = {};
   int go = 0;
   long long wait = 0;
@@ -256,7 +252,7 @@ std::optional<Link::Probe> Link::probe(const std::string& key, std::int64_t own_
 
 bool Link::cool(const std::string& key, std::int64_t until_ms, int status) {
   Guard guard(state());
-  if (!guard.held() || !usable(now_ms())) return false;
+  if (!guard.held() || !usable(wall_ms())) return false;
   const std::string meta = std::to_string(status) + " " + who();
   char error[256] = {};
   if (state().module->cool(state().connection, key.c_str(), until_ms, meta.c_str(), error, sizeof error) != 0) {
@@ -277,7 +273,7 @@ void Link::flush_at_exit() {
   Guard guard(state());
   if (!guard.held()) return;
   State& s = state();
-  const std::int64_t now = now_ms();
+  const std::int64_t now = wall_ms();
   for (std::size_t i = 0; i < kPending; ++i) {
     if (!s.pending_named[i].load(std::memory_order_acquire)) continue;
     curlretry_redis_sync request{};
