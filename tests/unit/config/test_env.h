@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include <gtest/gtest.h>
+
 #include "config/config.h"
 
 namespace curlretry::config::testing {
@@ -31,6 +33,13 @@ struct FakeEnv {
 
 inline LoadResult load_yaml(const std::string& yaml, const FakeEnv& env = {}) {
   return load_from_string(yaml, "test.yaml", env.env());
+}
+
+// The error a config that must not load gives (a test failure if it loads).
+inline std::string error_of(const std::string& yaml) {
+  const LoadResult r = load_yaml(yaml);
+  EXPECT_FALSE(r.ok()) << "expected an error for:\n" << yaml;
+  return r.error;
 }
 
 }  // namespace curlretry::config::testing

@@ -8,13 +8,8 @@
 namespace curlretry::config {
 namespace {
 
+using testing::error_of;
 using testing::load_yaml;
-
-std::string error_of(const std::string& yaml) {
-  const LoadResult r = load_yaml(yaml);
-  EXPECT_FALSE(r.ok()) << "expected an error for:\n" << yaml;
-  return r.error;
-}
 
 TEST(YamlErrors, UnknownKeyOnLine3SuggestsTheClosestKey) {
   EXPECT_EQ(error_of("version: 1\ndefaults:\n  max_attemps: 3\n"),

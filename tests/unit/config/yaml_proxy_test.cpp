@@ -9,13 +9,8 @@
 namespace curlretry::config {
 namespace {
 
+using testing::error_of;
 using testing::load_yaml;
-
-std::string error_of(const std::string& yaml) {
-  const LoadResult r = load_yaml(yaml);
-  EXPECT_FALSE(r.ok()) << "expected an error for:\n" << yaml;
-  return r.error;
-}
 
 TEST(YamlProxy, RoutesTokenAndBodyBound) {
   const LoadResult r = load_yaml(

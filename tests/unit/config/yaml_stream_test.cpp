@@ -6,6 +6,7 @@
 namespace curlretry::config {
 namespace {
 
+using testing::error_of;
 using testing::load_yaml;
 
 TEST(YamlStream, BuiltInDefaultsWithoutAFile) {
@@ -51,12 +52,6 @@ TEST(YamlStream, EmptyListClearsTheSetupEvents) {
   const LoadResult r = load_yaml("version: 1\ndefaults:\n  stream: {setup_events: []}\n");
   ASSERT_TRUE(r.ok()) << r.error;
   EXPECT_TRUE(r.config->defaults.stream.setup_events.empty());
-}
-
-std::string error_of(const std::string& yaml) {
-  const LoadResult r = load_yaml(yaml);
-  EXPECT_FALSE(r.ok()) << yaml;
-  return r.error;
 }
 
 TEST(YamlStream, Errors) {

@@ -7,10 +7,9 @@ namespace curlretry::core {
 namespace {
 
 using testing::decide_at;
+using testing::kBuiltin;
 using testing::failure;
 using testing::response;
-
-const Policy kBuiltin = Policy::builtin();
 
 Policy with_zai_codes() {
   Policy p = Policy::builtin();

@@ -10,11 +10,10 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::decide_at;
+using testing::kBuiltin;
 using testing::FixedRandom;
 using testing::kNow;
 using testing::response;
-
-const Policy kBuiltin = Policy::builtin();
 
 Outcome with_retry_after(int status, std::optional<std::string> retry_after,
                          std::optional<std::string> retry_after_ms = std::nullopt) {

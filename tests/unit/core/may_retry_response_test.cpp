@@ -1,11 +1,12 @@
 #include <gtest/gtest.h>
 
 #include "core/decide.h"
+#include "decide_test_support.h"
 
 namespace curlretry::core {
 namespace {
 
-const Policy kBuiltin = Policy::builtin();
+using testing::kBuiltin;
 
 TEST(MayRetryResponse, ErrorResponsesAreHeldForClassification) {
   for (int status : {400, 404, 429, 500, 503, 529, 599}) {

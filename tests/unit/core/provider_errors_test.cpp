@@ -12,9 +12,10 @@ namespace curlretry::core {
 namespace {
 
 using testing::decide_at;
+using testing::kBuiltin;
+using testing::stream_error;
 using testing::response;
 
-const Policy kBuiltin = Policy::builtin();
 
 std::string gemini_quota(const char* quota_id, const char* delay) {
   return std::string(R"({"error":{"code":429,"message":"You exceeded your current quota, please check your plan )"
@@ -30,14 +31,6 @@ std::string gemini_quota(const char* quota_id, const char* delay) {
 
 constexpr const char* kGeminiOverloaded =
     R"({"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}})";
-
-Outcome stream_error(std::string data, std::string event_type = "message") {
-  Outcome o;
-  o.status = 200;
-  o.stream_error = std::move(data);
-  o.stream_error_event = std::move(event_type);
-  return o;
-}
 
 TEST(JsonStringsNamed, FindsMembersInsideArraysInOrder) {
   EXPECT_EQ(json_strings_named(R"({"a":[{"k":"1"},{"x":{"k":"2"}}],"k":3,"z":{"k":"4"}})", "k", 8),
@@ -108,18 +101,18 @@ TEST(GoogleStatus, OtherBodiesAreNotGoogles) {
 
 TEST(GoogleStream, InBandUnavailableRetriesByItsStatus) {
   // Gemini's streamGenerateContent?alt=sse error before any candidate.
-  const Verdict v = decide_at(kBuiltin, stream_error(kGeminiOverloaded));
+  const Verdict v = decide_at(kBuiltin, stream_error("message", kGeminiOverloaded));
   EXPECT_EQ(v.action, Action::retry);
   EXPECT_EQ(reason_text(v), "stream-error:UNAVAILABLE");
   EXPECT_EQ(v.what, "HTTP 200 + stream error UNAVAILABLE");
 }
 
 TEST(GoogleStream, InBandPerDayQuotaIsPermanentAndPerMinuteWaitsRetryDelay) {
-  Verdict v = decide_at(kBuiltin, stream_error(gemini_quota("GenerateRequestsPerDayPerProjectPerModel", "9s")));
+  Verdict v = decide_at(kBuiltin, stream_error("message", gemini_quota("GenerateRequestsPerDayPerProjectPerModel", "9s")));
   EXPECT_EQ(v.action, Action::give_up);
   EXPECT_EQ(reason_text(v), "permanent-code:RESOURCE_EXHAUSTED");
   EXPECT_EQ(v.what, "HTTP 200 + stream error RESOURCE_EXHAUSTED per day or longer (permanent)");
-  v = decide_at(kBuiltin, stream_error(gemini_quota("GenerateContentInputTokensPerModelPerMinute", "2.5s")));
+  v = decide_at(kBuiltin, stream_error("message", gemini_quota("GenerateContentInputTokensPerModelPerMinute", "2.5s")));
   EXPECT_EQ(v.action, Action::retry);
   EXPECT_EQ(v.delay, Millis{2500});
   EXPECT_EQ(v.server_wait_header, "RetryInfo");
@@ -147,18 +140,17 @@ TEST(GoogleRetryDelay, TooLongMeansGiveUpNow) {
 TEST(OpenAiResponses, FailedAndErrorEventsWithServerErrorRetry) {
   Verdict v = decide_at(
       kBuiltin,
-      stream_error(R"({"type":"response.failed","sequence_number":2,"response":{"id":"resp_1","status":"failed",)"
-                   R"("error":{"code":"server_error","message":"An error occurred while processing your request."}}})",
-                   "response.failed"));
+      stream_error("response.failed",
+                   R"({"type":"response.failed","sequence_number":2,"response":{"id":"resp_1","status":"failed",)"
+                   R"("error":{"code":"server_error","message":"An error occurred while processing your request."}}})"));
   EXPECT_EQ(v.action, Action::retry);
   EXPECT_EQ(reason_text(v), "stream-error:server_error");
-  v = decide_at(kBuiltin, stream_error(R"({"type":"error","code":"rate_limit_exceeded","message":"Rate limit)"
-                                       R"( reached","param":null,"sequence_number":1})",
-                                       "error"));
+  v = decide_at(kBuiltin, stream_error("error", R"({"type":"error","code":"rate_limit_exceeded","message":"Rate limit)"
+                                                R"( reached","param":null,"sequence_number":1})"));
   EXPECT_EQ(reason_text(v), "stream-error:rate_limit_exceeded");
-  v = decide_at(kBuiltin, stream_error(R"({"type":"response.failed","response":{"status":"failed","error":)"
-                                       R"({"code":"insufficient_quota","message":"You exceeded your quota"}}})",
-                                       "response.failed"));
+  v = decide_at(kBuiltin, stream_error("response.failed",
+                                       R"({"type":"response.failed","response":{"status":"failed","error":)"
+                                       R"({"code":"insufficient_quota","message":"You exceeded your quota"}}})"));
   EXPECT_EQ(v.action, Action::give_up);
   EXPECT_EQ(reason_text(v), "permanent:insufficient_quota");
 }

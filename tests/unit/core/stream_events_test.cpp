@@ -9,6 +9,8 @@ namespace curlretry::core {
 namespace {
 
 using testing::decide_at;
+using testing::kBuiltin;
+using testing::stream_error;
 
 SseBlock event(std::string type, std::string data) {
   SseBlock b;
@@ -133,16 +135,6 @@ TEST(StreamErrorName, PrefersTheNameTheTableKnows) {
   EXPECT_EQ(stream_error_name("error", "not json"), "error");
 }
 
-Outcome stream_error(std::string event_type, std::string data, int attempt = 1) {
-  Outcome o;
-  o.status = 200;
-  o.stream_error = std::move(data);
-  o.stream_error_event = std::move(event_type);
-  o.attempt = attempt;
-  return o;
-}
-
-const Policy kBuiltin = Policy::builtin();
 
 TEST(DecideStreamError, AnthropicOverloadedRetries) {
   const Verdict v = decide_at(kBuiltin, stream_error("error", kAnthropicOverloaded));
