@@ -12,23 +12,16 @@
 #include "core/fleet_key.h"
 #include "core/retry_tokens.h"
 #include "fleet/store.h"
+#include "store_support.h"
 #include "temp_dir.h"
 
 namespace curlretry::fleet {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::kNow;
+using testing::open_store;
 using testing::TempDir;
-
-constexpr std::int64_t kNow = 1'764'460'800'000;
-
-std::unique_ptr<Store> open_store(const std::string& dir) {
-  std::string error;
-  std::vector<std::string> notes;
-  auto store = Store::open(dir, error, notes);
-  EXPECT_EQ(error, "");
-  return store;
-}
 
 TEST(StoreConcurrency, ThreadsCountExactly) {
   TempDir tmp;

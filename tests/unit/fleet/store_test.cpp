@@ -10,23 +10,16 @@
 
 #include "core/fleet_key.h"
 #include "core/fleet_verdict.h"
+#include "store_support.h"
 #include "temp_dir.h"
 
 namespace curlretry::fleet {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::kNow;
+using testing::open_store;
 using testing::TempDir;
-
-constexpr std::int64_t kNow = 1'764'460'800'000;  // 2025-11-30, a multiple of the slot width
-
-std::unique_ptr<Store> open_store(const std::string& dir, std::vector<std::string>* notes = nullptr) {
-  std::string error;
-  std::vector<std::string> ignored;
-  auto store = Store::open(dir, error, notes ? *notes : ignored);
-  EXPECT_EQ(error, "");
-  return store;
-}
 
 TEST(Store, CreatesAPrivateTable) {
   TempDir tmp;
