@@ -25,6 +25,7 @@
 
 #include "upstream/connection.h"
 #include "upstream/counters.h"
+#include "upstream/fail.h"
 #include "upstream/stream.h"
 #include "upstream/tls.h"
 
@@ -41,11 +42,6 @@ void block_signals() {
   sigfillset(&set);
   for (int sync : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP}) sigdelset(&set, sync);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-}
-
-bool fail(std::string* error, std::string message) {
-  *error = std::move(message);
-  return false;
 }
 
 bool fail_errno(std::string* error, const std::string& what) { return fail(error, what + ": " + std::strerror(errno)); }

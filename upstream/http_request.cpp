@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/ascii.h"
+#include "upstream/fail.h"
 
 namespace curlretry::upstream {
 namespace {
@@ -12,11 +13,6 @@ namespace {
 constexpr std::size_t kMaxHead = 64 * 1024;
 constexpr std::size_t kMaxHeaders = 100;
 constexpr std::size_t kMaxChunkLine = 1024;
-
-bool fail(std::string* error, const char* message) {
-  if (error) *error = message;
-  return false;
-}
 
 using core::ascii::field_value;
 using core::ascii::iequals;

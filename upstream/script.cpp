@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "upstream/fail.h"
 #include "upstream/sse_scripts.h"
 
 namespace curlretry::upstream {
@@ -17,11 +18,6 @@ constexpr std::string_view kCaptchaBody = R"({"code":3007,"msg":"captcha verify 
 constexpr std::string_view kQuotaBody =
     R"({"error":{"code":"1113","message":"You have exceeded your daily quota"}})";
 constexpr std::string_view kZai1302Body = R"({"error":{"code":"1302","message":"High concurrency"}})";
-
-bool fail(std::string* error, std::string message) {
-  if (error) *error = std::move(message);
-  return false;
-}
 
 std::optional<std::uint64_t> parse_number(std::string_view text, std::uint64_t max) {
   std::uint64_t value = 0;

@@ -20,7 +20,8 @@ using x509::BioPtr;
 using x509::CertPtr;
 using x509::KeyPtr;
 
-bool fail(std::string* error, const std::string& what) {
+// fail() (upstream/fail.h) with OpenSSL's queued reason appended.
+bool tls_fail(std::string* error, const std::string& what) {
   const std::string message = x509::openssl_error("TLS setup: " + what);
   if (error) *error = message;
   return false;
@@ -77,19 +78,19 @@ bool TlsContext::init(const std::vector<std::string>& names, std::string* error)
     alt_names += ",DNS:" + name;
   }
   KeyPtr key(EVP_EC_gen("P-256"));
-  if (!key) return fail(error, "generating the P-256 key");
+  if (!key) return tls_fail(error, "generating the P-256 key");
   CertPtr cert = make_certificate(key.get(), alt_names);
-  if (!cert) return fail(error, "making the certificate");
+  if (!cert) return tls_fail(error, "making the certificate");
   certificate_pem_ = to_pem(cert.get());
-  if (certificate_pem_.empty()) return fail(error, "writing the certificate PEM");
+  if (certificate_pem_.empty()) return tls_fail(error, "writing the certificate PEM");
 
   ctx_ = SSL_CTX_new(TLS_server_method());
-  if (!ctx_) return fail(error, "SSL_CTX_new");
+  if (!ctx_) return tls_fail(error, "SSL_CTX_new");
   SSL_CTX_set_min_proto_version(ctx_, TLS1_2_VERSION);
   // No ALPN callback: clients fall back to HTTP/1.1, the only protocol we speak.
   if (SSL_CTX_use_certificate(ctx_, cert.get()) != 1 || SSL_CTX_use_PrivateKey(ctx_, key.get()) != 1 ||
       SSL_CTX_check_private_key(ctx_) != 1) {
-    return fail(error, "loading the key pair");
+    return tls_fail(error, "loading the key pair");
   }
   return true;
 }
