@@ -17,6 +17,12 @@ constexpr bool iequals(char a, char b) { return lower(a) == lower(b); }
 
 // '0'-'9' only: std::isdigit follows the locale too, and takes an int a negative char breaks.
 constexpr bool is_digit(char c) { return c >= '0' && c <= '9'; }
+// The value of a hexadecimal digit (either case), or -1: JSON's \uXXXX and URL percent-escapes.
+constexpr int hex_digit(char c) {
+  if (is_digit(c)) return c - '0';
+  const char l = lower(c);
+  return l >= 'a' && l <= 'f' ? l - 'a' + 10 : -1;
+}
 // Every byte a digit; true for an empty text (a caller that needs a digit checks for one).
 constexpr bool only_digits(std::string_view text) {
   for (char c : text) {

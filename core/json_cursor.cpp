@@ -60,15 +60,9 @@ std::optional<std::uint32_t> JsonCursor::hex4() {
   if (text_.size() - pos_ < 4) return std::nullopt;
   std::uint32_t value = 0;
   for (int i = 0; i < 4; ++i) {
-    const char c = ascii::lower(text_[pos_++]);
-    std::uint32_t digit = 0;
-    if (ascii::is_digit(c))
-      digit = static_cast<std::uint32_t>(c - '0');
-    else if (c >= 'a' && c <= 'f')
-      digit = static_cast<std::uint32_t>(c - 'a' + 10);
-    else
-      return std::nullopt;
-    value = value * 16 + digit;
+    const int digit = ascii::hex_digit(text_[pos_++]);
+    if (digit < 0) return std::nullopt;
+    value = value * 16 + static_cast<std::uint32_t>(digit);
   }
   return value;
 }

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "core/ascii.h"
 #include "upstream/fail.h"
 #include "upstream/sse_scripts.h"
 
@@ -221,12 +222,6 @@ bool valid_key(std::string_view key) {
 }
 
 std::optional<std::string> percent_decode(std::string_view text) {
-  auto hex = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  };
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -234,8 +229,8 @@ std::optional<std::string> percent_decode(std::string_view text) {
       out.push_back(text[i]);
       continue;
     }
-    int hi = i + 1 < text.size() ? hex(text[i + 1]) : -1;
-    int lo = i + 2 < text.size() ? hex(text[i + 2]) : -1;
+    int hi = i + 1 < text.size() ? core::ascii::hex_digit(text[i + 1]) : -1;
+    int lo = i + 2 < text.size() ? core::ascii::hex_digit(text[i + 2]) : -1;
     if (hi < 0 || lo < 0) return std::nullopt;
     out.push_back(static_cast<char>(hi * 16 + lo));
     i += 2;

@@ -16,6 +16,17 @@ TEST(Ascii, FoldsOnlyAsciiLetters) {
   EXPECT_EQ(upper('{'), '{');
 }
 
+TEST(Ascii, DigitsAndHexDigits) {
+  EXPECT_TRUE(only_digits("0123456789"));
+  EXPECT_TRUE(only_digits(""));  // vacuously: a caller that needs a digit checks for one
+  EXPECT_FALSE(only_digits("12a"));
+  EXPECT_FALSE(only_digits("-1"));
+  EXPECT_FALSE(is_digit('\xB2'));  // a superscript two's Latin-1 byte: no locale can make it one
+  const std::string hex = "0123456789abcdefABCDEF";
+  for (std::size_t i = 0; i < hex.size(); ++i) EXPECT_EQ(hex_digit(hex[i]), i < 16 ? int(i) : int(i) - 6) << hex[i];
+  for (char c : {'g', 'G', '/', ':', '@', '`', '\0', '\xC1', ' '}) EXPECT_EQ(hex_digit(c), -1) << int(c);
+}
+
 TEST(Ascii, ComparesIgnoringCase) {
   EXPECT_TRUE(iequals("Content-Type", "content-TYPE"));
   EXPECT_FALSE(iequals("Content-Type", "Content-Typ"));
