@@ -7,6 +7,7 @@
 #include "cli/describe.h"
 #include "cli/json.h"
 #include "config/config.h"
+#include "core/count_text.h"
 
 namespace curlretry::cli {
 namespace {
@@ -110,7 +111,7 @@ int run_check(const CheckOptions& options) {
     std::cout << "\nwarnings:\n";
     for (const auto& warning : result.warnings) std::cout << "  " << warning << '\n';
   }
-  std::cout << "\nOK: " << c.rules.size() << (c.rules.size() == 1 ? " rule" : " rules")
+  std::cout << "\nOK: " << core::counted(static_cast<long long>(c.rules.size()), "rule", "rules")
             << (c.settings.disabled ? " (curlretry is disabled)" : "") << '\n';
   return std::cout.good() ? 0 : 1;
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "config/keys.h"
+#include "core/count_text.h"
 #include "upstream/flaky_upstream.h"
 
 extern char** environ;
@@ -154,10 +155,6 @@ Run run(const std::vector<std::string>& argv, const std::vector<std::string>& en
   return result;
 }
 
-std::string plural(std::uint64_t n, const char* word) {
-  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
-}
-
 // A temporary file holding the upstream's certificate, removed when the demo ends.
 struct CertFile {
   std::string path;
@@ -223,7 +220,7 @@ int run_demo(const DemoOptions& options) {
     return 1;
   }
   std::printf("   -> curl exited %d and printed the first answer it got; the upstream saw %s.\n\n",
-              plain.status, plural(plain_count, "request").c_str());
+              plain.status, core::counted(static_cast<long long>(plain_count), "request", "requests").c_str());
 
   // 2. The same program with the library preloaded, built-in policy.
   const std::string preload = options.library + (plain_preload.empty() ? "" : ":" + plain_preload);
@@ -235,7 +232,7 @@ int run_demo(const DemoOptions& options) {
   Run retried = run(curl_argv("demo-retry"), environment(drop, add));
   const std::uint64_t retry_count = server.count("demo-retry");
   std::printf("   -> curl exited %d after %.1f s; the upstream saw %s.\n\n", retried.status, retried.seconds,
-              plural(retry_count, "request").c_str());
+              core::counted(static_cast<long long>(retry_count), "request", "requests").c_str());
 
   server.stop();
   const std::string ok = "ok key=demo-retry attempt=" + std::to_string(retry_count) + "\n";

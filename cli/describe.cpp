@@ -1,6 +1,7 @@
 #include "cli/describe.h"
 
 #include "cli/json.h"
+#include "core/count_text.h"
 
 namespace curlretry::cli {
 namespace {
@@ -93,7 +94,7 @@ KeyValues describe_agent(const config::Rule& rule) {
     for (const int status : a.on) on += (on.empty() ? "" : ", ") + std::to_string(status);
     const std::size_t args = a.command.size() - 1;
     out.emplace_back("auth", "{on: [" + on + "], header: " + a.header + ", command: " + json_quote(a.command.front()) +
-                                 " (" + std::to_string(args) + (args == 1 ? " argument" : " arguments") +
+                                 " (" + core::counted(static_cast<long long>(args), "argument", "arguments") +
                                  "), timeout_ms: " + std::to_string(a.timeout_ms) + "}");
   }
   return out;

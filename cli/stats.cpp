@@ -15,6 +15,7 @@
 #include "core/ascii.h"
 #include "core/attempt_log.h"
 #include "core/civil_date.h"
+#include "core/count_text.h"
 #include "core/json_object.h"
 
 namespace curlretry::cli {
@@ -56,10 +57,6 @@ std::string duration_text(long long ms) {
   const long long s = (ms + 500) / 1000;
   if (s < 3600) return std::to_string(s / 60) + "m" + two(static_cast<int>(s % 60)) + "s";
   return std::to_string(s / 3600) + "h" + two(static_cast<int>(s / 60 % 60)) + "m";
-}
-
-std::string plural(long long n, std::string_view one, std::string_view many) {
-  return std::to_string(n) + " " + std::string(n == 1 ? one : many);
 }
 
 std::string pad_right(std::string s, std::size_t w) {
@@ -250,10 +247,10 @@ long long choose_bucket(long long first_ms, long long last_ms) {
 }
 
 std::string bucket_text(long long seconds) {
-  if (seconds % 86400 == 0) return plural(seconds / 86400, "day", "days");
-  if (seconds % 3600 == 0) return plural(seconds / 3600, "hour", "hours");
-  if (seconds % 60 == 0) return plural(seconds / 60, "min", "min");
-  return plural(seconds, "s", "s");
+  if (seconds % 86400 == 0) return core::counted(seconds / 86400, "day", "days");
+  if (seconds % 3600 == 0) return core::counted(seconds / 3600, "hour", "hours");
+  if (seconds % 60 == 0) return core::counted(seconds / 60, "min", "min");
+  return core::counted(seconds, "s", "s");
 }
 
 std::string time_chart(const std::vector<AttemptRecord>& records, const StatsOptions& options) {
@@ -322,7 +319,7 @@ std::string delay_histogram(const std::vector<AttemptRecord>& records, const Sta
   const long long widest = *std::max_element(bins.begin(), bins.end());
   const long long width = std::max(options.width, 10);
   const long long per_mark = std::max(1LL, (widest + width - 1) / width);
-  std::string out = "retry delays (" + plural(static_cast<long long>(delays.size()), "retry", "retries") +
+  std::string out = "retry delays (" + core::counted(static_cast<long long>(delays.size()), "retry", "retries") +
                     "; median " + duration_text(delays[(delays.size() - 1) / 2]) + ", max " +
                     duration_text(delays.back());
   out += per_mark > 1 ? "; one # = up to " + std::to_string(per_mark) + " retries)\n" : ")\n";
@@ -346,9 +343,9 @@ std::string header(const std::vector<AttemptRecord>& records) {
   }
   const Civil a = civil_from_ms(records.front().time_ms);
   const Civil b = civil_from_ms(records.back().time_ms);
-  std::string out = plural(static_cast<long long>(records.size()), "attempt", "attempts") + " in " +
-                    plural(requests, "request", "requests") + " by " +
-                    plural(static_cast<long long>(processes.size()), "process", "processes") + ", " + date_text(a) +
+  std::string out = core::counted(static_cast<long long>(records.size()), "attempt", "attempts") + " in " +
+                    core::counted(requests, "request", "requests") + " by " +
+                    core::counted(static_cast<long long>(processes.size()), "process", "processes") + ", " + date_text(a) +
                     " " + clock_text(a, true) + " to ";
   if (date_text(a) != date_text(b)) out += date_text(b) + " ";
   out += clock_text(b, true) + " UTC (" + duration_text(records.back().time_ms - records.front().time_ms) + ")\n";
@@ -567,7 +564,7 @@ int run_stats(const StatsOptions& options) {
     }
   }
   if (skipped > 0) {
-    std::cerr << "curlretry stats: skipped " << plural(skipped, "line", "lines")
+    std::cerr << "curlretry stats: skipped " << core::counted(skipped, "line", "lines")
               << (skipped == 1 ? " that is not an attempt record" : " that are not attempt records")
               << " (first: " << first_skipped << ")\n";
   }

@@ -17,6 +17,7 @@
 #include <optional>
 #include <thread>
 
+#include "core/count_text.h"
 #include "proxy/identity.h"
 #include "proxy/socket_owner.h"
 #include "state/private_dir.h"
@@ -198,9 +199,9 @@ std::optional<int> settle_running(const boost::asio::ip::tcp::endpoint& where, c
   const long long connections = health_number(found.body, "connections");
   if (active != 0 || connections > 1) {
     std::cerr << "curlretry: your proxy on " << origin << " runs with other " << joined(differ)
-              << " than this launch asks, and carries " << (active > 0 ? active : 0) << " transfer"
-              << (active == 1 ? "" : "s") << " on " << connections - 1 << " other connection"
-              << (connections == 2 ? "" : "s")
+              << " than this launch asks, and carries "
+              << core::counted(active > 0 ? active : 0, "transfer", "transfers") << " on "
+              << core::counted(connections - 1, "other connection", "other connections")
               << ": not restarted under them; run the command again once they are done, stop it with "
                  "`curlretry proxy --stop --listen "
               << address_and_port(where) << "`, or choose another port with --listen\n";

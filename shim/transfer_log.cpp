@@ -2,6 +2,7 @@
 // happened, the decision.
 #include <string>
 
+#include "core/count_text.h"
 #include "core/duration_text.h"
 #include "shim/events.h"
 #include "shim/log.h"
@@ -18,7 +19,7 @@ using config::LogLevel;
 }  // namespace
 
 std::string Transfer::attempts_label() const {
-  return std::to_string(run_.attempt) + (run_.attempt == 1 ? " attempt" : " attempts");
+  return core::counted(run_.attempt, "attempt", "attempts");
 }
 
 void Transfer::log_retry(const core::Verdict& verdict) const {
