@@ -202,40 +202,50 @@ void Session<Stream>::on_head(beast::error_code ec) {
 }
 
 template <class Stream>
-void Session<Stream>::collect_chunked() {
+template <class Then>
+void Session<Stream>::read_body_chunk(Then then) {
   auto& body = body_parser_->get().body();
   body.data = chunk();
   body.size = kChunkSize;
   body.more = true;
   expires_after(server_.options().body_timeout);
   read_op_ = true;
-  http::async_read_some(stream_, buffer_, *body_parser_, [self = self_ptr()](beast::error_code ec, std::size_t) {
-    self->read_op_ = false;
-    if (self->closed()) return;
-    if (ec == http::error::need_buffer) ec = {};
+  http::async_read_some(stream_, buffer_, *body_parser_,
+                        [self = self_ptr(), then = std::move(then)](beast::error_code ec, std::size_t) {
+                          self->read_op_ = false;
+                          self->body_reading_ = false;
+                          if (self->closed()) return;
+                          if (ec == http::error::need_buffer) ec = {};
+                          then(*self, ec, kChunkSize - self->body_parser_->get().body().size);
+                        });
+}
+
+template <class Stream>
+void Session<Stream>::collect_chunked() {
+  read_body_chunk([](Session& self, beast::error_code ec, std::size_t got) {
     if (ec) {
-      self->on_request(ec);
+      self.on_request(ec);
       return;
     }
-    self->collected_.append(self->chunk_.get(), kChunkSize - self->body_parser_->get().body().size);
-    const bool done = self->body_parser_->is_done();
-    const bool over = self->collected_.size() > self->server_.options().settings.max_body;
+    self.collected_.append(self.chunk_.get(), got);
+    const bool done = self.body_parser_->is_done();
+    const bool over = self.collected_.size() > self.server_.options().settings.max_body;
     if (!done && !over) {
-      self->collect_chunked();
+      self.collect_chunked();
       return;
     }
-    Request request(std::move(*self->head_));
-    self->head_.reset();
+    Request request(std::move(*self.head_));
+    self.head_.reset();
     if (over) {
       // The part read so far goes first (forward() feeds it), the rest as the upstream takes it.
-      self->streaming_ = true;
-      if (!done) self->expires_never();
+      self.streaming_ = true;
+      if (!done) self.expires_never();
     } else {
-      self->expires_never();
-      request.body() = std::move(self->collected_);
-      self->collected_.clear();
+      self.expires_never();
+      request.body() = std::move(self.collected_);
+      self.collected_.clear();
     }
-    self->dispatch(request);
+    self.dispatch(request);
   });
 }
 
@@ -362,29 +372,18 @@ void Session<Stream>::pump_body() {
   if (closed() || body_reading_ || !body_parser_ || body_parser_->is_done() || !exchange_) return;
   if (exchange_->upload_backlog() >= Exchange::kHighWater) return;  // want_body() comes back for more
   body_reading_ = true;
-  auto& body = body_parser_->get().body();
-  body.data = chunk();
-  body.size = kChunkSize;
-  body.more = true;
-  expires_after(server_.options().body_timeout);
-  read_op_ = true;
-  http::async_read_some(stream_, buffer_, *body_parser_, [self = self_ptr()](beast::error_code ec, std::size_t) {
-    self->read_op_ = false;
-    self->body_reading_ = false;
-    if (self->closed()) return;
-    if (ec == http::error::need_buffer) ec = {};
+  read_body_chunk([](Session& self, beast::error_code ec, std::size_t got) {
     if (ec) {
-      self->close();  // a client that stops sending its body takes the transfer along
+      self.close();  // a client that stops sending its body takes the transfer along
       return;
     }
-    const std::size_t got = kChunkSize - self->body_parser_->get().body().size;
-    const bool done = self->body_parser_->is_done();
-    if (done) self->expires_never();
-    if (self->exchange_) self->exchange_->feed(self->chunk_.get(), got, done);
+    const bool done = self.body_parser_->is_done();
+    if (done) self.expires_never();
+    if (self.exchange_) self.exchange_->feed(self.chunk_.get(), got, done);
     if (done)
-      self->watch_client();
+      self.watch_client();
     else
-      self->pump_body();
+      self.pump_body();
   });
 }
 

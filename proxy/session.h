@@ -111,6 +111,11 @@ class Session final : public SessionBase {
   void on_head(boost::system::error_code ec);
   void on_request(boost::system::error_code ec);
   void collect_chunked();
+  // One read of the request body into chunk() within the body timeout; `then(session, ec, got)`
+  // gets the error (Beast's need_buffer, a full chunk, is none) and the bytes read, unless the
+  // session closed meanwhile. The one read both body paths (collect_chunked, pump_body) make.
+  template <class Then>
+  void read_body_chunk(Then then);
   void dispatch(Request& request);
   void answer_health(const Request& request, bool keep_alive);
   // `route`: a configured route's upstream, not a forward or intercepted target (proxy.forward).
