@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import harness
+from loopback_server import LoopbackHttpServer
 
 GIT_HTTP_BACKEND = "/usr/lib/git-core/git-http-backend"
 BACKEND_TIMEOUT = 60.0
@@ -57,8 +58,7 @@ def run_in_group(cmd: list[str], *, preload: bool, env: dict[str, str], cwd: Pat
     return harness.Result(proc.returncode, out, err, time.monotonic() - start)
 
 
-class SmartHttpServer(http.server.ThreadingHTTPServer):
-    daemon_threads = True
+class SmartHttpServer(LoopbackHttpServer):
 
     def __init__(self, project_root: Path):
         self.project_root = project_root.resolve()
@@ -66,17 +66,7 @@ class SmartHttpServer(http.server.ThreadingHTTPServer):
         self.requests: list[tuple[str, int]] = []   # ("POST /repo.git/git-receive-pack", body bytes)
         self.fail_rules: list[FailRule] = []
         self.failed: list[str] = []
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.thread = threading.Thread(target=self.serve_forever, name="git-smart-http", daemon=True)
-
-    def start(self) -> "SmartHttpServer":
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.shutdown()
-        self.server_close()
-        self.thread.join(timeout=10)
+        super().__init__(_Handler)
 
     def reset(self, *fail: FailRule) -> None:
         with self.lock:

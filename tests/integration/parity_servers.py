@@ -12,39 +12,16 @@ import http.server
 import re
 import select
 import socket
-import socketserver
 import threading
+
+from loopback_server import LoopbackHttpServer
 
 USER, PASSWORD = "alice", "s3cret"
 REALM = "parity"
 TUNNEL_IDLE = 10.0  # a tunnel with no traffic for this long is closed
 
 
-class _Threaded(socketserver.ThreadingMixIn):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def start(self):
-        self.thread = threading.Thread(target=self.serve_forever, name=type(self).__name__, daemon=True)
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.shutdown()
-        self.server_close()
-        self.thread.join(timeout=10)
-
-    @property
-    def port(self) -> int:
-        return self.server_address[1]
-
-    def handle_error(self, request, client_address) -> None:
-        import sys
-        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
-            super().handle_error(request, client_address)  # a client hanging up is no error
-
-
-class ConnectProxy(_Threaded, http.server.HTTPServer):
+class ConnectProxy(LoopbackHttpServer):
     """Answers the Nth CONNECT with script[N-1] (the last repeats): "tunnel", or a status such as
     "503" or "407" (with Proxy-Authenticate for 407) and a short body."""
 
@@ -52,7 +29,7 @@ class ConnectProxy(_Threaded, http.server.HTTPServer):
         self.script: list[str] = ["tunnel"]
         self.connects = 0
         self.lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), _ProxyHandler)
+        super().__init__(_ProxyHandler)
 
     def reset(self, *script: str) -> None:
         with self.lock:
@@ -109,7 +86,7 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-class AuthOrigin(_Threaded, http.server.HTTPServer):
+class AuthOrigin(LoopbackHttpServer):
     """/basic/<key>/<script> and /digest/<key>/<script>: without valid credentials a 401 with the
     scheme's challenge (/any/... offers both); with them, the key's next step of <script>
     (comma-separated statuses, the last repeats), body "<status> key=<key> n=<n>\\n"."""
@@ -118,7 +95,7 @@ class AuthOrigin(_Threaded, http.server.HTTPServer):
         self.counts: collections.Counter[str] = collections.Counter()   # authenticated requests per key
         self.requests: collections.Counter[str] = collections.Counter()  # all requests per key
         self.lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), _AuthHandler)
+        super().__init__(_AuthHandler)
 
 
 def _md5(text: str) -> str:

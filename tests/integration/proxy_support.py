@@ -11,11 +11,11 @@ import signal
 import socket
 import subprocess
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import harness
+from loopback_server import LoopbackHttpServer
 
 NODE = shutil.which("node") or "/usr/bin/node"
 CLIENT_JS = str(Path(__file__).resolve().parent / "proxy_clients" / "client.mjs")
@@ -169,19 +169,15 @@ class Mirror:
             def log_message(self, *args):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.server = LoopbackHttpServer(Handler)
+        self.port = self.server.port
 
     def start(self) -> "Mirror":
-        self.thread.start()
+        self.server.start()
         return self
 
     def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(10)
+        self.server.stop()
 
 
 def node_problem() -> str | None:

@@ -20,6 +20,7 @@ import threading
 import unittest
 
 import harness
+from loopback_server import LoopbackHttpServer
 from harness import curl, ok_body, overloaded_body
 
 HAVE_PYCURL = harness.have_pycurl()
@@ -88,11 +89,8 @@ class AgentUpstream:
 
             do_GET = do_PUT = do_HEAD = do_POST
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.server = LoopbackHttpServer(Handler).start()
+        self.port = self.server.port
 
     def url(self, path: str, host: str = "127.0.0.1") -> str:
         return f"http://{host}:{self.port}{path}"
@@ -102,9 +100,7 @@ class AgentUpstream:
             return list(self.requests.get(key, []))
 
     def stop(self):
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=10)
+        self.server.stop()
 
 
 # --- programs --------------------------------------------------------------------------------

@@ -442,20 +442,8 @@ class Budget(FleetTestCase):
         # 50 over seconds) waits for the fleet's probe instead (probes_after_outage_age).
         k = self.key()
         url = self.plain.script_url(k, "503")
-        env = harness.environment(True, self.env(CURLRETRY_LOG="warn"))
         start = time.monotonic()
-        procs = [subprocess.Popen([harness.CURL, "-q", "-sS", url], env=env, stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(50)]
-        outputs = []
-        try:
-            for p in procs:
-                out, err = p.communicate(timeout=120)
-                outputs.append((p.returncode, out, err))
-        finally:
-            for p in procs:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
+        outputs = self.run_fleet(lambda _: [url], 50)
         self.assertEqual([code for code, _, _ in outputs], [0] * 50, outputs[:3])
         for _, out, _ in outputs:
             self.assertRegex(out, rb'^\{"error":"overloaded","key":"[^"]+","attempt":\d+\}$')
@@ -476,17 +464,8 @@ class Budget(FleetTestCase):
     def test_control_fifty_processes_without_the_fleet_triple_the_load(self):
         k = self.key()
         url = self.plain.script_url(k, "503")
-        env = harness.environment(True, self.env(CURLRETRY_FLEET="off", CURLRETRY_LOG="warn"))
-        procs = [subprocess.Popen([harness.CURL, "-q", "-sS", url], env=env, stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(50)]
-        try:
-            codes = [p.wait(timeout=120) for p in procs]
-        finally:
-            for p in procs:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
-        self.assertEqual(codes, [0] * 50)
+        outputs = self.run_fleet(lambda _: [url], 50, CURLRETRY_FLEET="off")
+        self.assertEqual([code for code, _, _ in outputs], [0] * 50, outputs[:3])
         self.assertEqual(self.plain.count(k), 150)
 
     def test_threads_count_into_one_store(self):

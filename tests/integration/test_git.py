@@ -25,32 +25,21 @@ import unittest
 from pathlib import Path
 
 import harness
+from loopback_server import LoopbackHttpServer
 
 GIT = shutil.which("git") or "/usr/bin/git"
 HAVE_GIT = os.access(GIT, os.X_OK)
 
 
-class FlakyRepoServer(http.server.ThreadingHTTPServer):
+class FlakyRepoServer(LoopbackHttpServer):
     """Serves `root` over HTTP/1.1 on 127.0.0.1; the first request for each path (the query
     string ignored) gets a 503, every later one the file (or 404)."""
-
-    daemon_threads = True
 
     def __init__(self, root: Path):
         self.root = root.resolve()
         self.counts: collections.Counter[str] = collections.Counter()
         self.lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.thread = threading.Thread(target=self.serve_forever, name="flaky-repo-server", daemon=True)
-
-    def start(self) -> "FlakyRepoServer":
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.shutdown()
-        self.server_close()
-        self.thread.join(timeout=10)
+        super().__init__(_Handler)
 
     def reset(self) -> None:
         with self.lock:
