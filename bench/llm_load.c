@@ -12,17 +12,20 @@
  *                                     message_stop and close. Each event carries the
  *                                     CLOCK_MONOTONIC time (ns) of its write: "t":NS
  *         GET .../hold                headers, message_start and one content event, then nothing
- *                                     until the peer closes (an idle stream: a model thinking)
+ *                                     until the peer closes (an idle stream: a model thinking);
+ *                                     any method: a request body is read and dropped
  *   llm_load streams PORT PATH N
  *       N concurrent GETs of PATH on 127.0.0.1:PORT (a /stream/ path, directly or through a
  *       proxy); for each content event, the time from the upstream's write to this process's
  *       read (both CLOCK_MONOTONIC on one machine). Prints one key=value line: streams_ok,
  *       events, p50_us, p99_us, max_us, failed, first_error.
- *   llm_load hold PORT PATH TARGET STEP RSS_PIDS
+ *   llm_load hold PORT PATH TARGET STEP RSS_PIDS [BODY_BYTES]
  *       Opens idle streams (a /hold path) STEP at a time until TARGET are open at once or a batch
  *       fails; a stream counts once its first content event arrived. RSS_PIDS (comma list) are the
  *       proxy's processes: their VmRSS is read before, at 1,000 streams and at the end. Prints
  *       held, rss_*_kib, kib_per_stream (growth to 1,000 / 1,000) and first_error (why it stopped).
+ *       With BODY_BYTES, each stream is a POST of a JSON body that long (an agent's request: its
+ *       conversation and tools), not a GET.
  *
  * The clients speak HTTP/1.1 on raw non-blocking sockets (no libcurl: 10,000 streams in one
  * process, and nothing of the client's own between the socket and the timestamp). They read the
@@ -118,7 +121,7 @@ static const char kSseHead[] =
 /* One complete request head in c->head: answer it. Returns 0 to keep the connection. */
 static int answer(int ep, int fd, struct conn *c) {
   char path[512] = "";
-  sscanf(c->head, "GET %511s", path);
+  sscanf(c->head, "%*s %511s", path);
   if (strstr(path, "/complete")) {
     static char reply[1024];
     static size_t reply_len;
@@ -210,8 +213,8 @@ static int serve(const char *port_file) {
       }
       struct conn *c = conns[fd];
       if (!c) continue;
-      if (c->state != READING) {  /* a stream's peer: only its close (or junk) is expected */
-        char b[512];
+      if (c->state != READING) {  /* a stream's peer: its request body, then only its close */
+        char b[16384];
         ssize_t r = read(fd, b, sizeof b);
         if (r == 0 || (r < 0 && errno != EAGAIN)) close_conn(ep, fd);
         continue;
@@ -255,6 +258,7 @@ struct stream {
   size_t used;
   int events;
   int started;  /* message_start seen */
+  size_t sent;  /* of the request (state 0) */
 };
 
 static char first_error[200] = "none";
@@ -370,23 +374,47 @@ static int on_readable(struct stream *s, int want_events) {
   }
 }
 
-static int send_request(struct stream *s, const char *path) {
-  char req[600];
-  int n = snprintf(req, sizeof req,
-                   "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nUser-Agent: llm_load\r\n\r\n", path);
-  if (write(s->fd, req, (size_t)n) != n) {
+/* Every stream of a run sends the same request: a GET of the path, or a POST with a body. */
+static char *request;
+static size_t request_len;
+static void make_request(const char *path, size_t body_bytes) {
+  char head[800];
+  int n = body_bytes ? snprintf(head, sizeof head,
+                                "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+                                "Content-Type: application/json\r\nContent-Length: %zu\r\nUser-Agent: llm_load\r\n\r\n",
+                                path, body_bytes)
+                     : snprintf(head, sizeof head,
+                                "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+                                "User-Agent: llm_load\r\n\r\n", path);
+  request_len = (size_t)n + body_bytes;
+  request = malloc(request_len);
+  if (!request) abort();
+  memcpy(request, head, (size_t)n);
+  if (body_bytes) {  /* {"x":"xxx...x"} */
+    memset(request + n, 'x', body_bytes);
+    memcpy(request + n, "{\"x\":\"", body_bytes < 6 ? body_bytes : 6);
+    if (body_bytes >= 8) memcpy(request + n + body_bytes - 2, "\"}", 2);
+  }
+}
+
+/* Sends what is left of the request; the rest, if the socket is full, at its next EPOLLOUT. */
+static int send_request(struct stream *s) {
+  ssize_t w = write(s->fd, request + s->sent, request_len - s->sent);
+  if (w < 0 && errno == EAGAIN) return 0;
+  if (w <= 0) {
     char m[80];
     snprintf(m, sizeof m, "send: %s", strerror(errno));
     note_error(m);
     s->state = 4;
     return -1;
   }
-  s->state = 1;
+  s->sent += (size_t)w;
+  if (s->sent == request_len) s->state = 1;
   return 0;
 }
 
 /* One round of events on the client side. want_events < 0: idle streams (never complete). */
-static void pump(int ep, const char *path, int want_events, int timeout_ms) {
+static void pump(int ep, int want_events, int timeout_ms) {
   struct epoll_event evs[512];
   int n = epoll_wait(ep, evs, 512, timeout_ms);
   for (int i = 0; i < n; ++i) {
@@ -401,7 +429,7 @@ static void pump(int ep, const char *path, int want_events, int timeout_ms) {
         snprintf(m, sizeof m, "connect: %s", strerror(err));
         note_error(m);
         s->state = 4;
-      } else if (send_request(s, path) == 0) {
+      } else if (send_request(s) == 0 && s->state == 1) {
         struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = s};
         epoll_ctl(ep, EPOLL_CTL_MOD, s->fd, &ev);
       }
@@ -430,6 +458,7 @@ static int run_streams(int port, const char *path, int n) {
   const char *p = strstr(path, "/stream/");
   if (p && sscanf(p, "/stream/%d/%d/%d", &e, &lo, &hi) == 3) want = e;
   if (want < 0 || n < 1 || n > 20000) { fprintf(stderr, "llm_load streams: PATH must be .../stream/E/MIN/MAX, N 1..20000\n"); return 2; }
+  make_request(path, 0);
   struct stream *ss = calloc((size_t)n, sizeof *ss);
   int ep = epoll_create1(0);
   for (int i = 0; i < n; ++i)
@@ -439,7 +468,7 @@ static int run_streams(int port, const char *path, int n) {
     int open = 0;
     for (int i = 0; i < n; ++i) open += ss[i].state < 3;
     if (!open || now_ns() > limit) break;
-    pump(ep, path, want, 100);
+    pump(ep, want, 100);
   }
   int ok = 0, failed = 0;
   for (int i = 0; i < n; ++i) {
@@ -468,8 +497,9 @@ static long rss_kib(const char *pids) {
   return total;
 }
 
-static int run_hold(int port, const char *path, int target, int step, const char *pids) {
-  if (target < 1 || target > 20000 || step < 1) return 2;
+static int run_hold(int port, const char *path, int target, int step, const char *pids, long body_bytes) {
+  if (target < 1 || target > 20000 || step < 1 || body_bytes < 0 || body_bytes > 16 * 1024 * 1024) return 2;
+  make_request(path, (size_t)body_bytes);
   struct stream *ss = calloc((size_t)target, sizeof *ss);
   int ep = epoll_create1(0);
   long before = rss_kib(pids), at_1000 = -1;
@@ -481,7 +511,7 @@ static int run_hold(int port, const char *path, int target, int step, const char
     int64_t limit = now_ns() + 10LL * 1000000000;
     int pending = 1;
     while (pending && now_ns() < limit) {
-      pump(ep, path, -1, 100);
+      pump(ep, -1, 100);
       pending = 0;
       for (int i = 0; i < opened; ++i) pending += ss[i].state < 3 && !ss[i].events;
     }
@@ -506,11 +536,11 @@ static int run_hold(int port, const char *path, int target, int step, const char
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "serve") == 0) return serve(argv[2]);
   if (argc == 5 && strcmp(argv[1], "streams") == 0) return run_streams(atoi(argv[2]), argv[3], atoi(argv[4]));
-  if (argc == 7 && strcmp(argv[1], "hold") == 0)
-    return run_hold(atoi(argv[2]), argv[3], atoi(argv[4]), atoi(argv[5]), argv[6]);
+  if ((argc == 7 || argc == 8) && strcmp(argv[1], "hold") == 0)
+    return run_hold(atoi(argv[2]), argv[3], atoi(argv[4]), atoi(argv[5]), argv[6], argc == 8 ? atol(argv[7]) : 0);
   fprintf(stderr,
           "usage: llm_load serve PORT_FILE\n"
           "       llm_load streams PORT PATH N\n"
-          "       llm_load hold PORT PATH TARGET STEP RSS_PIDS\n");
+          "       llm_load hold PORT PATH TARGET STEP RSS_PIDS [BODY_BYTES]\n");
   return 2;
 }

@@ -14,11 +14,13 @@
 #     and the most concurrent idle streams held, up to 10,000 (`ulimit -n` raised to the hard
 #     limit), with the reason a proxy stopped.
 #
-#   bench/llm_proxy.sh [--quick] [--reps N] [--target N] [--lib PATH] [--proxy PATH] [--keep]
+#   bench/llm_proxy.sh [--quick] [--reps N] [--target N] [--hold-body BYTES] [--lib PATH] [--proxy PATH] [--keep]
 #
 #   --quick      fewer requests and events, one repetition (under 2 minutes; full: ~5-8)
 #   --reps N     interleaved repetitions of the latency and CPU rows (default 3, --quick 1)
 #   --target N   streams to try to hold at once (default 10000)
+#   --hold-body BYTES  the idle streams are POSTs with a JSON body that long (an agent's request:
+#                its conversation and tools), not GETs (default 0: GETs)
 #   --lib PATH   the shim (default $CURLRETRY_LIB, else build/shim/libcurlretry.so)
 #   --proxy PATH curlretry-proxy (default $CURLRETRY_PROXY, else build/proxy/curlretry-proxy)
 #   --keep       keep the work directory (configs, logs, raw results)
@@ -34,6 +36,7 @@ here="$root/bench"
 quick=0
 reps=""
 target=10000
+hold_body=0
 keep=0
 lib=${CURLRETRY_LIB:-$root/build/shim/libcurlretry.so}
 crproxy=${CURLRETRY_PROXY:-$root/build/proxy/curlretry-proxy}
@@ -42,15 +45,16 @@ while [ $# -gt 0 ]; do
     --quick) quick=1 ;;
     --reps) reps=$2; shift ;;
     --target) target=$2; shift ;;
+    --hold-body) hold_body=$2; shift ;;
     --lib) lib=$2; shift ;;
     --proxy) crproxy=$2; shift ;;
     --keep) keep=1 ;;
-    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench/llm_proxy.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
   shift
 done
-case "${reps:-1}$target" in *[!0-9]*) echo "bench/llm_proxy.sh: --reps and --target want numbers" >&2; exit 2 ;; esac
+case "${reps:-1}$target$hold_body" in *[!0-9]*) echo "bench/llm_proxy.sh: --reps, --target and --hold-body want numbers" >&2; exit 2 ;; esac
 if [ "$quick" = 1 ]; then
   reps=${reps:-1}; n_ttfb=1000; n_multi=4000; ev1=40; ev100=30; ev1000=20
 else
@@ -179,7 +183,7 @@ for v in haproxy nginx proxy; do
   echo "bench/llm_proxy.sh: holding up to $target idle streams through $v ($(( $(date +%s) - started_at )) s)" >&2
   list=$(processes "$(pid_of $v)" | paste -sd,)
   line=$("${pin_client[@]}" "${clean[@]}" timeout 400 "$work/llm_load" hold "$(port_of $v)" "$(prefix_of $v)/hold" \
-    "$target" 500 "$list" 2>>"$work/logs/hold.err") || line="held=0 first_error=client_failed"
+    "$target" 500 "$list" "$hold_body" 2>>"$work/logs/hold.err") || line="held=0 first_error=client_failed"
   why=""
   case $v in
     proxy) why=$(grep -v '^$' "$work/logs/crproxy.err" | tail -1 | tr ' =\t' '___' | cut -c1-150 || true) ;;
@@ -239,7 +243,7 @@ load_end=$(cut -d' ' -f1-3 /proc/loadavg)
   echo "load_end=$load_end"
   echo "fd_limit=$fd_limit haproxy_maxconn=$haproxy_maxconn"
   echo "nproc=$(nproc)"
-  echo "reps=$reps quick=$quick n_ttfb=$n_ttfb n_multi=$n_multi ev1=$ev1 ev100=$ev100 ev1000=$ev1000 gap=$gap_min-$gap_max target=$target"
+  echo "reps=$reps quick=$quick n_ttfb=$n_ttfb n_multi=$n_multi ev1=$ev1 ev100=$ev100 ev1000=$ev1000 gap=$gap_min-$gap_max target=$target hold_body=$hold_body"
   echo "elapsed_s=$(( $(date +%s) - started_at ))"
 } >"$work/meta.txt"
 [ "$keep" = 1 ] && cp "$results" "$work/meta.txt" "$work/logs/" 2>/dev/null || true

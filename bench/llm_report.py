@@ -79,7 +79,9 @@ def main(meta_path, results_path):
         if any(fails):
             line(f"SSE event, {c:>4d} streams, failed streams", [str(f) for f in fails])
     hold = {v: kv for r, v, rep, kv in rows if r == "hold"}
-    line("RSS per idle stream, KiB (0 -> 1,000 open)", [hold.get(v, {}).get("kib_per_stream", "n/a") for v in PROXIES])
+    body = int(meta.get("hold_body", "0"))
+    line("RSS per idle stream, KiB (0 -> 1,000 open)" + (f", {body} B POST body" if body else ""),
+         [hold.get(v, {}).get("kib_per_stream", "n/a") for v in PROXIES])
     line(f"most idle streams held (target {meta.get('target')})", [hold.get(v, {}).get("held", "n/a") for v in PROXIES])
     cpu = {row: {v: cpu_per_req(row, v) for v in PROXIES} for row in ("ttfb", "multi")}
     for row, label in (("ttfb", "sequential"), ("multi", "64 at once")):
