@@ -210,6 +210,7 @@ void Session<Stream>::read_body_chunk(Then then) {
   body.more = true;
   expires_after(server_.options().body_timeout);
   read_op_ = true;
+  body_reading_ = true;
   http::async_read_some(stream_, buffer_, *body_parser_,
                         [self = self_ptr(), then = std::move(then)](beast::error_code ec, std::size_t) {
                           self->read_op_ = false;
@@ -371,7 +372,6 @@ template <class Stream>
 void Session<Stream>::pump_body() {
   if (closed() || body_reading_ || !body_parser_ || body_parser_->is_done() || !exchange_) return;
   if (exchange_->upload_backlog() >= Exchange::kHighWater) return;  // want_body() comes back for more
-  body_reading_ = true;
   read_body_chunk([](Session& self, beast::error_code ec, std::size_t got) {
     if (ec) {
       self.close();  // a client that stops sending its body takes the transfer along

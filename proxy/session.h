@@ -111,9 +111,10 @@ class Session final : public SessionBase {
   void on_head(boost::system::error_code ec);
   void on_request(boost::system::error_code ec);
   void collect_chunked();
-  // One read of the request body into chunk() within the body timeout; `then(session, ec, got)`
-  // gets the error (Beast's need_buffer, a full chunk, is none) and the bytes read, unless the
-  // session closed meanwhile. The one read both body paths (collect_chunked, pump_body) make.
+  // One read of the request body into chunk() within the body timeout (body_reading_ while it
+  // is under way); `then(session, ec, got)` gets the error (Beast's need_buffer, a full chunk, is
+  // none) and the bytes read, unless the session closed meanwhile. The one read both body paths
+  // (collect_chunked, pump_body) make.
   template <class Then>
   void read_body_chunk(Then then);
   void dispatch(Request& request);
@@ -152,7 +153,7 @@ class Session final : public SessionBase {
   std::optional<boost::beast::http::request_parser<boost::beast::http::buffer_body>> body_parser_;
   std::optional<boost::beast::http::request_header<>> head_;  // a chunked request's head, before its trailer
   std::string collected_;  // a chunked body read so far, while it may still fit max_body
-  bool body_reading_ = false;
+  bool body_reading_ = false;  // a read_body_chunk() is under way
   // Only sessions that stream a body need it: 64 KiB held by every idle keep-alive connection was
   // most of the proxy's memory per idle stream (bench idle row).
   static constexpr std::size_t kChunkSize = 64 * 1024;
