@@ -202,6 +202,8 @@ void Exchange::send_head() {
   if (!request_.client_keep_alive || close_delimited_) head += "Connection: close\r\n";
   head += "\r\n";
   sink_.send(std::move(head));
+  // Sent: nothing reads them again (trailers are not relayed), and a stream lasts minutes.
+  std::vector<std::pair<std::string, std::string>>().swap(response_headers_);
 }
 
 size_t Exchange::body(const char* data, size_t n) {

@@ -315,7 +315,12 @@ void Session<Stream>::forward(Request& request, std::string url, bool keep_alive
       collected_.shrink_to_fit();
     }
     pump_body();
-  } else {
+  } else if (exchange_) {
+    // The request now lives in the exchange (its headers, its kept body). What the session still
+    // holds of it, the parsed fields and the read buffer's empty room, would stay for the whole
+    // exchange: for an agent's event stream, minutes. read_head() makes both again.
+    parser_.reset();
+    if (buffer_.size() == 0) buffer_.shrink_to_fit();
     watch_client();
   }
 }
