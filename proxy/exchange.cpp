@@ -114,6 +114,10 @@ bool Exchange::start() {
 
   if (loop_.add(e) != CURLM_OK) return false;
   added_ = true;
+  // libcurl copied the URL, and the header lines are in header_list_ (the shim keeps its own
+  // copies for a retry): the exchange's would only sit there for the stream's life.
+  std::string().swap(request_.url);
+  decltype(request_.headers)().swap(request_.headers);
   return true;
 }
 
