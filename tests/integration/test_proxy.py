@@ -58,6 +58,23 @@ def head_and_body(raw: bytes) -> tuple[bytes, bytes]:
     return head, body
 
 
+def split_responses(raw: bytes) -> list[tuple[int, bytes]]:
+    """(status, body) of each response in `raw`, in order; each must carry a Content-Length."""
+    out = []
+    while raw:
+        head, sep, rest = raw.partition(b"\r\n\r\n")
+        if not sep:
+            raise AssertionError(f"a response head without its end: {raw[:200]!r}")
+        lines = head.split(b"\r\n")
+        status = int(lines[0].split(b" ")[1])
+        lengths = [int(line.split(b":", 1)[1]) for line in lines[1:] if line.lower().startswith(b"content-length:")]
+        if len(lengths) != 1:
+            raise AssertionError(f"a response without exactly one Content-Length: {head!r}")
+        out.append((status, rest[:lengths[0]]))
+        raw = rest[lengths[0]:]
+    return out
+
+
 class RetriesThroughTheProxy(ProxyTestCase):
     def test_503_then_200_is_one_clean_response(self):
         key = self.key()
@@ -221,6 +238,22 @@ class RetriesThroughTheProxy(ProxyTestCase):
         urls = [self.route(k, "503,200") for k in keys]
         result = harness.curl(["-sS", *urls], preload=False)
         self.assertRun(result, 0, b"".join(ok_body(k, 2) for k in keys))
+
+    def test_pipelined_requests_are_answered_in_order(self):
+        # Three requests in one write: the proxy reads them together, so the second and the third
+        # wait in its read buffer while the first exchange (a retry) runs, and each next one
+        # starts from what is left there.
+        k1, k2, k3 = self.key("a"), self.key("b"), self.key("c")
+        data = pattern_bytes(3000)
+        request = (f"GET /flaky/s/{k1}/503,200 HTTP/1.1\r\nHost: x\r\n\r\n"
+                   f"POST /flaky/s/{k2}/captcha,echo HTTP/1.1\r\nHost: x\r\nContent-Length: {len(data)}\r\n\r\n"
+                   ).encode() + data + f"GET /flaky/s/{k3}/503,200 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()
+        raw = raw_exchange(self.proxy.port, request, timeout=30)
+        responses = split_responses(raw)
+        self.assertEqual([status for status, _ in responses], [200, 200, 200], raw[:2000])
+        self.assertEqual([body for _, body in responses], [ok_body(k1, 2), harness.echo_body(data), ok_body(k3, 2)])
+        for key in (k1, k2, k3):
+            self.assertCount(self.plain, key, 2)
 
 
 class ForwardProxy(ProxyTestCase):
