@@ -4,6 +4,7 @@
 // begin() starts from a fresh value (restart(), as Attempt's).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -39,9 +40,10 @@ struct TransferRun {
   std::string display;
   std::string host;  // for the attempt log
   std::string path;
-  // The policy with max_attempts 1, when the proxy retried it (shim/proxy_layer.h). Optional: a
-  // Policy's seven vectors would otherwise be built and destroyed by every begin() (issue 27).
-  std::optional<core::Policy> single_attempt;
+  // The policy with max_attempts 1, when the proxy retried it (shim/proxy_layer.h). Made only
+  // then: a Policy's seven vectors would otherwise be built and destroyed by every begin()
+  // (issue 27), and held inline its 272 bytes sit in every handle of every host.
+  std::unique_ptr<core::Policy> single_attempt;
 
   core::Heartbeat heartbeat;
   std::string wait_cause;  // "529 overloaded", for the heartbeat lines
@@ -82,7 +84,7 @@ struct TransferRun {
   }
 };
 #if defined(__x86_64__) && defined(__GLIBCXX__) && !defined(_GLIBCXX_DEBUG)
-static_assert(sizeof(TransferRun) == 832, "a new member of TransferRun: reset it in TransferRun::restart(), then update the size");
+static_assert(sizeof(TransferRun) == 568, "a new member of TransferRun: reset it in TransferRun::restart(), then update the size");
 #endif
 
 }  // namespace curlretry::shim

@@ -89,9 +89,9 @@ void Transfer::resolve_request() {
     if (getinfo(easy_, CURLINFO_PRIMARY_PORT, &primary_port) != CURLE_OK) primary_port = 0;
   }
   if (primary_ip != nullptr && retried_by_own_proxy(primary_ip, primary_port, parts)) {
-    run_.single_attempt = *run_.policy;
+    run_.single_attempt = std::make_unique<core::Policy>(*run_.policy);
     run_.single_attempt->max_attempts = 1;
-    run_.policy = &*run_.single_attempt;
+    run_.policy = run_.single_attempt.get();
   }
 }
 
