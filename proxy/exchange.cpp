@@ -97,6 +97,19 @@ bool Exchange::start() {
     }
   }
 
+  set_header_list(e);
+
+  if (loop_.add(e) != CURLM_OK) return false;
+  added_ = true;
+  // libcurl copied the URL, and the header lines are in header_list_ (the shim keeps its own
+  // copies for a retry): the exchange's would only sit there for the stream's life.
+  std::string().swap(request_.url);
+  decltype(request_.headers)().swap(request_.headers);
+  return true;
+}
+
+// The client's end-to-end headers as libcurl sends them on every attempt.
+void Exchange::set_header_list(CURL* e) {
   bool have_accept = false;
   bool have_content_type = false;
   for (const auto& [name, value] : request_.headers) {
@@ -111,14 +124,6 @@ bool Exchange::start() {
   if (!have_accept) header_list_ = curl_slist_append(header_list_, "Accept:");
   if (!have_content_type) header_list_ = curl_slist_append(header_list_, "Content-Type:");
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, header_list_);
-
-  if (loop_.add(e) != CURLM_OK) return false;
-  added_ = true;
-  // libcurl copied the URL, and the header lines are in header_list_ (the shim keeps its own
-  // copies for a retry): the exchange's would only sit there for the stream's life.
-  std::string().swap(request_.url);
-  decltype(request_.headers)().swap(request_.headers);
-  return true;
 }
 
 curl_socket_t Exchange::open_socket(void*, curlsocktype purpose, curl_sockaddr* address) {

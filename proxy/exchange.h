@@ -79,6 +79,7 @@ class Exchange {
   void* owner() const { return owner_; }
 
  private:
+  void set_header_list(CURL* e);
   static curl_socket_t open_socket(void* clientp, curlsocktype purpose, curl_sockaddr* address);
   static size_t on_header(char* data, size_t size, size_t nmemb, void* userdata);
   static size_t on_write(char* data, size_t size, size_t nmemb, void* userdata);
