@@ -88,7 +88,7 @@ std::optional<long> MultiState::ms_until_due() const {
   return left > 0 ? static_cast<long>(left) : 0L;
 }
 
-long MultiState::clamp_timeout(long timeout_ms) const {
+long MultiState::clamp_timeout_now(long timeout_ms) const {
   // A paused replay is resumed by our wrappers: keep the host's loop coming back.
   constexpr long kReplayPoll = 100;
   if (!replaying_.empty() && (timeout_ms < 0 || timeout_ms > kReplayPoll)) timeout_ms = kReplayPoll;
@@ -98,7 +98,7 @@ long MultiState::clamp_timeout(long timeout_ms) const {
   return std::min(timeout_ms, *due);
 }
 
-void MultiState::readd_due() {
+void MultiState::readd_due_now() {
   auto now = Clock::now();
   for (;;) {
     discard_stale_heap_top();
@@ -218,8 +218,7 @@ void MultiState::resume_replays() {
   }
 }
 
-void MultiState::progress_paused_replays() {
-  if (replaying_.empty()) return;
+void MultiState::progress_paused_replays_now() {
   // By handle, looked up after each call: the host's callback may unpause, or end, a transfer.
   std::vector<CURL*> paused;
   paused.reserve(replaying_.size());
@@ -351,8 +350,7 @@ void MultiState::host_timer_fired() {
   if (libcurl_deadline_ && *libcurl_deadline_ <= Clock::now()) libcurl_deadline_.reset();
 }
 
-void MultiState::update_host_timer() {
-  if (host_timer == nullptr) return;
+void MultiState::update_host_timer_now() {
   auto due = next_due();
   if (due == told_due_) return;
   told_due_ = due;

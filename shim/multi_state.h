@@ -34,8 +34,11 @@ class MultiState {
   void hold_first_attempt(CURL* easy, core::Millis delay);
 
   // Re-adds every parked transfer whose wait is over, or whose key recovered meanwhile (the
-  // recovery wake, core/fleet_wake.h): from our wrappers, never in a callback.
-  void readd_due();
+  // recovery wake, core/fleet_wake.h): from our wrappers, never in a callback. Inline: every
+  // drive asks, and with nothing parked that is one test, not a call and a clock read (issue 27).
+  void readd_due() {
+    if (!heap_.empty()) readd_due_now();
+  }
   // Reads libcurl's DONE messages: retries are parked, final results queued for the host.
   void drain();
   // The last drain() read libcurl's queue to its end, and no paused replay waits for one. libcurl
@@ -49,7 +52,9 @@ class MultiState {
   // The host drove the multi handle (perform, socket_action): as libcurl does for each transfer
   // it runs, the progress callback of every transfer whose replay the host holds paused is
   // called (where a program typically resumes it). Never from curl_multi_info_read.
-  void progress_paused_replays();
+  void progress_paused_replays() {
+    if (!replaying_.empty()) progress_paused_replays_now();
+  }
   // The host's curl_multi_info_read.
   CURLMsg* next_message(int* msgs_in_queue);
 
@@ -64,8 +69,11 @@ class MultiState {
   int parked() const { return static_cast<int>(parked_.size() + replaying_.size()); }
   // Milliseconds until the next parked transfer is due (0 when overdue), nullopt when none.
   std::optional<long> ms_until_due() const;
-  // min(timeout libcurl asked for, next due), in libcurl's convention (-1 = none).
-  long clamp_timeout(long timeout_ms) const;
+  // min(timeout libcurl asked for, next due), in libcurl's convention (-1 = none). Inline: every
+  // poll asks, and with nothing parked or replaying the host's timeout stands (issue 27).
+  long clamp_timeout(long timeout_ms) const {
+    return heap_.empty() && replaying_.empty() ? timeout_ms : clamp_timeout_now(timeout_ms);
+  }
   std::optional<Clock::time_point> next_due();
 
   // Socket-action hosts.
@@ -73,8 +81,11 @@ class MultiState {
   void* host_timer_data = nullptr;
   static int on_timer(CURLM* multi, long timeout_ms, void* userdata);
   // Arms the host's timer again when the earliest parked transfer changed, so that it calls
-  // socket_action(CURL_SOCKET_TIMEOUT) when that transfer is due.
-  void update_host_timer();
+  // socket_action(CURL_SOCKET_TIMEOUT) when that transfer is due. Inline: a host without a
+  // timer callback (perform and poll) pays one test per drive.
+  void update_host_timer() {
+    if (host_timer != nullptr) update_host_timer_now();
+  }
   // The host called socket_action(CURL_SOCKET_TIMEOUT): its timer fired.
   void host_timer_fired();
 
@@ -103,6 +114,10 @@ class MultiState {
     Member* member;  // nullptr: a handle that is not ours
   };
 
+  void readd_due_now();
+  void progress_paused_replays_now();
+  long clamp_timeout_now(long timeout_ms) const;
+  void update_host_timer_now();
   Member* member(CURL* easy);
   void enqueue(const CURLMsg& msg, Member* member);
   void park(CURL* easy, const between_attempts::PendingRetry& retry);
