@@ -90,6 +90,13 @@ MultiState* find_multi(CURLM* multi) {
   });
 }
 
+// The libcurl a host's call on `multi` goes to: the one that made it when it is ours (a host
+// drives one multi handle with several calls per transfer, and its maker is known without
+// looking the caller's code up; issue 27), else the caller's.
+const real::Api& api_for(const MultiState* state, const void* caller) {
+  return state != nullptr ? state->api() : real::for_caller(caller);
+}
+
 // After the real call: libcurl's messages become retries or host messages; the count includes
 // what is parked.
 CURLMcode after_drive(MultiState* state, CURLMcode code, int* running) {
@@ -108,9 +115,9 @@ CURLMcode after_drive(MultiState* state, CURLMcode code, int* running) {
 // Every call that drives transfers (perform, socket_action, ...): parked transfers that are due
 // go back into libcurl first, and what libcurl finished in the call becomes retries or host
 // messages after it. `timer_fired`: the host's timeout callback fired (CURL_SOCKET_TIMEOUT).
+// `state`: the host's multi handle as find_multi() found it (nullptr: not ours).
 template <typename Call>
-CURLMcode drive(const real::Api& api, CURLM* multi, int* running, bool timer_fired, Call call) {
-  MultiState* state = find_multi(multi);
+CURLMcode drive_known(const real::Api& api, MultiState* state, int* running, bool timer_fired, Call call) {
   if (state == nullptr) ++unseen_drives;  // curl_multi_socket(_all) from inside libcurl, or not ours
   if (state != nullptr) {
     if (timer_fired) state->host_timer_fired();
@@ -124,16 +131,21 @@ CURLMcode drive(const real::Api& api, CURLM* multi, int* running, bool timer_fir
   return state ? after_drive(state, code, running) : code;
 }
 
+template <typename Call>
+CURLMcode drive(const real::Api& api, CURLM* multi, int* running, bool timer_fired, Call call) {
+  return drive_known(api, find_multi(multi), running, timer_fired, call);
+}
+
 // The host's calls, out of line: the exported entry points below are then only the
 // inside-libcurl test and a jump, which is all that libcurl's own calls from inside
 // curl_easy_perform pay (no frame to build for a path they never take; issue 27).
 
 // curl_multi_add_handle from the host (or a plugin): its libcurl, found by its return address.
 __attribute__((noinline)) CURLMcode multi_add_handle_from_host(const void* caller, CURLM* multi, CURL* easy) {
-  const real::Api& api = real::for_caller(caller);
+  MultiState* state = find_multi(multi);
+  const real::Api& api = api_for(state, caller);
   auto add = api.multi_add_handle;
   if (add == nullptr) return CURLM_BAD_HANDLE;
-  MultiState* state = find_multi(multi);
   Transfer* transfer = state ? registry::find(easy) : nullptr;
   CURLM* previous = transfer != nullptr ? transfer->multi() : nullptr;
   // Parked between attempts or replaying its held response, the handle is out of libcurl's
@@ -177,10 +189,10 @@ __attribute__((noinline)) CURLMcode multi_add_handle_from_host(const void* calle
 
 // curl_multi_remove_handle from the host (or a plugin): its libcurl, found by its return address.
 __attribute__((noinline)) CURLMcode multi_remove_handle_from_host(const void* caller, CURLM* multi, CURL* easy) {
-  const real::Api& api = real::for_caller(caller);
+  MultiState* state = find_multi(multi);
+  const real::Api& api = api_for(state, caller);
   auto remove = api.multi_remove_handle;
   if (remove == nullptr) return CURLM_BAD_HANDLE;
-  MultiState* state = find_multi(multi);
   if (state != nullptr) {
     bool was_parked = false;
     try {
@@ -196,18 +208,19 @@ __attribute__((noinline)) CURLMcode multi_remove_handle_from_host(const void* ca
 
 // curl_multi_perform from the host (or a plugin): its libcurl, found by its return address.
 __attribute__((noinline)) CURLMcode multi_perform_from_host(const void* caller, CURLM* multi, int* running) {
-  const real::Api& api = real::for_caller(caller);
+  MultiState* state = find_multi(multi);
+  const real::Api& api = api_for(state, caller);
   auto perform = api.multi_perform;
   if (perform == nullptr) return CURLM_BAD_HANDLE;
-  return drive(api, multi, running, false, [&] { return perform(multi, running); });
+  return drive_known(api, state, running, false, [&] { return perform(multi, running); });
 }
 
 // curl_multi_info_read from the host (or a plugin): its libcurl, found by its return address.
 __attribute__((noinline)) CURLMsg* multi_info_read_from_host(const void* caller, CURLM* multi, int* msgs_in_queue) {
-  const real::Api& api = real::for_caller(caller);
-  auto info_read = api.multi_info_read;
   MultiState* state = find_multi(multi);
   if (state == nullptr) {
+    const real::Api& api = real::for_caller(caller);
+    auto info_read = api.multi_info_read;
     if (info_read == nullptr) return nullptr;
     LibcurlScope scope(api);
     return info_read(multi, msgs_in_queue);
@@ -228,10 +241,10 @@ __attribute__((noinline)) CURLMsg* multi_info_read_from_host(const void* caller,
 // curl_multi_poll from the host (or a plugin): its libcurl, found by its return address.
 __attribute__((noinline)) CURLMcode multi_poll_from_host(const void* caller, CURLM* multi, struct curl_waitfd extra_fds[],
                                                                 unsigned int extra_nfds, int timeout_ms, int* numfds) {
-  const real::Api& api = real::for_caller(caller);
+  MultiState* state = find_multi(multi);
+  const real::Api& api = api_for(state, caller);
   auto poll = api.multi_poll;
   if (poll == nullptr) return CURLM_BAD_HANDLE;
-  MultiState* state = find_multi(multi);
   if (state != nullptr) timeout_ms = static_cast<int>(state->clamp_timeout(timeout_ms));
   LibcurlScope scope(api);
   return poll(multi, extra_fds, extra_nfds, timeout_ms, numfds);

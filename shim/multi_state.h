@@ -20,6 +20,8 @@ class MultiState {
  public:
   // `api`: the libcurl that made the multi handle.
   MultiState(CURLM* multi, const real::Api* api) : multi_(multi), api_(api) {}
+  // The libcurl that made the handle: the one a call on it goes to, without a caller lookup.
+  const real::Api& api() const { return *api_; }
 
   // A transfer of ours the host added: its state is looked up here, without the registry's
   // lock. The entry outlives a remove (hosts re-add the same handles over and over) and goes
