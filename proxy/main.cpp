@@ -10,8 +10,8 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -43,14 +43,22 @@ namespace {
 
 using namespace curlretry;
 
+// Written whole under a fresh name beside it, then renamed over it, so a reader never sees half a
+// number. The fresh name is made with O_EXCL (mkstemp): in a directory anyone can write to, a
+// fixed "PATH.tmp" is a name another user can plant a link at first, and the write would then
+// truncate whatever it points to. rename() replaces a link at PATH itself, never its target.
 bool write_port_file(const std::string& path, unsigned short port) {
-  const std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::trunc);
-    out << port << '\n';
-    if (!out) return false;
-  }
-  return std::rename(temp.c_str(), path.c_str()) == 0;
+  std::string temp = path + ".XXXXXX";
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0) return false;
+  const std::string text = std::to_string(port) + "\n";
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  const bool closed = ::close(fd) == 0;
+  if (written && closed && std::rename(temp.c_str(), path.c_str()) == 0) return true;
+  const int error = errno;  // for the caller's line: why, not unlink's answer
+  ::unlink(temp.c_str());
+  errno = error;
+  return false;
 }
 
 // A NO_PROXY that keeps loopback direct (the routes' URLs, local servers), whatever it held,
@@ -357,7 +365,7 @@ int serve(const Args& a, const config::Config& cfg, const boost::asio::ip::tcp::
     signals.async_wait(on_signal);
     announce(cfg, origin_of(where, server.port()), options.max_connections);
     if (!a.port_file.empty() && !write_port_file(a.port_file, server.port())) {
-      std::cerr << "curlretry: proxy: cannot write --port-file " << a.port_file << '\n';
+      std::cerr << "curlretry: proxy: cannot write --port-file " << a.port_file << ": " << std::strerror(errno) << '\n';
       return 1;
     }
     io.run();

@@ -15,6 +15,7 @@
 #include "core/civil_date.h"
 #include "core/attempt_log.h"
 #include "core/json_text.h"
+#include "core/log_text.h"
 #include "shim/clock.h"
 #include "shim/fork_guard.h"
 #include "shim/log.h"
@@ -142,7 +143,7 @@ bool same_file(int fd) {
 // Returns the descriptor, or -1 when the log is off; `failed_errno` is set when this call is the
 // one that found the file cannot be opened (the caller reports it, outside the lock: the log
 // has its own lock, and fork handlers take both).
-int open_file(int& failed_errno) {
+int open_file(int& failed_errno, state::Planted& planted) {
   std::lock_guard lock(open_mutex());
   int state = g_state.load(std::memory_order_acquire);
   int fd = g_fd.load(std::memory_order_acquire);
@@ -150,7 +151,7 @@ int open_file(int& failed_errno) {
   if (state != kConfigured && state != kOpen) return -1;
   dev_t dev = 0;
   ino_t ino = 0;
-  const int opened = open_owned(g_path, dev, ino, failed_errno);
+  const int opened = open_owned(g_path, dev, ino, failed_errno, planted);
   if (opened < 0) {
     g_state.store(kFailed, std::memory_order_release);
     return -1;
@@ -162,10 +163,10 @@ int open_file(int& failed_errno) {
   return opened;
 }
 
-void report_failure(int error) {
+void report_failure(int error, const state::Planted& planted) {
   try {
-    log::write(config::LogLevel::warn, std::string("events file ") + g_path + ": cannot open (" +
-                                           std::strerror(error) + "); no attempt log for this process");
+    log::write(config::LogLevel::warn, "events file " + core::log_text::escape(g_path) + ": cannot open (" +
+                                           failure_text(error, planted) + "); no attempt log for this process");
   } catch (...) {
     // Out of memory while saying so: the attempt log stays off, and the host must not see it.
   }
@@ -180,8 +181,9 @@ int destination() {
     return -1;
   }
   int failed_errno = 0;
-  const int fd = open_file(failed_errno);
-  if (failed_errno != 0) report_failure(failed_errno);
+  state::Planted planted;
+  const int fd = open_file(failed_errno, planted);
+  if (failed_errno != 0) report_failure(failed_errno, planted);
   return fd;
 }
 

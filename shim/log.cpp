@@ -92,16 +92,17 @@ int open_stderr() {
 
 // The log file opens as the attempt log does (open_owned: never fd 0-2, a FIFO without a reader
 // refused rather than waited for, no controlling terminal), or the program's stderr.
-int open_destination(const std::string& file, int& open_errno) {
+int open_destination(const std::string& file, int& open_errno, state::Planted& planted) {
   if (file.empty()) return open_stderr();
   dev_t dev = 0;
   ino_t ino = 0;
-  return open_owned(file.c_str(), dev, ino, open_errno);
+  return open_owned(file.c_str(), dev, ino, open_errno, planted);
 }
 
 spdlog::logger* make_logger(const std::string& file) {
   int open_errno = 0;
-  int fd = open_destination(file, open_errno);
+  state::Planted planted;
+  int fd = open_destination(file, open_errno, planted);
   bool fell_back = fd < 0 && !file.empty();
   if (fell_back) fd = open_stderr();
   const bool to_file = !fell_back && !file.empty();
@@ -118,7 +119,7 @@ spdlog::logger* make_logger(const std::string& file) {
   // Once (the logger is made once): the lines the user looks for in the file are here instead.
   if (fell_back) {
     logger->log(spdlog::level::warn, "cannot open the log file {} ({}); logging to stderr instead", core::log_text::escape(file),
-                std::strerror(open_errno));
+                failure_text(open_errno, planted));
   }
   return logger;
 }

@@ -5,10 +5,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
+
 namespace curlretry::shim {
 
-int open_owned(const char* path, dev_t& dev, ino_t& ino, int& error) noexcept {
-  int fd = ::open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0600);
+int open_owned(const char* path, dev_t& dev, ino_t& ino, int& error, state::Planted& planted) noexcept {
+  constexpr int kFlags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+  int fd = state::open_user_named(path, kFlags, 0600, planted);
   if (fd >= 0 && fd <= STDERR_FILENO) {
     const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
     ::close(fd);
@@ -25,6 +28,10 @@ int open_owned(const char* path, dev_t& dev, ino_t& ino, int& error) noexcept {
   dev = st.st_dev;
   ino = st.st_ino;
   return fd;
+}
+
+std::string failure_text(int error, const state::Planted& planted) {
+  return planted ? state::describe(planted) : std::strerror(error);
 }
 
 bool file_identity(int fd, dev_t& dev, ino_t& ino) noexcept {

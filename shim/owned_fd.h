@@ -8,6 +8,10 @@
 
 #include <sys/types.h>
 
+#include <string>
+
+#include "state/user_named_file.h"
+
 namespace curlretry::shim {
 
 // Opens `path` for our own appended lines (the log file, the attempt log), 0600 when created;
@@ -16,8 +20,12 @@ namespace curlretry::shim {
 // host: never one of 0-2 (a host that later opens its stdout would get our file, and our lines
 // its output); O_NONBLOCK for the open only (a FIFO without a reader is ENXIO, never a host hung
 // in its first curl call), O_NOCTTY (a terminal named as the file does not become the host's
-// controlling terminal); a directory is refused (EISDIR).
-int open_owned(const char* path, dev_t& dev, ino_t& ino, int& error) noexcept;
+// controlling terminal); a directory is refused (EISDIR); in a directory anyone can write to, a
+// link or a file another user planted is refused (`planted` says which: state/user_named_file.h).
+int open_owned(const char* path, dev_t& dev, ino_t& ino, int& error, state::Planted& planted) noexcept;
+
+// Why open_owned failed, for the one line that says so: what was planted, else strerror(error).
+std::string failure_text(int error, const state::Planted& planted);
 
 // Remembers what `fd` names; false (dev, ino untouched) when it names nothing (fstat fails).
 bool file_identity(int fd, dev_t& dev, ino_t& ino) noexcept;

@@ -174,7 +174,8 @@ def _compile_driver(directory: Path) -> Path:
     repo = harness.REPO
     r = subprocess.run([gxx, "-std=c++20", "-O1", "-Wall", "-pthread", f"-I{repo}", str(src),
                         str(repo / "shim" / "events.cpp"), str(repo / "shim" / "fork_guard.cpp"),
-                        str(repo / "shim" / "owned_fd.cpp"), str(repo / "core" / "json_text.cpp"),
+                        str(repo / "shim" / "owned_fd.cpp"), str(repo / "state" / "user_named_file.cpp"),
+                        str(repo / "core" / "json_text.cpp"), str(repo / "core" / "log_text.cpp"),
                         str(repo / "core" / "civil_date.cpp"), str(repo / "core" / "names.cpp"),
                         str(repo / "core" / "utf8.cpp"), "-o", str(out)],
                        capture_output=True, timeout=300)

@@ -374,6 +374,99 @@ class PrivateStateDirectory(unittest.TestCase):
         self.assertFalse(listening(port))
 
 
+class FilesNamedInADirectoryAnyoneCanWriteTo(harness.UpstreamTestCase):
+    """A log file, an attempt log or a --port-file the user names in /tmp (or any directory
+    anyone can write to): another local user can plant a link at that name to a file of the
+    victim's, or a file of their own that collects the victim's lines, before the victim's
+    program opens it. This machine has fs.protected_symlinks and fs.protected_regular off, as
+    many containers do, so the kernel does not refuse either. Nothing goes through the link or
+    into the planted file; the program's request is retried all the same; one line says why."""
+
+    def shared_dir(self) -> Path:
+        # What /tmp is: root's, mode 1777.
+        d = tempfile.TemporaryDirectory(prefix="curlretry-shared-")
+        self.addCleanup(d.cleanup)
+        os.chmod(d.name, 0o1777)
+        return Path(d.name)
+
+    def victims_file(self) -> Path:
+        private = self.temp_dir()
+        os.chmod(private, 0o755)  # the attacker may not even read it: links need no access
+        target = private / "profile"
+        target.write_text("# the victim's shell startup file\n")
+        return target
+
+    def plant(self, attacker: pwd.struct_passwd, script: str) -> None:
+        planted = subprocess.run(["runuser", "-u", attacker.pw_name, "--", "sh", "-c", script], capture_output=True)
+        self.assertEqual(planted.returncode, 0, planted.stderr)
+
+    @needs_root
+    def test_a_planted_link_and_a_planted_file_get_none_of_the_lines(self):
+        attacker = LocalUsers(self).make("attacker")
+        shared = self.shared_dir()
+        target = self.victims_file()
+        events, log = shared / "attempts.jsonl", shared / "curlretry.log"
+        self.plant(attacker, f"ln -s {target} {events} && : > {log} && chmod 666 {log}")
+        key = self.key()
+        result = harness.curl(["-sS", self.plain.script_url(key, "503,200")], preload=True,
+                              env={"CURLRETRY_EVENTS": str(events), "CURLRETRY_LOG_FILE": str(log)})
+        self.assertRun(result, 0, harness.ok_body(key, 2))
+        self.assertCount(self.plain, key, 2, result)
+        self.assertEqual(target.read_text(), "# the victim's shell startup file\n", str(result))
+        self.assertEqual(log.read_bytes(), b"", str(result))
+        shown = f"GET 127.0.0.1:{self.plain.port}/s/{key}/503,200"
+        anyone = "in a directory anyone can write to"
+        self.assertEqual(sorted(result.stderr.decode().splitlines()), sorted([
+            f"curlretry: cannot open the log file {log} (a file owned by uid {attacker.pw_uid} {anyone}: "
+            "not written to, another user may have put it there); logging to stderr instead",
+            f"curlretry: events file {events}: cannot open (a symbolic link owned by uid {attacker.pw_uid} {anyone}: "
+            "not followed, another user may have put it there); no attempt log for this process",
+            f"curlretry: {shown} -> HTTP 503: retrying in {harness.FAST_BASE_MS} ms (attempt 1/3)",
+            f"curlretry: {shown} -> HTTP 200 after 2 attempts"]), str(result))
+
+    @needs_root
+    def test_ones_own_link_there_is_followed_and_ones_own_file_written(self):
+        # What the kernel's own rules allow stays allowed: a link of the user's in a sticky
+        # directory (nobody else can replace it), a file of the user's.
+        shared = self.shared_dir()
+        target = self.temp_dir() / "events.jsonl"
+        events, log = shared / "mine.jsonl", shared / "mine.log"
+        events.symlink_to(target)
+        log.write_bytes(b"")
+        key = self.key()
+        result = harness.curl(["-sS", self.plain.script_url(key, "503,200")], preload=True,
+                              env={"CURLRETRY_EVENTS": str(events), "CURLRETRY_LOG_FILE": str(log)})
+        self.assertRun(result, 0, harness.ok_body(key, 2))
+        self.assertEqual(result.stderr, b"", str(result))
+        attempts = [json.loads(line) for line in target.read_text().splitlines()]
+        self.assertEqual([a["attempt"] for a in attempts], [1, 2], target.read_text())
+        self.assertEqual(len(log.read_text().splitlines()), 2, log.read_text())
+
+    @needs_root
+    def test_a_link_planted_where_the_port_file_is_written_first_is_not_followed(self):
+        # The proxy wrote "PORT.tmp" and renamed it: a name the attacker could take first, and
+        # the write then truncated whatever the link pointed to.
+        attacker = LocalUsers(self).make("attacker")
+        shared = self.shared_dir()
+        target = self.victims_file()
+        port_file = shared / "proxy.port"
+        self.plant(attacker, f"ln -s {target} {port_file}.tmp")
+        config = self.temp_dir() / "proxy.yaml"
+        config.write_text(f"version: 1\nproxy:\n  routes:\n    up: {{upstream: \"{self.plain.origin}\"}}\n")
+        proxy = subprocess.Popen([harness.CURLRETRY_BIN, "proxy", "--listen", "127.0.0.1:0", "--config", str(config),
+                                  "--port-file", str(port_file)], env=harness.environment(False),
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.addCleanup(lambda: (proxy.poll() is None and proxy.terminate(), proxy.wait(10), proxy.stderr.close()))
+        wait_for(lambda: port_file.exists() or proxy.poll() is not None, 20, "the proxy's port file")
+        self.assertIsNone(proxy.poll(), proxy.stderr.read().decode() if proxy.poll() is not None else "")
+        self.assertEqual(target.read_text(), "# the victim's shell startup file\n")
+        self.assertFalse(port_file.is_symlink())
+        port = int(port_file.read_text())
+        self.assertEqual(port_file.read_text(), f"{port}\n")
+        self.assertTrue(listening(port))
+        self.assertEqual(sorted(p.name for p in shared.iterdir()), ["proxy.port", "proxy.port.tmp"])
+
+
 class LogLinesEscapeWhatTheyDidNotWrite(harness.UpstreamTestCase):
     """Finding 2's payload and the log-escaping rule: a method or path chosen by the client
     lands in the retry line escaped, on one line, with no byte a terminal would act on."""

@@ -23,7 +23,7 @@ LAYERS = {
     "config": (1, {"core"}),
     "fleet": (1, {"core", "state"}),
     "upstream": (1, {"core", "x509"}),
-    "shim": (2, {"config", "core", "elf", "fleet"}),
+    "shim": (2, {"config", "core", "elf", "fleet", "state"}),
     "cli": (3, {"config", "core", "elf", "fleet", "preload", "upstream"}),
     "proxy": (3, {"config", "core", "preload", "shim", "state", "x509"}),
 }
