@@ -6,7 +6,9 @@
 
 #include <cerrno>
 #include <system_error>
+#include <utility>
 
+#include "config/file_trust.h"
 #include "config/yaml_tree.h"
 
 namespace curlretry::config {
@@ -56,6 +58,11 @@ ReadStatus read_config_file(const std::string& path, std::string& content, std::
     // A FIFO or device could block the host process forever; a directory is a mistake.
     error = S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file";
     ::close(fd);
+    return ReadStatus::failed;
+  }
+  if (std::string untrusted = untrusted_config(st, path, ::geteuid()); !untrusted.empty()) {
+    ::close(fd);
+    error = std::move(untrusted);
     return ReadStatus::failed;
   }
   if (static_cast<unsigned long long>(st.st_size) > kMaxDocumentBytes) {

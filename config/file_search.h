@@ -24,7 +24,8 @@ std::vector<Candidate> config_candidates(const Environment& env, const EnvOverri
 
 enum class ReadStatus : unsigned char { ok, missing, failed };
 
-// Reads at most kMaxDocumentBytes (a larger file fails). `error` says why on failed/missing.
+// Reads at most kMaxDocumentBytes (a larger file fails), and only a file no other user can change
+// (config/file_trust.h). `error` says why on failed/missing.
 ReadStatus read_config_file(const std::string& path, std::string& content, std::string& error);
 
 }  // namespace curlretry::config

@@ -443,6 +443,29 @@ class FilesNamedInADirectoryAnyoneCanWriteTo(harness.UpstreamTestCase):
         self.assertEqual(len(log.read_text().splitlines()), 2, log.read_text())
 
     @needs_root
+    def test_a_config_another_user_can_change_is_not_read(self):
+        # A config names commands curlretry runs (auth.command) and where requests and their
+        # credentials go: one the attacker wrote would run their command as the victim. It is
+        # refused as ssh refuses its own config, and the program's requests pass through.
+        attacker = LocalUsers(self).make("attacker")
+        shared = self.shared_dir()
+        marker = self.temp_dir() / "ran"
+        config = shared / "zai.yaml"
+        self.plant(attacker, f"cat > {config} <<'END'\nversion: 1\nrules:\n  - name: all\n    match: {{path: \"/s/*\"}}\n"
+                             f"    auth: {{on: [401], command: [/bin/sh, -c, \"touch {marker}; echo Bearer x\"]}}\nEND")
+        key = self.key()
+        result = harness.curl(["-sS", "-o", "/dev/null", "-w", "%{http_code}", self.plain.script_url(key, "401,200")],
+                              preload=True, env={"CURLRETRY_CONFIG": str(config)})
+        self.assertRun(result, 0, b"401")
+        self.assertCount(self.plain, key, 1, result)
+        self.assertFalse(marker.exists(), str(result))
+        self.assertEqual(result.stderr.decode(),
+                         f"curlretry: CURLRETRY_CONFIG={config}: cannot read the config: it belongs to uid "
+                         f"{attacker.pw_uid}, not to you (uid 0) nor root: a config can name a command to run and the "
+                         "upstreams that get your credentials, so curlretry reads only one no other user can change; "
+                         "retries are off for this process (pass-through)\n")
+
+    @needs_root
     def test_a_link_planted_where_the_port_file_is_written_first_is_not_followed(self):
         # The proxy wrote "PORT.tmp" and renamed it: a name the attacker could take first, and
         # the write then truncated whatever the link pointed to.

@@ -1,10 +1,12 @@
 // Which file is read: explicit, $CURLRETRY_CONFIG, XDG, ~/.config, the system file.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "config/file_trust.h"
 #include "test_env.h"
 
 namespace curlretry::config {
@@ -110,6 +112,41 @@ TEST_F(FileSearch, AnInvalidFallbackFileIsAnErrorNotSkipped) {
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.error.rfind(root_ + "/home/.config/curlretry/config.yaml:3:17: defaults.max_attempts:", 0), 0u)
       << r.error;
+}
+
+constexpr const char* kUntrustedWhy =
+    ": a config can name a command to run and the upstreams that get your credentials, so curlretry reads only one "
+    "no other user can change";
+
+TEST_F(FileSearch, AConfigAnyUserCanWriteIsAnErrorNotSkipped) {
+  const std::string path = write("home/.config/curlretry/config.yaml", 4);
+  ASSERT_EQ(::chmod(path.c_str(), 0666), 0);
+  const LoadResult r = load(env_.env());
+  EXPECT_EQ(r.error, path + ": cannot read the config: any user can write to it (mode 0666)" + kUntrustedWhy +
+                         "; chmod o-w " + path);
+  ASSERT_EQ(::chmod(path.c_str(), 0664), 0);  // group-writable: a user-private group's default
+  EXPECT_EQ(attempts_loaded(), 4);
+}
+
+TEST_F(FileSearch, AConfigInADirectoryAnyoneCanRenameInIsAnError) {
+  const std::string path = write("shared/zai.yaml", 4);
+  ASSERT_EQ(::chmod((root_ + "/shared").c_str(), 0777), 0);
+  const LoadResult r = load(env_.env(), path);
+  EXPECT_EQ(r.error, path + ": cannot read the config: any user can replace it: its directory " + root_ +
+                         "/shared is writable by anyone without the sticky bit (mode 0777)" + kUntrustedWhy);
+  ASSERT_EQ(::chmod((root_ + "/shared").c_str(), 01777), 0);  // what /tmp is: only the owner may replace it
+  EXPECT_EQ(attempts_loaded(path), 4);
+}
+
+TEST(FileTrust, TheOwnerMustBeTheReaderOrRoot) {
+  struct stat st {};
+  st.st_mode = S_IFREG | 0644;
+  st.st_uid = 1001;
+  EXPECT_EQ(untrusted_config(st, "/x/c.yaml", 1002),
+            std::string("it belongs to uid 1001, not to you (uid 1002) nor root") + kUntrustedWhy);
+  EXPECT_EQ(untrusted_config(st, "/x/c.yaml", 1001), "");
+  st.st_uid = 0;
+  EXPECT_EQ(untrusted_config(st, "/x/c.yaml", 1002), "");  // /etc's files, the presets
 }
 
 TEST_F(FileSearch, SecureExecutionReadsOnlyTheSystemFile) {
