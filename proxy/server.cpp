@@ -1,6 +1,7 @@
 #include "proxy/server.h"
 
 #include <openssl/ssl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
@@ -11,6 +12,7 @@
 #include "proxy/exchange.h"
 #include "proxy/local_ca.h"
 #include "proxy/session.h"
+#include "proxy/socket_owner.h"
 #include "proxy/tunnel.h"
 
 namespace asio = boost::asio;
@@ -60,7 +62,9 @@ void Server::accept() {
     // delayed ACK (40 ms a response).
     boost::system::error_code ignored;
     socket.set_option(asio::ip::tcp::no_delay(true), ignored);
-    if (connections() >= options_.max_connections) {
+    if (!admit(socket)) {
+      // answered 403 or closed: not a connection of this proxy's user
+    } else if (connections() >= options_.max_connections) {
       refuse(std::move(socket));
     } else {
       std::make_shared<Session<PlainStream>>(*this, std::move(socket))->start();
@@ -94,6 +98,39 @@ void Server::refuse(asio::ip::tcp::socket socket) {
               << refused_ << " so far; this line at most every " << kRefusalLogPeriod.count() << " s)\n";
   }
   session->start();
+}
+
+bool Server::admit(asio::ip::tcp::socket& socket) {
+  if (!options_.settings.token.empty()) return true;
+  const Peer peer = connected_peer(socket.native_handle());
+  const uid_t me = ::geteuid();
+  if (peer.kind == Peer::Kind::unknown) {
+    if (!said_unknown_peer_) {
+      said_unknown_peer_ = true;
+      std::cerr << "curlretry: proxy: warning: the kernel cannot say which user connected (no sock_diag): any local "
+                   "user can use this proxy, with your fleet store and credentials; set proxy.token to require one\n";
+    }
+    return true;
+  }
+  if (peer.kind == Peer::Kind::socket && peer.held && (peer.uid == me || peer.uid == 0)) return true;
+  boost::system::error_code ignored;
+  if (peer.kind == Peer::Kind::gone || !peer.held) {
+    // Closed before it was accepted: nobody is there to answer, and its request is nobody's.
+    socket.close(ignored);
+    return false;
+  }
+  ++foreign_;
+  const auto now = std::chrono::steady_clock::now();
+  if (now >= next_foreign_log_) {
+    next_foreign_log_ = now + kRefusalLogPeriod;
+    std::cerr << "curlretry: proxy: refused a connection from uid " << peer.uid << ": this proxy serves uid " << me
+              << " only (set proxy.token to share it) (" << foreign_ << " so far; this line at most every "
+              << kRefusalLogPeriod.count() << " s)\n";
+  }
+  auto session = std::make_shared<Session<PlainStream>>(*this, std::move(socket));
+  session->foreign = true;
+  session->start();
+  return false;
 }
 
 void Server::resume_accept() {

@@ -90,6 +90,12 @@ class Server {
   // A connection over max_connections: answered 503 by a session of its own, and said in a
   // warning line at most every kRefusalLogPeriod.
   void refuse(boost::asio::ip::tcp::socket socket);
+  // Who may use this proxy without proxy.token: its own user and root, as ssh-agent serves only
+  // its own user. The proxy carries its user's fleet store, config and credentials (auth.command
+  // and the credential it caches), so another local user's connection would act with them. False:
+  // the connection was answered 403 (another user's) or closed (its peer already let go of it).
+  // With proxy.token set, whoever presents it may (Session::dispatch): the token is the sharing.
+  bool admit(boost::asio::ip::tcp::socket& socket);
   void resume_accept();
   void stop_now();
   void arm_sweep();
@@ -114,6 +120,9 @@ class Server {
   std::uint64_t refused_ = 0;  // connections answered 503 since the start
   std::chrono::steady_clock::time_point next_refusal_log_{};
   static constexpr std::chrono::seconds kRefusalLogPeriod{10};
+  std::uint64_t foreign_ = 0;  // connections of other users answered 403 since the start
+  std::chrono::steady_clock::time_point next_foreign_log_{};
+  bool said_unknown_peer_ = false;  // the kernel could not say who connected: said once
   bool accept_paused_ = false;  // kRefusalSlots in use: no async_accept under way
   unsigned short port_ = 0;
   bool stopping_ = false;

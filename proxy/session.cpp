@@ -43,6 +43,13 @@ void Session<Stream>::start() {
             true, "Retry-After: 1\r\n");
     return;
   }
+  if (foreign) {
+    respond(403, "application/json",
+            "{\"error\":\"this curlretry proxy serves only the user who runs it (uid " + std::to_string(::geteuid()) +
+                "); set proxy.token to share it\"}\n",
+            true);
+    return;
+  }
   if constexpr (kTls)
     handshake();
   else

@@ -49,6 +49,9 @@ class SessionBase : public std::enable_shared_from_this<SessionBase>, public Sin
   virtual void sweep(std::chrono::steady_clock::time_point now) = 0;
   // Accepted over proxy.max_connections: answered 503 at start, then closed (Server::refuse).
   bool over_limit = false;
+  // Another local user's connection to a proxy without proxy.token: answered 403 at start, then
+  // closed (Server::admit).
+  bool foreign = false;
 };
 
 // The intercepted side of a CONNECT: the certificate presented, and where requests go.

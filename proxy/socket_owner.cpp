@@ -9,6 +9,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -30,9 +31,13 @@ void copy_address(const sockaddr_storage& from, __be16* port, __be32 address[4])
   }
 }
 
-// One exact lookup (no dump): the socket whose local end is our peer and remote end is us.
-// Returns the reply's state and uid, or false when the kernel had none.
-bool look_up(int netlink, const sockaddr_storage& local, const sockaddr_storage& peer, int* state, uid_t* uid) {
+enum class Lookup { found, none, failed };
+
+// One exact lookup (no dump): the socket whose local end is our peer and remote end is us: its
+// state, uid and inode when found; none when the kernel has no such socket; failed when the
+// kernel did not answer (no sock_diag).
+Lookup look_up(int netlink, const sockaddr_storage& local, const sockaddr_storage& peer, int* state, uid_t* uid,
+               unsigned* inode) {
   struct {
     nlmsghdr header;
     inet_diag_req_v2 request;
@@ -50,26 +55,31 @@ bool look_up(int netlink, const sockaddr_storage& local, const sockaddr_storage&
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
   if (::sendto(netlink, &message, sizeof message, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
-    return false;
+    return Lookup::failed;
   }
   alignas(nlmsghdr) char buffer[8192];
   const ssize_t n = ::recv(netlink, buffer, sizeof buffer, 0);
-  if (n <= 0) return false;
+  if (n <= 0) return Lookup::failed;
   const auto* reply = reinterpret_cast<const nlmsghdr*>(buffer);
   for (int left = static_cast<int>(n); NLMSG_OK(reply, left); reply = NLMSG_NEXT(reply, left)) {
-    if (reply->nlmsg_type != SOCK_DIAG_BY_FAMILY) return false;  // NLMSG_ERROR: no such socket
-    if (reply->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg))) return false;
+    if (reply->nlmsg_type == NLMSG_ERROR) {
+      const auto* error = static_cast<const nlmsgerr*>(NLMSG_DATA(reply));
+      return error->error == -ENOENT ? Lookup::none : Lookup::failed;
+    }
+    if (reply->nlmsg_type != SOCK_DIAG_BY_FAMILY) return Lookup::failed;
+    if (reply->nlmsg_len < NLMSG_LENGTH(sizeof(inet_diag_msg))) return Lookup::failed;
     const auto* diag = static_cast<const inet_diag_msg*>(NLMSG_DATA(reply));
     *state = diag->idiag_state;
     *uid = diag->idiag_uid;
-    return true;
+    *inode = diag->idiag_inode;
+    return Lookup::found;
   }
-  return false;
+  return Lookup::failed;
 }
 
 }  // namespace
 
-std::optional<uid_t> peer_socket_owner(int connected) {
+Peer connected_peer(int connected) {
   sockaddr_storage local{};
   sockaddr_storage peer{};
   socklen_t local_size = sizeof local;
@@ -77,27 +87,38 @@ std::optional<uid_t> peer_socket_owner(int connected) {
   if (::getsockname(connected, reinterpret_cast<sockaddr*>(&local), &local_size) != 0 ||
       ::getpeername(connected, reinterpret_cast<sockaddr*>(&peer), &peer_size) != 0 ||
       (peer.ss_family != AF_INET && peer.ss_family != AF_INET6)) {
-    return std::nullopt;
+    return {};
   }
   const int netlink = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-  if (netlink < 0) return std::nullopt;
+  if (netlink < 0) return {};
   timeval timeout{1, 0};
   ::setsockopt(netlink, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  std::optional<uid_t> owner;
+  Peer out;
   // The accepting side may still be a request socket (no owner yet) for a moment after our
-  // connect() returns: asked again, briefly.
-  for (int tries = 0; tries < 20 && !owner; ++tries) {
+  // connect() returns: asked again, briefly. (A connecting side is established by the time its
+  // connection is accepted.)
+  for (int tries = 0; tries < 20; ++tries) {
     int state = 0;
     uid_t uid = 0;
-    if (!look_up(netlink, local, peer, &state, &uid)) break;
-    if (state != TCP_SYN_RECV && state != kNewSynRecv) {
-      owner = uid;
-    } else {
+    unsigned inode = 0;
+    const Lookup found = look_up(netlink, local, peer, &state, &uid, &inode);
+    if (found == Lookup::none) out.kind = Peer::Kind::gone;
+    if (found != Lookup::found) break;
+    if (state == TCP_SYN_RECV || state == kNewSynRecv) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      continue;
     }
+    out = Peer{Peer::Kind::socket, uid, inode != 0};
+    break;
   }
   ::close(netlink);
-  return owner;
+  return out;
+}
+
+std::optional<uid_t> peer_socket_owner(int connected) {
+  const Peer peer = connected_peer(connected);
+  if (peer.kind != Peer::Kind::socket) return std::nullopt;
+  return peer.uid;
 }
 
 }  // namespace curlretry::proxy

@@ -16,6 +16,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import textwrap
 import threading
@@ -488,6 +489,68 @@ class FilesNamedInADirectoryAnyoneCanWriteTo(harness.UpstreamTestCase):
         self.assertEqual(port_file.read_text(), f"{port}\n")
         self.assertTrue(listening(port))
         self.assertEqual(sorted(p.name for p in shared.iterdir()), ["proxy.port", "proxy.port.tmp"])
+
+
+class AnotherUserAtTheProxy(harness.UpstreamTestCase):
+    """A proxy without proxy.token listens on loopback, where every local user can connect. It
+    runs with its user's fleet store, config and credentials (an auth.command's token, cached for
+    later requests), so it serves its own user (and root) only, as ssh-agent does; the token is
+    how a user shares it. The attacker is a real second user (useradd)."""
+
+    CLIENT = textwrap.dedent("""
+        import socket, sys
+        port, path, token = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        auth = ("Proxy-Authorization: Bearer " + token + "\\r\\n") if token else ""
+        s.sendall(("GET " + path + " HTTP/1.1\\r\\nHost: x\\r\\n" + auth + "Connection: close\\r\\n\\r\\n").encode())
+        data = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        sys.stdout.buffer.write(data)
+    """)
+
+    def proxy(self, extra: str = "") -> Proxy:
+        proxy = Proxy(f"version: 1\nproxy:\n{extra}  routes:\n    up: {{upstream: \"{self.plain.origin}\"}}\n").start()
+        self.addCleanup(proxy.stop)
+        return proxy
+
+    def ask_as(self, user: pwd.struct_passwd | None, proxy: Proxy, key: str, token: str = "") -> bytes:
+        cmd = [harness.PYTHON, "-c", self.CLIENT, str(proxy.port), f"/up/s/{key}/200", token]
+        if user is not None:
+            cmd = ["runuser", "-u", user.pw_name, "--", *cmd]
+        done = subprocess.run(cmd, capture_output=True, timeout=30)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return done.stdout
+
+    @needs_root
+    def test_another_users_request_is_refused_and_never_reaches_the_upstream(self):
+        attacker = LocalUsers(self).make("attacker")
+        proxy = self.proxy()
+        key = self.key()
+        body = b'{"error":"this curlretry proxy serves only the user who runs it (uid 0); set proxy.token to share it"}\n'
+        self.assertEqual(self.ask_as(attacker, proxy, key),
+                         b"HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+                         b"Connection: close\r\n\r\n%s" % (len(body), body))
+        self.assertCount(self.plain, key, 0)
+        self.assertIn(f"curlretry: proxy: refused a connection from uid {attacker.pw_uid}: this proxy serves uid 0 only "
+                      "(set proxy.token to share it) (1 so far; this line at most every 10 s)\n", proxy.log())
+        # Its own user is served as before.
+        self.assertTrue(self.ask_as(None, proxy, key).endswith(b"\r\n\r\n" + harness.ok_body(key, 1)))
+        self.assertCount(self.plain, key, 1)
+
+    @needs_root
+    def test_with_proxy_token_another_user_who_presents_it_is_served(self):
+        attacker = LocalUsers(self).make("attacker")
+        proxy = self.proxy('  token: "s3cret-token-for-the-test"\n')
+        key = self.key()
+        self.assertTrue(self.ask_as(attacker, proxy, key).startswith(b"HTTP/1.1 407 "))
+        self.assertCount(self.plain, key, 0)
+        self.assertTrue(self.ask_as(attacker, proxy, key, token="s3cret-token-for-the-test")
+                        .endswith(b"\r\n\r\n" + harness.ok_body(key, 1)))
+        self.assertCount(self.plain, key, 1)
 
 
 class LogLinesEscapeWhatTheyDidNotWrite(harness.UpstreamTestCase):
