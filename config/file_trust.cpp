@@ -1,15 +1,11 @@
 #include "config/file_trust.h"
 
-#include <cstdio>
+#include "state/private_dir.h"
 
 namespace curlretry::config {
 namespace {
 
-std::string mode_text(mode_t mode) {
-  char text[8];
-  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
-  return text;
-}
+using state::mode_text;
 
 std::string directory_of(const std::string& path) {
   const auto slash = path.rfind('/');

@@ -13,12 +13,6 @@
 namespace curlretry::state {
 namespace {
 
-std::string mode_text(mode_t mode) {
-  char text[8];
-  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
-  return text;
-}
-
 std::string subject(const std::string& what, const std::string& path) {
   return what.empty() ? path : what + " " + path;
 }
@@ -41,6 +35,12 @@ std::string make_parents(const std::string& path) {
 }
 
 }  // namespace
+
+std::string mode_text(mode_t mode) {
+  char text[8];
+  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
+  return text;
+}
 
 std::string default_dir(const std::function<const char*(const char*)>& getenv) {
   const std::string uid = std::to_string(::getuid());

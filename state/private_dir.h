@@ -53,6 +53,10 @@ Dir open_private_dir(const std::string& path, const std::string& what, bool crea
 // The check itself, on what fstat said of `path`: empty when private, else the refusal.
 std::string refusal(const std::string& what, const std::string& path, const struct stat& st, bool directory);
 
+// A file mode's permission bits as the error sentences show them ("0777"): this one and the
+// config file's (config/file_trust.h).
+std::string mode_text(mode_t mode);
+
 // The user name of `uid`, empty when unknown.
 std::string user_name(uid_t uid);
 

@@ -20,7 +20,7 @@ LAYERS = {
     "x509": (0, set()),
     "state": (0, set()),
     "preload": (0, set()),
-    "config": (1, {"core"}),
+    "config": (1, {"core", "state"}),
     "fleet": (1, {"core", "state"}),
     "upstream": (1, {"core", "x509"}),
     "shim": (2, {"config", "core", "elf", "fleet", "state"}),
