@@ -85,10 +85,10 @@ Peer connected_peer(int connected) {
   socklen_t local_size = sizeof local;
   socklen_t peer_size = sizeof peer;
   if (::getsockname(connected, reinterpret_cast<sockaddr*>(&local), &local_size) != 0 ||
-      ::getpeername(connected, reinterpret_cast<sockaddr*>(&peer), &peer_size) != 0 ||
-      (peer.ss_family != AF_INET && peer.ss_family != AF_INET6)) {
-    return {};
+      ::getpeername(connected, reinterpret_cast<sockaddr*>(&peer), &peer_size) != 0) {
+    return {Peer::Kind::gone};  // ENOTCONN: the connection is over already
   }
+  if (peer.ss_family != AF_INET && peer.ss_family != AF_INET6) return {};
   const int netlink = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
   if (netlink < 0) return {};
   timeval timeout{1, 0};
