@@ -140,7 +140,7 @@ CURLMcode drive(const real::Api& api, CURLM* multi, int* running, bool timer_fir
 // inside-libcurl test and a jump, which is all that libcurl's own calls from inside
 // curl_easy_perform pay (no frame to build for a path they never take; issue 27).
 
-// curl_multi_add_handle from the host (or a plugin): its libcurl, found by its return address.
+// curl_multi_add_handle from the host (or a plugin): to the libcurl that made the handle (api_for).
 __attribute__((noinline)) CURLMcode multi_add_handle_from_host(const void* caller, CURLM* multi, CURL* easy) {
   MultiState* state = find_multi(multi);
   const real::Api& api = api_for(state, caller);
@@ -187,7 +187,7 @@ __attribute__((noinline)) CURLMcode multi_add_handle_from_host(const void* calle
   return code;
 }
 
-// curl_multi_remove_handle from the host (or a plugin): its libcurl, found by its return address.
+// curl_multi_remove_handle from the host (or a plugin): to the libcurl that made the handle (api_for).
 __attribute__((noinline)) CURLMcode multi_remove_handle_from_host(const void* caller, CURLM* multi, CURL* easy) {
   MultiState* state = find_multi(multi);
   const real::Api& api = api_for(state, caller);
@@ -206,7 +206,7 @@ __attribute__((noinline)) CURLMcode multi_remove_handle_from_host(const void* ca
   return remove(multi, easy);
 }
 
-// curl_multi_perform from the host (or a plugin): its libcurl, found by its return address.
+// curl_multi_perform from the host (or a plugin): to the libcurl that made the handle (api_for).
 __attribute__((noinline)) CURLMcode multi_perform_from_host(const void* caller, CURLM* multi, int* running) {
   MultiState* state = find_multi(multi);
   const real::Api& api = api_for(state, caller);
@@ -215,7 +215,7 @@ __attribute__((noinline)) CURLMcode multi_perform_from_host(const void* caller, 
   return drive_known(api, state, running, false, [&] { return perform(multi, running); });
 }
 
-// curl_multi_info_read from the host (or a plugin): its libcurl, found by its return address.
+// curl_multi_info_read from the host (or a plugin): to the libcurl that made the handle (api_for).
 __attribute__((noinline)) CURLMsg* multi_info_read_from_host(const void* caller, CURLM* multi, int* msgs_in_queue) {
   MultiState* state = find_multi(multi);
   if (state == nullptr) {
@@ -238,7 +238,7 @@ __attribute__((noinline)) CURLMsg* multi_info_read_from_host(const void* caller,
   return state->next_message(msgs_in_queue);
 }
 
-// curl_multi_poll from the host (or a plugin): its libcurl, found by its return address.
+// curl_multi_poll from the host (or a plugin): to the libcurl that made the handle (api_for).
 __attribute__((noinline)) CURLMcode multi_poll_from_host(const void* caller, CURLM* multi, struct curl_waitfd extra_fds[],
                                                                 unsigned int extra_nfds, int timeout_ms, int* numfds) {
   MultiState* state = find_multi(multi);
