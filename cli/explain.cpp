@@ -284,11 +284,14 @@ std::string fleet_now(const config::Config& config, const core::Policy& policy, 
   if (planned.kind != fv::Kind::go) return fv::describe(planned);
   // A key that fails outright: the retry waits for the fleet's probe (or would be it), no token.
   const std::uint64_t hash = core::fleet_key::hash(key);
-  if (!core::budget::healthy(store->success_sent(hash), now) && store->failing_outright(hash, now)) {
+  if (!core::budget::healthy(store->success_sent(hash), now) &&
+      store->failing_outright(hash, now, core::fleet_probe::outage_age(limits.persistent))) {
     const core::fleet_probe::Claim claim = core::fleet_probe::claim(store->probe(hash), store->run(hash), now, delay);
     const fv::Gate at =
         fv::at_probe(core::Millis{0}, claim.go ? std::nullopt : std::optional<core::Millis>(claim.wait), {}, limits);
-    return fv::describe(at) + " (the key fails outright in this machine's store)";
+    if (fv::probe_stands(at, store->run(hash), now)) {
+      return fv::describe(at) + " (the key fails outright in this machine's store)";
+    }
   }
   std::uint64_t tokens = core::budget::cap(f.budget, 0);  // a key nobody used starts full
   for (const auto& k : store->list(now, f.budget)) {

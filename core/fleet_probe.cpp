@@ -18,10 +18,10 @@ std::uint64_t pack(Probe probe) { return (static_cast<std::uint64_t>(probe.next_
 
 Probe unpack(std::uint64_t word) { return Probe{static_cast<std::uint32_t>(word >> 32), static_cast<std::uint32_t>(word)}; }
 
-bool outage(budget::FailingRun run, std::uint32_t success_sent, std::int64_t now_ms) {
+bool outage(budget::FailingRun run, std::uint32_t success_sent, std::int64_t now_ms, Millis age) {
   if (run.began == 0 || run.last == 0) return false;
   if (success_sent != 0 && ahead(success_sent, run.began) >= 0) return false;
-  return ahead(stamp(now_ms), run.began) >= budget::kOutageAge.count();
+  return ahead(stamp(now_ms), run.began) >= age.count();
 }
 
 Claim claim(Probe probe, budget::FailingRun run, std::int64_t now_ms, Millis own_backoff, bool yields) {

@@ -34,11 +34,24 @@ struct Probe {
 std::uint64_t pack(Probe probe);
 Probe unpack(std::uint64_t word);
 
-// Whether the key fails outright: a failing run that has lasted core::budget::kOutageAge with no
+// How old a failing run with no success must be for its key to fail outright, for a retry in
+// unattended mode (`persistent`, which never gives up for the budget): younger than the default
+// backoff (1.5 s), so that a fresh outage's first unattended retries are probed, one at a time,
+// instead of drawing the bank's ten (bench/fleet.sh persistent: 50 processes in a 60 s outage
+// sent 1.40x their requests with 3 s, 1.18x from 1 s). For it, a hold behind the probe is only
+// a delay: it waits as long as the provider takes in any case. Every other retry keeps
+// core::budget::kOutageAge (3 s): its program may give it up after a limit curlretry cannot see
+// (a host that drops a transfer after 300 ms), and held ~1 s behind a probe its own earlier
+// requests began, such a retry was lost where the bank sent it at once (test_multi_hosts, in a
+// fresh-clone CI of a 1 s age for every retry: docs/DESIGN.md section 9).
+inline constexpr Millis kUnattendedAge{1000};
+inline Millis outage_age(bool persistent) { return persistent ? kUnattendedAge : budget::kOutageAge; }
+
+// Whether the key fails outright: a failing run that has lasted `age` (outage_age) with no
 // success sent since it began (`success_sent`: the key's latest success, 0 = never). A fresh
 // burst's concurrent first failures (a younger run) are not an outage: their retries draw the
 // bank, as before; nor is a key that answered any request since the run began.
-bool outage(budget::FailingRun run, std::uint32_t success_sent, std::int64_t now_ms);
+bool outage(budget::FailingRun run, std::uint32_t success_sent, std::int64_t now_ms, Millis age);
 
 // A retry at the end of its wait on a key in an outage, after `own_backoff` (its own policy's
 // wait before it): it claims the probe (`go`; the word becomes `next`, stored by CAS on the word

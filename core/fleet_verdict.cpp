@@ -73,6 +73,13 @@ Gate at_probe(Millis cooling, std::optional<Millis> probe_in, Waited waited, con
   return g;
 }
 
+bool probe_stands(const Gate& gate, budget::FailingRun run, std::int64_t now_ms) {
+  if (gate.kind != Kind::give_up_budget) return true;
+  // Serial-number arithmetic on Unix ms mod 2^32, as the store's stamps.
+  const auto age = static_cast<std::int32_t>(static_cast<std::uint32_t>(now_ms) - run.began);
+  return run.began == 0 || age >= budget::kOutageAge.count();
+}
+
 std::string describe(const Gate& gate) {
   switch (gate.kind) {
     case Kind::go:

@@ -14,6 +14,7 @@
 
 #include "core/outcome.h"
 #include "core/policy.h"
+#include "core/retry_tokens.h"
 
 namespace curlretry::core::fleet_verdict {
 
@@ -102,6 +103,14 @@ Gate at_send(Millis cooling, Bucket token, Waited waited, const Limits& limits);
 // it at once), for at most max_probe_wait in all (`waited.probe`; never gives up in persistent
 // mode), and gives up (budget) when the next probe cannot come before its deadline.
 Gate at_probe(Millis cooling, std::optional<Millis> probe_in, Waited waited, const Limits& limits);
+
+// Whether at_probe()'s gate stands (else the token decides, as on a key not failing outright):
+// it does, unless it gives the retry up in a run that began less than core::budget::kOutageAge
+// before `now_ms`. An unattended retry is probed from core::fleet_probe::kUnattendedAge on, to
+// spare the bank; one whose own deadline cannot wait for that probe draws the bank, as every
+// retry of so young a run does: the earlier probe may delay a retry, never deny one the bank
+// would have sent.
+bool probe_stands(const Gate& gate, budget::FailingRun run, std::int64_t now_ms);
 
 // A retry the fleet's cooldown held this much longer than its own wait, in all, is part of the
 // backlog an overload built (the server kept telling the fleet to come back later): when the

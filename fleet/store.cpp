@@ -154,20 +154,21 @@ budget::FailingRun Store::run(std::uint64_t hash) const {
   return budget::FailingRun{e->run_began.load(kRelaxed), e->run_last.load(kRelaxed)};
 }
 
-bool Store::failing_outright(std::uint64_t hash, std::int64_t now_ms) const {
+bool Store::failing_outright(std::uint64_t hash, std::int64_t now_ms, core::Millis age) const {
   const Entry* e = find(hash);
   if (e == nullptr) return false;
   const budget::FailingRun run{e->run_began.load(kRelaxed), e->run_last.load(kRelaxed)};
-  return core::fleet_probe::outage(run, e->success_sent.load(kRelaxed), now_ms);
+  return core::fleet_probe::outage(run, e->success_sent.load(kRelaxed), now_ms, age);
 }
 
 std::optional<core::fleet_probe::Claim> Store::claim_probe(std::uint64_t hash, std::int64_t now_ms,
-                                                           core::Millis own_backoff, std::int64_t born_ms) {
+                                                           core::Millis own_backoff, std::int64_t born_ms,
+                                                           core::Millis age) {
   namespace probe = core::fleet_probe;
   Entry* e = find(hash);
   if (e == nullptr) return std::nullopt;
   const budget::FailingRun run{e->run_began.load(kRelaxed), e->run_last.load(kRelaxed)};
-  if (!probe::outage(run, e->success_sent.load(kRelaxed), now_ms)) return std::nullopt;
+  if (!probe::outage(run, e->success_sent.load(kRelaxed), now_ms, age)) return std::nullopt;
   // Read once, as take_retry's: a younger waiter that joins meanwhile gets the next probe.
   const std::uint32_t born = born_ms != 0 ? token_queue::stamp_of(born_ms) : 0;
   const bool yields = token_queue::yields(token_queue::unpack(e->queue.load(kRelaxed)), born, now_ms);

@@ -84,15 +84,18 @@ class Store {
   void note_failure(std::uint64_t hash, std::int64_t now_ms);
   // The key's failing run as it stands; a zero FailingRun when the key is unknown.
   core::budget::FailingRun run(std::uint64_t hash) const;
-  // Whether the key fails outright (core::fleet_probe::outage over its run and success stamp).
-  bool failing_outright(std::uint64_t hash, std::int64_t now_ms) const;
+  // Whether the key fails outright (core::fleet_probe::outage over its run and success stamp), for
+  // a retry whose run must be `age` old (core::fleet_probe::outage_age).
+  bool failing_outright(std::uint64_t hash, std::int64_t now_ms, core::Millis age) const;
   // A retry at the end of its wait, after `own_backoff`: nullopt when the key does not fail
   // outright (core::fleet_probe::outage) or is unknown; else the fleet's probe word decided
   // (core::fleet_probe::claim), and on `go` this retry holds the probe (stored by CAS: of
   // retries racing for it, one wins, the rest wait). A few loads, one CAS when due. `born_ms` as
   // take_retry's: the due probe goes to the youngest request waiting for it (the token queue).
+  // `age`: how old the run must be for this retry (core::fleet_probe::outage_age).
   std::optional<core::fleet_probe::Claim> claim_probe(std::uint64_t hash, std::int64_t now_ms,
-                                                      core::Millis own_backoff, std::int64_t born_ms = 0);
+                                                      core::Millis own_backoff, std::int64_t born_ms = 0,
+                                                      core::Millis age = core::budget::kOutageAge);
   // The probe failed, answered at `now_ms`: the next one goes no sooner than a spacing later.
   void probe_failed(std::uint64_t hash, std::int64_t now_ms);
   // This machine's claim gave way to the fleet's probe (Redis): the next claim in `wait`.

@@ -369,10 +369,12 @@ struct GateContext {
 };
 
 // A key that fails outright: the retry claims the fleet's probe or waits for it (no token).
-// nullopt: no probe word for the key (a full table), the token decides.
+// nullopt: the token decides (no probe word for the key, a full table; or a young run's probe
+// that would give the retry up, core::fleet_verdict::probe_stands).
 std::optional<core::fleet_verdict::Gate> probe_gate(const GateContext& c) {
   namespace fv = core::fleet_verdict;
-  std::optional<core::fleet_probe::Claim> claim = c.s.claim_probe(c.hash, c.now, c.f.own_wait, born_of(c.f));
+  std::optional<core::fleet_probe::Claim> claim = c.s.claim_probe(
+      c.hash, c.now, c.f.own_wait, born_of(c.f), core::fleet_probe::outage_age(c.limits.persistent));
   if (claim && claim->go) {
     if (auto* link = redis(c.runtime)) {
       if (const auto fleet = link->probe(std::string(c.key), c.f.own_wait.count(), false); fleet && !fleet->go) {
@@ -384,6 +386,7 @@ std::optional<core::fleet_verdict::Gate> probe_gate(const GateContext& c) {
   if (!claim) return std::nullopt;
   const fv::Gate g = fv::at_probe(c.cooling, claim->go ? std::nullopt : std::optional<core::Millis>(claim->wait),
                                   c.f.waited, c.limits);
+  if (!fv::probe_stands(g, c.s.run(c.hash), c.now)) return std::nullopt;
   if (g.kind == fv::Kind::go) {
     if (!c.s.count(c.hash, c.key, true, c.now)) warn_full_once();
     if (c.f.ledger != nullptr) {

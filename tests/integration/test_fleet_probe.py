@@ -1,5 +1,5 @@
 """The fleet's half-open probe (issue 23): while a key fails outright (a failing run of 3 s with no
-success since it began), its retries draw neither the bank nor the trickle; one at a time,
+success since it began; 1 s for an unattended retry), its retries draw neither the bank nor the trickle; one at a time,
 fleet-wide, goes as the probe, spaced from its own backoff, doubling, up to 8 s
 (core/fleet_probe.h). The probe that finds the provider answering ends the outage, and every
 waiting retry goes at the budget's pace. Before, a long outage cost the trickle: a token a second
@@ -36,10 +36,10 @@ LIMIT_S = OUTAGE_S + 60.0
 CROWD = 24
 
 
-def probes_within(seconds: float) -> int:
+def probes_within(seconds: float, base_ms: int = BASE_MS) -> int:
     """The probes the spacing allows in an outage of `seconds`: the first at the first retry
-    (BASE_MS), then each spacing later, from BASE_MS doubling up to MAX_GAP_S."""
-    at, gap, n = BASE_MS / 1000, BASE_MS / 1000, 0
+    (base_ms), then each spacing later, from base_ms doubling up to MAX_GAP_S."""
+    at, gap, n = base_ms / 1000, base_ms / 1000, 0
     while at < seconds:
         n += 1
         at += gap
@@ -87,6 +87,75 @@ class Probe(harness.ArmedUpstreamTestCase):
         self.assertIn(b"waiting for the fleet's probe", errs)
         # The probe after the recovery found it, and the waiting retries went at once behind it.
         self.assertLess(done - recovered, DRAIN_S)
+
+    def test_a_fresh_outage_is_probed_from_its_first_unattended_retries(self):
+        # The default backoff: the first retries come 1.5 s after their failures, when the run is
+        # older than core::fleet_probe::kUnattendedAge (1 s). They are probed: one at a time goes.
+        # Before (a key failed outright only at 3 s for every retry), those first retries drew the
+        # bank: 10 of them went into the outage at once, then the probes began (25 requests).
+        n, outage_s, default_base_ms = 12, 5.0, 1500
+        keys = [self.key(f"f{i}") for i in range(n)]
+        for i, k in enumerate(keys):
+            self.arm(k, "529", f"/fresh{i}/")
+        # CURLRETRY_BASE_MS None: the built-in backoff, not the harness's fast one.
+        env = harness.environment(True, {"CURLRETRY_PERSISTENT": "1", "CURLRETRY_LOG": "info",
+                                         "CURLRETRY_BASE_MS": None})
+        started = time.monotonic()
+        for i in range(n):
+            self.procs.append(subprocess.Popen([harness.CURL, "-q", "-sS", self.up.url(f"/fresh{i}/v1/messages")],
+                                               env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                               stderr=subprocess.PIPE))
+        deadline = started + LIMIT_S
+        while not all(self.up.count(k) >= 1 for k in keys):
+            self.assertLess(time.monotonic(), deadline, [self.up.count(k) for k in keys])
+            time.sleep(0.02)
+        # The outage's length (the timeline the bound below is computed for), not a synchronisation.
+        time.sleep(max(0.0, started + outage_s - time.monotonic()))
+        during = sum(self.up.count(k) for k in keys)
+        for i, k in enumerate(keys):
+            self.arm(k, "200", f"/fresh{i}/")
+        recovered = time.monotonic()
+        outs = [p.communicate(timeout=LIMIT_S) for p in self.procs]
+        done = time.monotonic()
+        errs = b"".join(err for _, err in outs)
+        allowed = probes_within(outage_s, default_base_ms) + 1  # +1: a probe racing the arm above
+        print(f"FIGURE fresh outage: {n} persistent processes, {outage_s:.0f} s: {during} upstream requests during it "
+              f"({during - n} retries, {allowed} allowed), every answer {done - recovered:.2f} s after the recovery",
+              file=sys.stderr, flush=True)
+        for p, k, (out, err) in zip(self.procs, keys, outs):
+            with self.subTest(key=k):
+                self.assertEqual(p.returncode, 0, err)
+                self.assertEqual(out, ok_body(k, self.up.count(k)), err)
+                self.assertNotIn(b"(budget)", err)
+        self.assertLessEqual(during, n + allowed, errs.decode(errors="replace")[-3000:])
+        self.assertLess(done - recovered, DRAIN_S)
+
+    def test_a_young_runs_probe_never_refuses_an_unattended_retry_the_bank_would_send(self):
+        # Two unattended requests fail together on a fresh key. A's retry (its own 1.2 s backoff)
+        # goes as the probe, fails, and puts the next probe 1.2 s after it. B's retry comes at
+        # 1.6 s, a run younger than core::budget::kOutageAge (3 s): the next probe (at 2.4 s)
+        # cannot come before B's own timeout (curl -m 2). B takes a token from the bank instead,
+        # as every retry of so young a run does, and its retry is answered: the earlier probe
+        # delays, never denies (core::fleet_verdict::probe_stands; without it, B gave up with
+        # reason "budget" at 1.6 s).
+        a, b = self.key("a"), self.key("b")
+        env_a = harness.environment(True, {"CURLRETRY_PERSISTENT": "1", "CURLRETRY_LOG": "debug",
+                                           "CURLRETRY_BASE_MS": "1200"})
+        env_b = harness.environment(True, {"CURLRETRY_PERSISTENT": "1", "CURLRETRY_LOG": "info",
+                                           "CURLRETRY_BASE_MS": "1600"})
+        pa = subprocess.Popen([harness.CURL, "-q", "-sS", "-m", "3", self.up.script_url(a, "503")], env=env_a,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.procs.append(pa)
+        pb = subprocess.Popen([harness.CURL, "-q", "-sS", "-m", "2", self.up.script_url(b, "503,200")], env=env_b,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.procs.append(pb)
+        out_b, err_b = pb.communicate(timeout=LIMIT_S)
+        _, err_a = pa.communicate(timeout=LIMIT_S)  # A ends at its own -m 3, still failing
+        self.assertIn(b"goes as the fleet's probe (the key fails outright)", err_a)
+        self.assertEqual(pb.returncode, 0, err_b)
+        self.assertEqual(out_b, ok_body(b, 2), err_b)
+        self.assertEqual(self.up.count(b), 2, err_b)
+        self.assertNotIn(b"(budget)", err_b)
 
     def get(self, key: str, script: str, **env) -> harness.Result:
         return harness.curl(["-sS", self.up.script_url(key, script)], preload=True,

@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -23,13 +24,12 @@ from harness import ok_body
 
 N = 8
 # The processes' own backoff (exponential, no jitter: the built-in strategy): attempt 2 goes
-# BASE after attempt 1 failed, attempt 3 another 2 x BASE later. They are woken while waiting
-# for attempt 3, which their own backoff sends no sooner than 3 x BASE after they started.
-# Shorter than 3 s: attempt 2 then goes while the key's failing run is younger than
-# core::budget::kOutageAge, before the fleet's probe holds the outage's retries (one at a time,
-# test_fleet_probe.py), so every process has its own parked backoff for the wake to end.
-BASE_MS = 2000
-OWN_THIRD_S = 3 * BASE_MS / 1000
+# BASE after attempt 1 failed. They are woken while parked in that backoff. (Attempt 2 itself
+# would find a failing run older than core::fleet_probe::kUnattendedAge, 1 s for these
+# unattended processes: the fleet's probe then holds the outage's retries, one at a time,
+# test_fleet_probe.py; the wake ends the backoffs before it.)
+BASE_MS = 4000
+OWN_SECOND_S = BASE_MS / 1000
 # How soon after the first success every woken transfer has its answer: a look (100 ms easy,
 # 250 ms multi) plus the retry itself, on a loaded 2-core box (measured 0.12-0.22 s).
 WAKE_S = 2.0
@@ -55,9 +55,33 @@ class WakeTestCase(harness.ArmedUpstreamTestCase):
         return env
 
     def spawn(self, cmd: list[str], env: dict) -> subprocess.Popen:
-        p = subprocess.Popen(cmd, env=harness.environment(True, env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # stderr in a file, so that the test can await the parked lines while the process runs.
+        err = tempfile.TemporaryFile()
+        self.addCleanup(err.close)
+        p = subprocess.Popen(cmd, env=harness.environment(True, env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=err)
+        p.err_file = err
         self.procs.append(p)
         return p
+
+    @staticmethod
+    def err_of(p: subprocess.Popen) -> bytes:
+        # pread: the child writes through the same open file, whose offset must not move.
+        fd = p.err_file.fileno()
+        return os.pread(fd, os.fstat(fd).st_size, 0)
+
+    def finish(self, p: subprocess.Popen) -> tuple[bytes, bytes]:
+        out, _ = p.communicate(timeout=LIMIT_S)
+        return out, self.err_of(p)
+
+    def await_parked(self, procs: list[subprocess.Popen], each: int, deadline: float) -> None:
+        """Until every process said it parked `each` retries ("retrying in"): its failure is
+        known to the fleet store and the park recorded. The upstream's count alone comes before
+        that: a success sent then could find the key healthy at the park, and a retry parked on a
+        healthy key keeps its own backoff, as it should."""
+        while not all(self.err_of(p).count(b"retrying in") >= each for p in procs):
+            self.assertLess(time.monotonic(), deadline, [self.err_of(p)[-500:] for p in procs])
+            time.sleep(0.02)
 
     def await_counts(self, keys: list[str], at_least: int, deadline: float) -> None:
         while not all(self.up.count(k) >= at_least for k in keys):
@@ -102,26 +126,26 @@ class Easy(WakeTestCase):
         keys, urls = self.outage(N)
         started = time.monotonic()
         procs = [self.spawn([harness.CURL, "-q", "-sS", u], self.env()) for u in urls]
-        # Every process failed twice and waits 2 x BASE for its third attempt.
-        self.await_counts(keys, 2, started + LIMIT_S)
-        self.assertTrue(all(self.up.count(k) == 2 for k in keys), [self.up.count(k) for k in keys])
+        # Every process failed once and waits BASE for its second attempt.
+        self.await_parked(procs, 1, started + LIMIT_S)
+        self.assertTrue(all(self.up.count(k) == 1 for k in keys), [self.up.count(k) for k in keys])
         sent = self.recover(keys)
-        self.await_counts(keys, 3, started + LIMIT_S)
+        self.await_counts(keys, 2, started + LIMIT_S)
         resumed = time.monotonic()
-        outs = [p.communicate(timeout=LIMIT_S) for p in procs]
+        outs = [self.finish(p) for p in procs]
         done = time.monotonic()
         print(f"FIGURE easy wake: {N} processes answered {done - sent:.2f} s after the first success; their own "
-              f"backoff would send attempt 3 at {started + OWN_THIRD_S - sent:.1f} s", file=sys.stderr, flush=True)
+              f"backoff would send attempt 2 at {started + OWN_SECOND_S - sent:.1f} s", file=sys.stderr, flush=True)
         for p, k, (out, err) in zip(procs, keys, outs):
             with self.subTest(key=k):
                 self.assertEqual(p.returncode, 0, err)
-                self.assertEqual(out, ok_body(k, 3), err)
-                self.assertEqual(self.up.count(k), 3, err)
+                self.assertEqual(out, ok_body(k, 2), err)
+                self.assertEqual(self.up.count(k), 2, err)
                 self.assertIn(b"another request's success ended the wait", err)
         self.assertLess(resumed - sent, WAKE_S)
         self.assertLess(done - sent, WAKE_S)
-        # Far sooner than their own backoff would have sent the third attempt.
-        self.assertLess(done - started, OWN_THIRD_S - 1.0)
+        # Far sooner than their own backoff would have sent the second attempt.
+        self.assertLess(done - started, OWN_SECOND_S - 1.0)
 
     def test_a_retry_on_a_healthy_busy_key_keeps_its_own_backoff(self):
         # One path fails twice on a host whose other requests keep succeeding. Its retries met
@@ -149,7 +173,7 @@ class Easy(WakeTestCase):
         procs = [self.spawn([harness.CURL, "-q", "-sS", self.up.url(f"/wake{i}/v1")], self.env()) for i in range(3)]
         self.await_counts(keys, 1, started + LIMIT_S)
         self.recover(keys)
-        outs = [p.communicate(timeout=LIMIT_S) for p in procs]
+        outs = [self.finish(p) for p in procs]
         done = time.monotonic()
         for p, k, (out, err) in zip(procs, keys, outs):
             with self.subTest(key=k):
@@ -169,18 +193,18 @@ class Multi(WakeTestCase):
         keys, urls = self.outage(N)
         started = time.monotonic()
         proc = self.spawn(cmd_of(urls), self.env())
-        self.await_counts(keys, 2, started + LIMIT_S)
-        self.assertTrue(all(self.up.count(k) == 2 for k in keys), [self.up.count(k) for k in keys])
+        self.await_parked([proc], N, started + LIMIT_S)
+        self.assertTrue(all(self.up.count(k) == 1 for k in keys), [self.up.count(k) for k in keys])
         sent = self.recover(keys)
-        out, err = proc.communicate(timeout=LIMIT_S)
+        out, err = self.finish(proc)
         done = time.monotonic()
         self.assertEqual(proc.returncode, 0, err)
         for k in keys:
-            self.assertEqual(self.up.count(k), 3, err)
+            self.assertEqual(self.up.count(k), 2, err)
         print(f"FIGURE multi wake ({os.path.basename(proc.args[0])}): {N} transfers answered {done - sent:.2f} s "
               f"after the first success", file=sys.stderr, flush=True)
         self.assertLess(done - sent, WAKE_S, err)
-        self.assertLess(done - started, OWN_THIRD_S - 1.0, err)
+        self.assertLess(done - started, OWN_SECOND_S - 1.0, err)
         self.assertEqual(err.count(b"another request's success ended the wait"), N, err)
         return keys, urls, out, err
 
@@ -189,7 +213,7 @@ class Multi(WakeTestCase):
             lambda urls: [harness.CURL, "-q", "-sS", "--parallel", "--parallel-immediate",
                           "--parallel-max", str(N), *urls])
         # One body per transfer, in whatever order they finished.
-        self.assertEqual(sorted(out.splitlines(keepends=True)), sorted(ok_body(k, 3) for k in keys), err)
+        self.assertEqual(sorted(out.splitlines(keepends=True)), sorted(ok_body(k, 2) for k in keys), err)
 
     def uv_host(self) -> str:
         host = _multi_host("uv_host")
@@ -205,7 +229,7 @@ class Multi(WakeTestCase):
             with self.subTest(key=k):
                 m = lines.get(u)
                 self.assertIsNotNone(m, out)
-                body = ok_body(k, 3)
+                body = ok_body(k, 2)
                 self.assertEqual((int(m.group(2)), int(m.group(3)), m.group(4).decode(), int(m.group(5)),
                                   int(m.group(6))), (0, 200, hashlib.sha256(body).hexdigest(), len(body), 1), out)
 

@@ -24,11 +24,24 @@ TEST(FleetProbe, PackRoundTrips) {
 }
 
 TEST(FleetProbe, AnOutageIsARunOfThreeSecondsWithNoSuccessSinceItBegan) {
-  EXPECT_FALSE(outage(run_of(), 0, kT0 + 2998));  // a fresh burst: its first failures are younger
-  EXPECT_TRUE(outage(run_of(), 0, kT0 + 3000));
-  EXPECT_TRUE(outage(run_of(), at(kT0 - 500), kT0 + 60000));   // the last success was before the run
-  EXPECT_FALSE(outage(run_of(), at(kT0 + 100), kT0 + 60000));  // one success since: the key answers
-  EXPECT_FALSE(outage(budget::FailingRun{}, 0, kT0 + 60000));  // no run at all
+  const Millis age = outage_age(false);
+  EXPECT_EQ(age, budget::kOutageAge);
+  EXPECT_FALSE(outage(run_of(), 0, kT0 + 2998, age));  // a fresh burst: its first failures are younger
+  EXPECT_TRUE(outage(run_of(), 0, kT0 + 3000, age));
+  EXPECT_TRUE(outage(run_of(), at(kT0 - 500), kT0 + 60000, age));   // the last success was before the run
+  EXPECT_FALSE(outage(run_of(), at(kT0 + 100), kT0 + 60000, age));  // one success since: the key answers
+  EXPECT_FALSE(outage(budget::FailingRun{}, 0, kT0 + 60000, age));  // no run at all
+}
+
+TEST(FleetProbe, ForAnUnattendedRetryAnOutageIsARunOfOneSecond) {
+  const Millis age = outage_age(true);
+  EXPECT_EQ(age, kUnattendedAge);
+  EXPECT_FALSE(outage(run_of(), 0, kT0 + 998, age));  // a fresh burst's concurrent first failures
+  EXPECT_TRUE(outage(run_of(), 0, kT0 + 1000, age));
+  // The default backoff (1.5 s) brings a fresh outage's first unattended retries after that: they
+  // are probed, not sent from the bank.
+  EXPECT_LT(kUnattendedAge, Policy{}.backoff.base);
+  EXPECT_FALSE(outage(run_of(), at(kT0 + 100), kT0 + 60000, age));  // one success since: the key answers
 }
 
 TEST(FleetProbe, TheFirstClaimGoesAndSpacesTheNextByTheRetrysOwnBackoff) {
@@ -189,6 +202,23 @@ TEST(FleetProbeVerdict, ATokenWaitDoesNotUseUpTheProbesAllowance) {
   const fv::Waited long_probe_wait{{}, {}, limits.max_token_wait * 2};
   EXPECT_EQ(fv::at_send(milliseconds(0), fv::Bucket{false, milliseconds(500)}, long_probe_wait, limits).kind,
             fv::Kind::wait_token);
+}
+
+TEST(FleetProbeVerdict, AYoungRunsProbeDelaysButNeverDeniesWhatTheBankWouldSend) {
+  // An unattended retry whose next probe cannot come within the program's 2 s: in a run younger
+  // than kOutageAge the token decides (the bank, as for every retry of so young a run); in an
+  // older one the retry gives up, as any retry there does.
+  fv::Limits timed = fv::limits_for(Policy{}, true, milliseconds(2000));
+  const fv::Gate refused = fv::at_probe(milliseconds(0), milliseconds(7500), {}, timed);
+  ASSERT_EQ(refused.kind, fv::Kind::give_up_budget);
+  EXPECT_FALSE(fv::probe_stands(refused, run_of(), kT0 + 1500));
+  EXPECT_FALSE(fv::probe_stands(refused, run_of(), kT0 + budget::kOutageAge.count() - 2));
+  EXPECT_TRUE(fv::probe_stands(refused, run_of(), kT0 + budget::kOutageAge.count()));
+  EXPECT_TRUE(fv::probe_stands(refused, run_of(), kT0 + 60000));
+  // Every other answer of the probe stands at any age: a wait, a go, a cooldown.
+  EXPECT_TRUE(fv::probe_stands(fv::at_probe(milliseconds(0), milliseconds(7500), {}, kOwn), run_of(), kT0 + 1500));
+  EXPECT_TRUE(fv::probe_stands(fv::at_probe(milliseconds(0), std::nullopt, {}, kOwn), run_of(), kT0 + 1500));
+  EXPECT_TRUE(fv::probe_stands(fv::at_probe(milliseconds(900), std::nullopt, {}, kOwn), run_of(), kT0 + 1500));
 }
 
 TEST(FleetProbeVerdict, ACooldownIsWaitedForFirst) {

@@ -181,6 +181,10 @@ TEST(Store, AKeyFailingOutrightLetsOneRetryAtATimeGoAsTheProbe) {
   store->note_failure(hash, kNow);
   store->note_failure(hash, kNow + 1500);
   EXPECT_EQ(store->claim_probe(hash, kNow + 2000, 1500ms), std::nullopt);  // a fresh burst: no probe yet
+  // An unattended retry's run is old enough at 1 s (core::fleet_probe::kUnattendedAge): it is
+  // told when the probe is due (this test's retries below then claim it at 3 s, as any retry).
+  EXPECT_FALSE(store->failing_outright(hash, kNow + 2000, core::budget::kOutageAge));
+  EXPECT_TRUE(store->failing_outright(hash, kNow + 2000, core::fleet_probe::kUnattendedAge));
   const auto first = store->claim_probe(hash, kNow + 3000, 1500ms);
   ASSERT_TRUE(first);
   EXPECT_TRUE(first->go);
