@@ -131,22 +131,22 @@ class Probe(harness.ArmedUpstreamTestCase):
         self.assertLess(done - recovered, DRAIN_S)
 
     def test_a_young_runs_probe_never_refuses_an_unattended_retry_the_bank_would_send(self):
-        # Two unattended requests fail together on a fresh key. A's retry (its own 1.2 s backoff)
-        # goes as the probe, fails, and puts the next probe 1.2 s after it. B's retry comes at
-        # 1.6 s, a run younger than core::budget::kOutageAge (3 s): the next probe (at 2.4 s)
-        # cannot come before B's own timeout (curl -m 2). B takes a token from the bank instead,
+        # Two unattended requests fail together on a fresh key. A's retry (its own 1.3 s backoff)
+        # goes as the probe, fails, and puts the next probe 1.3 s after it. B's retry comes at
+        # 1.6 s, a run younger than core::budget::kOutageAge (3 s): the next probe (at 2.6 s)
+        # cannot come before B's own timeout (curl -m 2.4). B takes a token from the bank instead,
         # as every retry of so young a run does, and its retry is answered: the earlier probe
         # delays, never denies (core::fleet_verdict::probe_stands; without it, B gave up with
         # reason "budget" at 1.6 s).
         a, b = self.key("a"), self.key("b")
         env_a = harness.environment(True, {"CURLRETRY_PERSISTENT": "1", "CURLRETRY_LOG": "debug",
-                                           "CURLRETRY_BASE_MS": "1200"})
+                                           "CURLRETRY_BASE_MS": "1300"})
         env_b = harness.environment(True, {"CURLRETRY_PERSISTENT": "1", "CURLRETRY_LOG": "info",
                                            "CURLRETRY_BASE_MS": "1600"})
         pa = subprocess.Popen([harness.CURL, "-q", "-sS", "-m", "3", self.up.script_url(a, "503")], env=env_a,
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.procs.append(pa)
-        pb = subprocess.Popen([harness.CURL, "-q", "-sS", "-m", "2", self.up.script_url(b, "503,200")], env=env_b,
+        pb = subprocess.Popen([harness.CURL, "-q", "-sS", "-m", "2.4", self.up.script_url(b, "503,200")], env=env_b,
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.procs.append(pb)
         out_b, err_b = pb.communicate(timeout=LIMIT_S)
