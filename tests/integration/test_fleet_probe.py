@@ -48,87 +48,66 @@ def probes_within(seconds: float, base_ms: int = BASE_MS) -> int:
 
 
 class Probe(harness.ArmedUpstreamTestCase):
-    def test_persistent_processes_in_a_full_outage_send_one_probe_at_a_time(self):
-        keys = [self.key(f"p{i}") for i in range(N)]
+    def full_outage(self, n: int, outage_s: float, base_ms: int | None, name: str):
+        """n unattended processes whose paths play 529 for outage_s, then 200 (`base_ms` None: the
+        built-in backoff). Every answer is its path's 200, byte for byte, and none gave up for the
+        budget. Returns the upstream requests during the outage, every process's stderr, and the
+        seconds from the recovery to the last answer."""
+        keys = [self.key(f"{name}{i}") for i in range(n)]
         for i, k in enumerate(keys):
-            self.arm(k, "529", f"/probe{i}/")
-        env = harness.environment(True, {"CURLRETRY_PERSISTENT": "1", "CURLRETRY_BASE_MS": str(BASE_MS),
-                                         "CURLRETRY_LOG": "info"})
+            self.arm(k, "529", f"/{name}{i}/")
+        env = harness.environment(True, {"CURLRETRY_PERSISTENT": "1", "CURLRETRY_LOG": "info",
+                                         "CURLRETRY_BASE_MS": None if base_ms is None else str(base_ms)})
         started = time.monotonic()
-        for i in range(N):
-            self.procs.append(subprocess.Popen([harness.CURL, "-q", "-sS", self.up.url(f"/probe{i}/v1/messages")],
+        for i in range(n):
+            self.procs.append(subprocess.Popen([harness.CURL, "-q", "-sS", self.up.url(f"/{name}{i}/v1/messages")],
                                                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                                stderr=subprocess.PIPE))
         deadline = started + LIMIT_S
         while not all(self.up.count(k) >= 1 for k in keys):
             self.assertLess(time.monotonic(), deadline, [self.up.count(k) for k in keys])
             time.sleep(0.02)
-        # The outage's length (the timeline the bound below is computed for), not a synchronisation.
-        time.sleep(max(0.0, started + OUTAGE_S - time.monotonic()))
+        # The outage's length (the timeline the bound is computed for), not a synchronisation.
+        time.sleep(max(0.0, started + outage_s - time.monotonic()))
         during = sum(self.up.count(k) for k in keys)
         for i, k in enumerate(keys):
-            self.arm(k, "200", f"/probe{i}/")
+            self.arm(k, "200", f"/{name}{i}/")
         recovered = time.monotonic()
         outs = [p.communicate(timeout=LIMIT_S) for p in self.procs]
-        done = time.monotonic()
-        errs = b"".join(err for _, err in outs)
-        allowed = probes_within(OUTAGE_S) + 1
-        print(f"FIGURE probe: {N} persistent processes, {OUTAGE_S:.0f} s outage: {during} upstream requests "
-              f"during it ({during - N} retries, {allowed} allowed), every answer {done - recovered:.2f} s after "
-              f"the recovery", file=sys.stderr, flush=True)
+        drain = time.monotonic() - recovered
         for p, k, (out, err) in zip(self.procs, keys, outs):
             with self.subTest(key=k):
                 self.assertEqual(p.returncode, 0, err)
                 self.assertEqual(out, ok_body(k, self.up.count(k)), err)
                 self.assertNotIn(b"(budget)", err)
+        return during, b"".join(err for _, err in outs), drain
+
+    def test_persistent_processes_in_a_full_outage_send_one_probe_at_a_time(self):
+        during, errs, drain = self.full_outage(N, OUTAGE_S, BASE_MS, "probe")
+        allowed = probes_within(OUTAGE_S) + 1
+        print(f"FIGURE probe: {N} persistent processes, {OUTAGE_S:.0f} s outage: {during} upstream requests "
+              f"during it ({during - N} retries, {allowed} allowed), every answer {drain:.2f} s after "
+              f"the recovery", file=sys.stderr, flush=True)
         # One probe at a time: the first attempts, then a retry a spacing (+1 for a probe racing the
         # arm above). Before, the bank (10) and the trickle (a token a second) went too: N + 26.
         self.assertLessEqual(during, N + allowed, errs.decode(errors="replace")[-3000:])
         self.assertIn(b"waiting for the fleet's probe", errs)
         # The probe after the recovery found it, and the waiting retries went at once behind it.
-        self.assertLess(done - recovered, DRAIN_S)
+        self.assertLess(drain, DRAIN_S)
 
     def test_a_fresh_outage_is_probed_from_its_first_unattended_retries(self):
-        # The default backoff: the first retries come 1.5 s after their failures, when the run is
+        # The built-in backoff: the first retries come 1.5 s after their failures, when the run is
         # older than core::fleet_probe::kUnattendedAge (1 s). They are probed: one at a time goes.
         # Before (a key failed outright only at 3 s for every retry), those first retries drew the
         # bank: 10 of them went into the outage at once, then the probes began (25 requests).
         n, outage_s, default_base_ms = 12, 5.0, 1500
-        keys = [self.key(f"f{i}") for i in range(n)]
-        for i, k in enumerate(keys):
-            self.arm(k, "529", f"/fresh{i}/")
-        # CURLRETRY_BASE_MS None: the built-in backoff, not the harness's fast one.
-        env = harness.environment(True, {"CURLRETRY_PERSISTENT": "1", "CURLRETRY_LOG": "info",
-                                         "CURLRETRY_BASE_MS": None})
-        started = time.monotonic()
-        for i in range(n):
-            self.procs.append(subprocess.Popen([harness.CURL, "-q", "-sS", self.up.url(f"/fresh{i}/v1/messages")],
-                                               env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                               stderr=subprocess.PIPE))
-        deadline = started + LIMIT_S
-        while not all(self.up.count(k) >= 1 for k in keys):
-            self.assertLess(time.monotonic(), deadline, [self.up.count(k) for k in keys])
-            time.sleep(0.02)
-        # The outage's length (the timeline the bound below is computed for), not a synchronisation.
-        time.sleep(max(0.0, started + outage_s - time.monotonic()))
-        during = sum(self.up.count(k) for k in keys)
-        for i, k in enumerate(keys):
-            self.arm(k, "200", f"/fresh{i}/")
-        recovered = time.monotonic()
-        outs = [p.communicate(timeout=LIMIT_S) for p in self.procs]
-        done = time.monotonic()
-        errs = b"".join(err for _, err in outs)
-        allowed = probes_within(outage_s, default_base_ms) + 1  # +1: a probe racing the arm above
+        during, errs, drain = self.full_outage(n, outage_s, None, "fresh")
+        allowed = probes_within(outage_s, default_base_ms) + 1  # +1: a probe racing the arm
         print(f"FIGURE fresh outage: {n} persistent processes, {outage_s:.0f} s: {during} upstream requests during it "
-              f"({during - n} retries, {allowed} allowed), every answer {done - recovered:.2f} s after the recovery",
+              f"({during - n} retries, {allowed} allowed), every answer {drain:.2f} s after the recovery",
               file=sys.stderr, flush=True)
-        for p, k, (out, err) in zip(self.procs, keys, outs):
-            with self.subTest(key=k):
-                self.assertEqual(p.returncode, 0, err)
-                self.assertEqual(out, ok_body(k, self.up.count(k)), err)
-                self.assertNotIn(b"(budget)", err)
         self.assertLessEqual(during, n + allowed, errs.decode(errors="replace")[-3000:])
-        self.assertLess(done - recovered, DRAIN_S)
+        self.assertLess(drain, DRAIN_S)
 
     def test_a_young_runs_probe_never_refuses_an_unattended_retry_the_bank_would_send(self):
         # Two unattended requests fail together on a fresh key. A's retry (its own 1.3 s backoff)
