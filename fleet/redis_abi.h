@@ -48,6 +48,9 @@ struct curlretry_redis_sync {
 typedef curlretry_redis* (*curlretry_redis_connect_fn)(const char* host, int port, int db, int timeout_ms, char* err,
                                                        unsigned long err_size);
 typedef void (*curlretry_redis_free_fn)(curlretry_redis* redis);
+/* Sets the bound of every later command on the connection; 0 on success. Looked up as
+ * "curlretry_redis_timeout_v1". */
+typedef int (*curlretry_redis_timeout_fn)(curlretry_redis* redis, int timeout_ms);
 /* Raises the key's cooldown to until_ms (never lowers it); meta is "status pid hostname". */
 typedef int (*curlretry_redis_cool_fn)(curlretry_redis* redis, const char* key, long long until_ms, const char* meta,
                                        char* err, unsigned long err_size);

@@ -249,6 +249,11 @@ __attribute__((visibility("default"))) void curlretry_redis_free(curlretry_redis
   delete redis;
 }
 
+__attribute__((visibility("default"))) int curlretry_redis_timeout_v1(curlretry_redis* redis, int timeout_ms) {
+  const timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  return redisSetTimeout(redis->context, tv) == REDIS_OK ? 0 : -1;
+}
+
 __attribute__((visibility("default"))) int curlretry_redis_cool(curlretry_redis* redis, const char* key,
                                                                 long long until_ms, const char* meta, char* err,
                                                                 unsigned long err_size) {

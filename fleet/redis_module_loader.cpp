@@ -38,13 +38,14 @@ RedisModule load_redis_module(const std::string& path) {
   }
   m.connect = reinterpret_cast<curlretry_redis_connect_fn>(dlsym(handle, "curlretry_redis_connect"));
   m.free = reinterpret_cast<curlretry_redis_free_fn>(dlsym(handle, "curlretry_redis_free"));
+  m.timeout = reinterpret_cast<curlretry_redis_timeout_fn>(dlsym(handle, "curlretry_redis_timeout_v1"));
   m.cool = reinterpret_cast<curlretry_redis_cool_fn>(dlsym(handle, "curlretry_redis_cool"));
   m.sync = reinterpret_cast<curlretry_redis_sync_fn>(dlsym(handle, "curlretry_redis_sync_v5"));
   m.end = reinterpret_cast<curlretry_redis_end_fn>(dlsym(handle, "curlretry_redis_end_v1"));
   m.list = reinterpret_cast<curlretry_redis_list_fn>(dlsym(handle, "curlretry_redis_list_v1"));
   m.clear = reinterpret_cast<curlretry_redis_clear_fn>(dlsym(handle, "curlretry_redis_clear_v1"));
   m.probe = reinterpret_cast<curlretry_redis_probe_fn>(dlsym(handle, "curlretry_redis_probe_v1"));
-  if (!m.connect || !m.free || !m.cool || !m.sync || !m.end || !m.list || !m.clear || !m.probe) {
+  if (!m.connect || !m.free || !m.timeout || !m.cool || !m.sync || !m.end || !m.list || !m.clear || !m.probe) {
     m.error = path + " lacks the curlretry_redis_* entry points of this version";
   }
   return m;

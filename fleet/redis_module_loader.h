@@ -21,6 +21,7 @@ RedisEndpoint parse_redis_url(std::string_view url);
 struct RedisModule {
   curlretry_redis_connect_fn connect = nullptr;
   curlretry_redis_free_fn free = nullptr;
+  curlretry_redis_timeout_fn timeout = nullptr;
   curlretry_redis_cool_fn cool = nullptr;
   curlretry_redis_sync_fn sync = nullptr;
   curlretry_redis_end_fn end = nullptr;

@@ -72,7 +72,7 @@ __attribute__((visibility("default"))) CURLcode curl_easy_perform(CURL* easy) {
   if (perform == nullptr) return CURLE_FAILED_INIT;
   Transfer* transfer = inside_libcurl() ? nullptr : registry::find(easy);
   const Runtime& rt = runtime();
-  if (transfer == nullptr || !transfer->begin(rt)) {
+  if (transfer == nullptr || !transfer->begin(rt, true)) {
     LibcurlScope scope(api);
     return perform(easy);
   }

@@ -59,6 +59,11 @@ fleet::Store* open_store(const Runtime& runtime) {
 }
 
 // The Redis link when one is configured (the machine store stays the fallback and the local view).
+// How long a Redis round trip for this transfer may take: see fleet_redis::Wait.
+fleet_redis::Wait waiter(const KeyCache* ledger) {
+  return ledger != nullptr && ledger->own_thread ? fleet_redis::Wait::thread : fleet_redis::Wait::loop;
+}
+
 fleet_redis::Link* redis(const Runtime& runtime) {
   const config::FleetSettings& settings = runtime.config.settings.fleet;
   if (settings.store != config::FleetStore::redis) return nullptr;
@@ -115,7 +120,7 @@ void record_cooldown(const Runtime& runtime, fleet::Store& s, const Attempt& a, 
   const std::string cool_key = fleet_key::cooldown_key(key, signal.status, credential(*a.host));
   if (!s.cool(cool_key, now + wait->count(), signal.status, now)) warn_full_once();
   if (cool_key != key) s.note_cred_cooling(key, now);
-  if (auto* link = redis(runtime)) link->cool(cool_key, now + wait->count(), signal.status);
+  if (auto* link = redis(runtime)) link->cool(cool_key, now + wait->count(), signal.status, waiter(a.ledger));
 }
 
 // The transfer that just ended gets its answer as a success: the server coped. It earns the key
@@ -192,7 +197,7 @@ void note_failure(const Runtime& runtime, fleet::Store& s, const Attempt& a, con
   // word and, with Redis, the fleet's: one bounded round trip per probe).
   if (probe) {
     s.probe_failed(hash, now);
-    if (auto* link = redis(runtime)) link->probe(std::string(key), 0, true);
+    if (auto* link = redis(runtime)) link->probe(std::string(key), 0, true, waiter(a.ledger));
   }
   s.note_failure(hash, now);
   // Sticky for the request: once it met the outage, the rest of its retries are paced.
@@ -339,7 +344,7 @@ std::optional<RedisTake> redis_take(const Runtime& runtime, fleet::Store& s, con
   request.again = f.number >= 3 ? 1 : 0;
   request.born_ms = born_of(f);
   request.now_ms = now;
-  auto answer = link->sync(request, fleet_key::hash(key));
+  auto answer = link->sync(request, fleet_key::hash(key), waiter(f.ledger));
   if (!answer) return std::nullopt;
   // The local view learns the fleet's cooldowns, for the next look.
   if (answer->host_until_ms > now) s.cool(key, answer->host_until_ms, 0, now);
@@ -377,7 +382,8 @@ std::optional<core::fleet_verdict::Gate> probe_gate(const GateContext& c) {
       c.hash, c.now, c.f.own_wait, born_of(c.f), core::fleet_probe::outage_age(c.limits.persistent));
   if (claim && claim->go) {
     if (auto* link = redis(c.runtime)) {
-      if (const auto fleet = link->probe(std::string(c.key), c.f.own_wait.count(), false); fleet && !fleet->go) {
+      if (const auto fleet = link->probe(std::string(c.key), c.f.own_wait.count(), false, waiter(c.f.ledger));
+          fleet && !fleet->go) {
         c.s.defer_probe(c.hash, c.now, core::Millis{fleet->wait_ms});
         claim = core::fleet_probe::Claim{false, core::Millis{fleet->wait_ms}, {}};
       }

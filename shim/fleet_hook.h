@@ -66,6 +66,9 @@ struct KeyCache {
   // The attempt under way is the fleet's probe of a key that fails outright (core/fleet_probe.h):
   // its failure pushes the next probe out (settle()).
   bool probe = false;
+  // The host's own thread waits for this transfer (curl_easy_perform), not a multi loop: a Redis
+  // round trip for its retry may take longer (fleet_redis::Wait).
+  bool own_thread = false;
 };
 
 // A first attempt begins: one request counted against the URL's host. Atomics only once the

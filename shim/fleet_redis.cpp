@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <cstdlib>
@@ -22,7 +23,7 @@ namespace {
 
 using config::LogLevel;
 
-constexpr int kTimeoutMs = 25;
+int timeout_ms(Wait wait) { return wait == Wait::thread ? 100 : 25; }
 constexpr std::int64_t kRetryConnectMs = 2000;
 constexpr std::size_t kPending = 64;
 constexpr std::size_t kKeyMax = 256;
@@ -34,6 +35,7 @@ struct State {
   const fleet::RedisModule* module = nullptr;
   curlretry_redis* connection = nullptr;
   pid_t owner = 0;                  // the process that connected (a fork child must not share it)
+  int timeout_ms = 0;               // the connection's bound now (timeout_ms(Wait))
   std::int64_t next_attempt_ms = 0;  // when to try connecting again after a failure
   bool said_down = false;
   std::atomic<std::uint64_t> pending_hash[kPending] = {};
@@ -111,7 +113,7 @@ void Link::drop(const char* what, const char* why, bool quiet) {
   }
 }
 
-bool Link::usable(std::int64_t now, bool quiet) {
+bool Link::usable(std::int64_t now, Wait wait, bool quiet) {
   State& s = state();
   if (s.module == nullptr) {
     // Leaked, not a static object: the flush at exit may run after static destructors.
@@ -128,15 +130,25 @@ bool Link::usable(std::int64_t now, bool quiet) {
     s.module->free(s.connection);
     s.connection = nullptr;
   }
-  if (s.connection != nullptr) return true;
+  const int bound = timeout_ms(wait);
+  if (s.connection != nullptr) {
+    if (s.timeout_ms == bound) return true;
+    if (s.module->timeout(s.connection, bound) != 0) {
+      drop("cannot set its timeout", std::strerror(errno), quiet);
+      return false;
+    }
+    s.timeout_ms = bound;
+    return true;
+  }
   if (now < s.next_attempt_ms) return false;
   char error[256] = {};
-  s.connection = s.module->connect(endpoint_.host.c_str(), endpoint_.port, endpoint_.db, kTimeoutMs, error,
-                                   sizeof error);
+  s.connection =
+      s.module->connect(endpoint_.host.c_str(), endpoint_.port, endpoint_.db, bound, error, sizeof error);
   if (s.connection == nullptr) {
     drop("cannot connect", error, quiet);
     return false;
   }
+  s.timeout_ms = bound;
   s.owner = ::getpid();
   if (s.said_down) {
     s.said_down = false;
@@ -187,7 +199,7 @@ void Link::note_success(std::uint64_t key_hash, std::int64_t sent_ms) {
 
 void Link::end_cooling(const std::string& key, std::int64_t sent_ms) {
   Guard guard(state());
-  if (!guard.held() || !usable(wall_ms())) return;
+  if (!guard.held() || !usable(wall_ms(), Wait::loop)) return;
   const std::string by = who();
   char error[256] = {};
   int ended = 0;
@@ -217,9 +229,11 @@ void Link::take_slot(std::size_t slot, curlretry_redis_sync& request) {
   request.success_sent_ms = s.pending_sent[slot].exchange(0, std::memory_order_relaxed);
 }
 
-std::optional<curlretry_redis_sync> Link::sync(curlretry_redis_sync request, std::uint64_t key_hash) {
+std::optional<curlretry_redis_sync> Link::sync(curlretry_redis_sync request, std::uint64_t key_hash, Wait wait) {
   Guard guard(state());
-  if (!guard.held() || !usable(wall_ms())) return std::nullopt;
+  if (!guard.held() || !usable(wall_ms(), wait)) return std::nullopt;
+  // Not put back when no answer comes: a command that timed out may still have run in Redis, so
+  // the counts go at most once (a lost count errs toward fewer retries, never more).
   take_pending(key_hash, request);
   const std::string by = who();
   request.who = by.c_str();
@@ -235,24 +249,24 @@ std::optional<curlretry_redis_sync> Link::sync(curlretry_redis_sync request, std
   return request;
 }
 
-std::optional<Link::Probe> Link::probe(const std::string& key, std::int64_t own_ms, bool failed) {
+std::optional<Link::Probe> Link::probe(const std::string& key, std::int64_t own_ms, bool failed, Wait wait) {
   Guard guard(state());
-  if (!guard.held() || !usable(wall_ms())) return std::nullopt;
+  if (!guard.held() || !usable(wall_ms(), wait)) return std::nullopt;
   char error[256] = {};
   int go = 0;
-  long long wait = 0;
+  long long next_ms = 0;
   if (state().module->probe(state().connection, key.c_str(), own_ms, core::fleet_probe::kMinGap.count(),
-                            core::fleet_probe::kMaxGap.count(), failed ? 1 : 0, &go, &wait, error,
+                            core::fleet_probe::kMaxGap.count(), failed ? 1 : 0, &go, &next_ms, error,
                             sizeof error) != 0) {
     drop("no answer", error);
     return std::nullopt;
   }
-  return Probe{go != 0, wait};
+  return Probe{go != 0, next_ms};
 }
 
-bool Link::cool(const std::string& key, std::int64_t until_ms, int status) {
+bool Link::cool(const std::string& key, std::int64_t until_ms, int status, Wait wait) {
   Guard guard(state());
-  if (!guard.held() || !usable(wall_ms())) return false;
+  if (!guard.held() || !usable(wall_ms(), wait)) return false;
   const std::string meta = std::to_string(status) + " " + who();
   char error[256] = {};
   if (state().module->cool(state().connection, key.c_str(), until_ms, meta.c_str(), error, sizeof error) != 0) {
@@ -279,7 +293,7 @@ void Link::flush_at_exit() {
     curlretry_redis_sync request{};
     take_slot(i, request);
     if (request.add_requests == 0 && request.add_successes == 0 && request.refunds == 0) continue;
-    if (!usable(now, true)) return;
+    if (!usable(now, Wait::loop, true)) return;
     const std::string key(s.pending_key[i]);
     const std::string by = who();
     request.key = key.c_str();

@@ -1,7 +1,7 @@
 // The link from this process to a Redis fleet store (fleet.store: redis://host:port/db), through
 // the module curlretry-fleet-redis.so loaded beside this library on first use. It never blocks a
-// success and never fails a transfer: a busy link, a slow or dead server (25 ms at most) means
-// "decide with the machine store", said once; the connection is tried again 2 s later.
+// success and never fails a transfer: a busy link, a slow or dead server (Wait's bound at most)
+// means "decide with the machine store", said once; the connection is tried again 2 s later.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +13,14 @@
 #include "fleet/redis_module_loader.h"
 
 namespace curlretry::shim::fleet_redis {
+
+// Who waits for a round trip, and so how long it may take. A host's event loop (a multi handle,
+// where every transfer of the loop stalls with it), a success being delivered, or a process's
+// exit: 25 ms. A retry the host's own thread is already waiting for inside curl_easy_perform:
+// 100 ms, a small part of its backoff; on a busy machine (100 processes on 2 vCPUs, bench/fleet.sh)
+// Redis misses 25 ms thousands of times a minute, and every miss decides with this machine's
+// store alone for 2 s.
+enum class Wait { loop, thread };
 
 class Link {
  public:
@@ -28,7 +36,7 @@ class Link {
   // A retry whose token Redis gave succeeded: the token goes back with the next sync or at exit.
   void note_refund(std::uint64_t key_hash);
   // One decision's round trip (see redis_abi.h); nullopt: use the machine store this time.
-  std::optional<curlretry_redis_sync> sync(curlretry_redis_sync request, std::uint64_t key_hash);
+  std::optional<curlretry_redis_sync> sync(curlretry_redis_sync request, std::uint64_t key_hash, Wait wait);
   // Sends what this process still has pending (registered with atexit by link_for).
   void flush_at_exit();
   // The fleet's probe of a key that fails outright (curlretry_redis_probe_v1): claimed (go, or
@@ -38,17 +46,18 @@ class Link {
     bool go = false;
     std::int64_t wait_ms = 0;
   };
-  std::optional<Probe> probe(const std::string& key, std::int64_t own_ms, bool failed);
+  std::optional<Probe> probe(const std::string& key, std::int64_t own_ms, bool failed, Wait wait);
   // Raises a cooldown fleet-wide; false when Redis cannot be reached now.
-  bool cool(const std::string& key, std::int64_t until_ms, int status);
+  bool cool(const std::string& key, std::int64_t until_ms, int status, Wait wait);
   // Ends `key`'s cooldown fleet-wide when it was raised before `sent_ms` (a success of a request
   // sent then): one bounded round trip, for a key the caller knows is cooling (a credential's).
   void end_cooling(const std::string& key, std::int64_t sent_ms);
 
  private:
   struct Guard;
-  // With the lock held: connected, connecting if due. Quiet: nothing logged (at exit).
-  bool usable(std::int64_t now_ms, bool quiet = false);
+  // With the lock held: connected (connecting if due), its commands bounded as `wait` allows.
+  // Quiet: nothing logged (at exit).
+  bool usable(std::int64_t now_ms, Wait wait, bool quiet = false);
   void drop(const char* what, const char* why, bool quiet = false);
   // The key's pending slot; claimed (and named) when `key` is given, else only found.
   int pending_slot(std::uint64_t key_hash, std::string_view key);

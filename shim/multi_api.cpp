@@ -153,7 +153,7 @@ __attribute__((noinline)) CURLMcode multi_add_handle_from_host(const void* calle
   if (transfer != nullptr && transfer->running() && previous != nullptr) return CURLM_ADDED_ALREADY;
   bool ours = false;
   try {
-    ours = transfer != nullptr && transfer->begin(runtime());
+    ours = transfer != nullptr && transfer->begin(runtime(), false);
   } catch (...) {
     // Out of memory for the transfer's state: `ours` stays false and libcurl runs it unretried.
   }

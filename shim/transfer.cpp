@@ -29,7 +29,7 @@ Transfer::Transfer(CURL* easy, const real::Api* api) : easy_(easy), api_(api) {}
 // ---------------------------------------------------------------------------------------------
 // Lifecycle
 
-bool Transfer::begin(const Runtime& runtime) {
+bool Transfer::begin(const Runtime& runtime, bool own_thread) {
   if (!runtime.active || phase() != Phase::idle) return false;
   if (!url_is_http(host.url)) {
     // Not ours: libcurl must see the host's own callbacks for this one.
@@ -56,6 +56,7 @@ bool Transfer::begin(const Runtime& runtime) {
   run_.attempt = 1;
   enter(Phase::attempting);
   apply_cached_credential();
+  fleet_key_.own_thread = own_thread;
   fleet_hook::count_request(runtime, host, fleet_key_);
   return true;
 }

@@ -59,8 +59,9 @@ class Transfer {
   void set_multi(CURLM* multi) { multi_ = multi; }
 
   // Starts a transfer: false means "not ours" (disabled, non-HTTP), and the caller passes the
-  // transfer through untouched. On true, the shim's callbacks are installed.
-  bool begin(const Runtime& runtime);
+  // transfer through untouched. On true, the shim's callbacks are installed. `own_thread`: the
+  // host's thread waits for it in curl_easy_perform (false: it runs in the host's multi loop).
+  bool begin(const Runtime& runtime, bool own_thread);
   // Puts the host's own callbacks and options back. Idempotent.
   void end();
   // Hands a transfer that has begun, but not started in libcurl, back to the host's own

@@ -180,7 +180,7 @@ class TransferPhases : public ::testing::Test {
   // The transfer begun, added to the fake multi (the host's add, passed on to libcurl) and
   // adopted by `state`, as a host's curl_multi_add_handle does it.
   void join_multi(MultiState& state, CURL* easy) {
-    ASSERT_TRUE(transfer_.begin(runtime_));
+    ASSERT_TRUE(transfer_.begin(runtime_, true));
     ASSERT_EQ(fake_add(fake_multi(), easy), CURLM_OK);
     state.adopt(easy, &transfer_);
   }
@@ -199,7 +199,7 @@ class TransferPhases : public ::testing::Test {
     policy().backoff.base = core::Millis{1000};
     policy().backoff.max = core::Millis{1000};
     policy().backoff.jitter = core::Jitter::none;
-    EXPECT_TRUE(transfer_.begin(runtime_));
+    EXPECT_TRUE(transfer_.begin(runtime_, true));
     respond(503, {}, "busy");
     const Transfer::Step retry = transfer_.finish_attempt(CURLE_OK);
     EXPECT_TRUE(retry.retry);
@@ -216,9 +216,9 @@ class TransferPhases : public ::testing::Test {
 
 TEST_F(TransferPhases, FirstTrySuccessStreamsAndIsDone) {
   EXPECT_EQ(transfer_.phase(), Phase::idle);
-  ASSERT_TRUE(transfer_.begin(runtime_));
+  ASSERT_TRUE(transfer_.begin(runtime_, true));
   EXPECT_EQ(transfer_.phase(), Phase::attempting);
-  EXPECT_FALSE(transfer_.begin(runtime_)) << "a transfer under way is not begun twice";
+  EXPECT_FALSE(transfer_.begin(runtime_, true)) << "a transfer under way is not begun twice";
   EXPECT_EQ(respond(200, {"Content-Length: 5"}, "hello"), 5U);
   EXPECT_EQ(transfer_.phase(), Phase::committed);
   const Transfer::Step step = transfer_.finish_attempt(CURLE_OK);
@@ -232,7 +232,7 @@ TEST_F(TransferPhases, FirstTrySuccessStreamsAndIsDone) {
 }
 
 TEST_F(TransferPhases, RetryWaitsThenAttemptsAgainAndTheProgramSeesOnlyTheLastResponse) {
-  ASSERT_TRUE(transfer_.begin(runtime_));
+  ASSERT_TRUE(transfer_.begin(runtime_, true));
   EXPECT_EQ(respond(503, {}, "busy"), 4U);
   EXPECT_EQ(transfer_.phase(), Phase::attempting) << "a failure candidate's body is held";
   const Transfer::Step retry = transfer_.finish_attempt(CURLE_OK);
@@ -251,7 +251,7 @@ TEST_F(TransferPhases, RetryWaitsThenAttemptsAgainAndTheProgramSeesOnlyTheLastRe
 }
 
 TEST_F(TransferPhases, GiveUpAfterMaxAttemptsReplaysTheLastHeldResponse) {
-  ASSERT_TRUE(transfer_.begin(runtime_));
+  ASSERT_TRUE(transfer_.begin(runtime_, true));
   for (int attempt = 1; attempt <= 2; ++attempt) {
     respond(503, {}, "busy " + std::to_string(attempt));
     ASSERT_TRUE(transfer_.finish_attempt(CURLE_OK).retry) << attempt;
@@ -270,7 +270,7 @@ TEST_F(TransferPhases, GiveUpAfterMaxAttemptsReplaysTheLastHeldResponse) {
 }
 
 TEST_F(TransferPhases, AFinalResponseWithoutBodyCommitsAtTheEndOfItsHeaders) {
-  ASSERT_TRUE(transfer_.begin(runtime_));
+  ASSERT_TRUE(transfer_.begin(runtime_, true));
   respond(204, {}, "");
   EXPECT_EQ(transfer_.phase(), Phase::committed_at_headers);
   EXPECT_EQ(program_.headers, head(204)) << "delivered before libcurl goes on";
@@ -279,7 +279,7 @@ TEST_F(TransferPhases, AFinalResponseWithoutBodyCommitsAtTheEndOfItsHeaders) {
 }
 
 TEST_F(TransferPhases, AConnectionResetAfterHeadersCommittedAtTheirEndIsNotRetried) {
-  ASSERT_TRUE(transfer_.begin(runtime_));
+  ASSERT_TRUE(transfer_.begin(runtime_, true));
   respond(200, {"Content-Length: 0"}, "");
   EXPECT_EQ(transfer_.phase(), Phase::committed_at_headers);
   g_curl.os_errno = 104;  // ECONNRESET: retryable, but the program has its headers
@@ -292,7 +292,7 @@ TEST_F(TransferPhases, AConnectionResetAfterHeadersCommittedAtTheirEndIsNotRetri
 
 TEST_F(TransferPhases, AHeldBodyTheProgramPausesIsReplayedOnUnpause) {
   policy().max_attempts = 1;
-  ASSERT_TRUE(transfer_.begin(runtime_));
+  ASSERT_TRUE(transfer_.begin(runtime_, true));
   respond(503, {}, "held body");
   // max_attempts 1: nothing could be retried, so nothing is held; the body streams at once.
   EXPECT_EQ(transfer_.phase(), Phase::committed);
@@ -300,7 +300,7 @@ TEST_F(TransferPhases, AHeldBodyTheProgramPausesIsReplayedOnUnpause) {
 
   policy().max_attempts = 2;
   program_ = Program{};
-  ASSERT_TRUE(transfer_.begin(runtime_));
+  ASSERT_TRUE(transfer_.begin(runtime_, true));
   respond(503, {}, "first");
   ASSERT_TRUE(transfer_.finish_attempt(CURLE_OK).retry);
   transfer_.prepare_next_attempt();
@@ -327,7 +327,7 @@ TEST_F(TransferPhases, AHeldBodyUnpausedOnItsThreadIsHandedOverInsideThePauseCal
   policy().max_attempts = 2;
   for (const bool refuse : {false, true}) {
     program_ = Program{};
-    ASSERT_TRUE(transfer_.begin(runtime_));
+    ASSERT_TRUE(transfer_.begin(runtime_, true));
     respond(503, {}, "first");
     ASSERT_TRUE(transfer_.finish_attempt(CURLE_OK).retry);
     transfer_.prepare_next_attempt();
@@ -360,7 +360,7 @@ TEST_F(TransferPhases, AHeldBodyUnpausedOnItsThreadIsHandedOverInsideThePauseCal
 
 TEST_F(TransferPhases, AProgressAbortWhileTheReplayIsPausedEndsItWith42) {
   policy().max_attempts = 2;
-  ASSERT_TRUE(transfer_.begin(runtime_));
+  ASSERT_TRUE(transfer_.begin(runtime_, true));
   respond(503, {}, "first");
   ASSERT_TRUE(transfer_.finish_attempt(CURLE_OK).retry);
   transfer_.prepare_next_attempt();
@@ -378,7 +378,7 @@ TEST_F(TransferPhases, AProgressAbortWhileTheReplayIsPausedEndsItWith42) {
 
 TEST_F(TransferPhases, AProgramRefusingTheReplayEndsTheTransferWithAWriteError) {
   policy().max_attempts = 2;
-  ASSERT_TRUE(transfer_.begin(runtime_));
+  ASSERT_TRUE(transfer_.begin(runtime_, true));
   respond(429, {}, "slow down");
   ASSERT_TRUE(transfer_.finish_attempt(CURLE_OK).retry);
   transfer_.prepare_next_attempt();
@@ -393,7 +393,7 @@ TEST_F(TransferPhases, AProgramRefusingTheReplayEndsTheTransferWithAWriteError) 
 }
 
 TEST_F(TransferPhases, AProgramRefusingAStreamedBodyIsItsOwnAbortNotRetried) {
-  ASSERT_TRUE(transfer_.begin(runtime_));
+  ASSERT_TRUE(transfer_.begin(runtime_, true));
   program_.write_answers = {0};
   EXPECT_EQ(respond(200, {}, "content"), 0U);
   EXPECT_EQ(transfer_.phase(), Phase::committed);
@@ -459,7 +459,7 @@ class CredentialBetweenAttempts : public TransferPhases {
   }
   // The first attempt refused with 401: the command starts in the background, the retry waits.
   void refused() {
-    ASSERT_TRUE(transfer_.begin(runtime_));
+    ASSERT_TRUE(transfer_.begin(runtime_, true));
     respond(401, {}, "expired");
     const Transfer::Step step = transfer_.finish_attempt(CURLE_OK);
     ASSERT_TRUE(step.retry);
@@ -540,7 +540,7 @@ TEST_F(CredentialBetweenAttempts, AParkedMultiTransferTakesTheSameStepAndGivesUp
 
 TEST_F(TransferPhases, TheProgramsDeadlineOnTheClockStopsARetry) {
   transfer_.host.timeout_ms = 2000;
-  ASSERT_TRUE(transfer_.begin(runtime_));
+  ASSERT_TRUE(transfer_.begin(runtime_, true));
   advance(std::chrono::milliseconds(1500));
   respond(503, {"Retry-After: 1"}, "busy");
   const Transfer::Step step = transfer_.finish_attempt(CURLE_OK);
@@ -550,7 +550,7 @@ TEST_F(TransferPhases, TheProgramsDeadlineOnTheClockStopsARetry) {
 }
 
 TEST_F(TransferPhases, AHeldFirstAttemptWaitsThenAttempts) {
-  ASSERT_TRUE(transfer_.begin(runtime_));
+  ASSERT_TRUE(transfer_.begin(runtime_, true));
   transfer_.hold_first_attempt();
   EXPECT_EQ(transfer_.phase(), Phase::waiting);
   transfer_.prepare_next_attempt();
@@ -562,10 +562,10 @@ TEST_F(TransferPhases, AHeldFirstAttemptWaitsThenAttempts) {
 
 TEST_F(TransferPhases, NonHttpIsNotOursAndAResetForgetsATransfer) {
   transfer_.host.url = "ftp://files.example/x";
-  EXPECT_FALSE(transfer_.begin(runtime_));
+  EXPECT_FALSE(transfer_.begin(runtime_, true));
   EXPECT_EQ(transfer_.phase(), Phase::idle);
   transfer_.host.url = g_curl.url;
-  ASSERT_TRUE(transfer_.begin(runtime_));
+  ASSERT_TRUE(transfer_.begin(runtime_, true));
   transfer_.forget_install();  // curl_easy_reset
   EXPECT_EQ(transfer_.phase(), Phase::idle);
   EXPECT_FALSE(transfer_.installed());
@@ -574,7 +574,7 @@ TEST_F(TransferPhases, NonHttpIsNotOursAndAResetForgetsATransfer) {
 TEST_F(TransferPhases, AFailedCredentialRefreshWhileWaitingReplaysTheRefusedResponse) {
   // A multi transfer parked for a credential command that then failed (MultiState::readd_due):
   // the response of the attempt that asked for the refresh is the answer.
-  ASSERT_TRUE(transfer_.begin(runtime_));
+  ASSERT_TRUE(transfer_.begin(runtime_, true));
   respond(503, {"Retry-After: 0"}, "refused");
   ASSERT_TRUE(transfer_.finish_attempt(CURLE_OK).retry);
   EXPECT_EQ(transfer_.phase(), Phase::waiting);
@@ -589,7 +589,7 @@ TEST_F(TransferPhases, AFailedCredentialRefreshWhileWaitingReplaysTheRefusedResp
 TEST_F(TransferPhases, CallbacksWhileIdlePassStraightToTheProgram) {
   // Our callbacks stay installed between transfers; a transfer libcurl runs without us meanwhile
   // (a nested perform from inside a callback) reaches the program untouched.
-  ASSERT_TRUE(transfer_.begin(runtime_));
+  ASSERT_TRUE(transfer_.begin(runtime_, true));
   respond(503, {}, "held");
   ASSERT_TRUE(transfer_.finish_attempt(CURLE_OK).retry);
   transfer_.end();
