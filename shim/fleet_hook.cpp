@@ -58,12 +58,12 @@ fleet::Store* open_store(const Runtime& runtime) {
   return opened;
 }
 
-// The Redis link when one is configured (the machine store stays the fallback and the local view).
 // How long a Redis round trip for this transfer may take: see fleet_redis::Wait.
 fleet_redis::Wait waiter(const KeyCache* ledger) {
   return ledger != nullptr && ledger->own_thread ? fleet_redis::Wait::thread : fleet_redis::Wait::loop;
 }
 
+// The Redis link when one is configured (the machine store stays the fallback and the local view).
 fleet_redis::Link* redis(const Runtime& runtime) {
   const config::FleetSettings& settings = runtime.config.settings.fleet;
   if (settings.store != config::FleetStore::redis) return nullptr;
