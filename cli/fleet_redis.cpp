@@ -13,7 +13,7 @@
 namespace curlretry::cli {
 namespace {
 
-// A person waits for this command: longer than the library's 25 ms, still bounded.
+// A person waits for this command: longer than the library's 25 or 100 ms (shim/fleet_redis.h), still bounded.
 constexpr int kTimeoutMs = 2000;
 
 struct Connection {

@@ -19,7 +19,8 @@ namespace curlretry::shim::fleet_redis {
 // exit: 25 ms. A retry the host's own thread is already waiting for inside curl_easy_perform:
 // 100 ms, a small part of its backoff; on a busy machine (100 processes on 2 vCPUs, bench/fleet.sh)
 // Redis misses 25 ms thousands of times a minute, and every miss decides with this machine's
-// store alone for 2 s.
+// store alone for 2 s. (The kernel rounds a socket timeout up to its tick: 25 ms waits 30-32 ms
+// on the project's machine, 100 ms 104 ms.)
 enum class Wait { loop, thread };
 
 class Link {
