@@ -2,9 +2,11 @@
 // Deadlines only grow and the budget is checked and counted in one Lua script per decision, so
 // any number of machines agree without a lock and without one round trip per request.
 #include <hiredis/hiredis.h>
+#include <openssl/evp.h>
 
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <set>
 #include <string>
@@ -215,6 +217,56 @@ long long as_number(const redisReply* r) {
   return 0;
 }
 
+// A Lua script sent by its SHA1 (EVALSHA), as Redis clients do: Redis keeps every script it has
+// run, so a sync writes ~330 bytes instead of ~3.4 KB (strace, a curl retry), and Redis does not hash
+// the body again on every call. A server that has not seen it yet (just started, restarted, after
+// SCRIPT FLUSH) answers NOSCRIPT, and that one call goes again as EVAL, which caches the script:
+// two round trips, each within the socket's bound, once per script and server start.
+class Script {
+ public:
+  constexpr explicit Script(const char* body) : body_(body) {}
+  const char* body() const { return body_; }
+  // The body's SHA1 in lowercase hex, computed once; "" where it cannot be (a libcrypto whose
+  // policy refuses SHA1): the script then always goes as EVAL.
+  const char* sha() const {
+    std::call_once(once_, [this] {
+      unsigned char digest[EVP_MAX_MD_SIZE];
+      unsigned int size = 0;
+      if (EVP_Digest(body_, std::strlen(body_), digest, &size, EVP_sha1(), nullptr) != 1 || size != 20) return;
+      for (unsigned int i = 0; i < size; ++i) std::snprintf(sha_ + 2 * i, 3, "%02x", digest[i]);
+    });
+    return sha_;
+  }
+
+ private:
+  const char* body_;
+  mutable std::once_flag once_;
+  mutable char sha_[41] = {};
+};
+
+// Runs `script` with argv[2..argc) (numkeys, keys, args): argv[0] and argv[1] are filled here.
+redisReply* run(redisContext* c, const Script& script, int argc, const char** argv) {
+  if (const char* sha = script.sha(); sha[0] != '\0') {
+    argv[0] = "EVALSHA";
+    argv[1] = sha;
+    auto* reply = static_cast<redisReply*>(redisCommandArgv(c, argc, argv, nullptr));
+    if (reply == nullptr || reply->type != REDIS_REPLY_ERROR || std::strncmp(reply->str, "NOSCRIPT", 8) != 0) {
+      return reply;
+    }
+    freeReplyObject(reply);
+  }
+  argv[0] = "EVAL";
+  argv[1] = script.body();
+  return static_cast<redisReply*>(redisCommandArgv(c, argc, argv, nullptr));
+}
+
+constinit const Script kCool{kCoolScript};
+constinit const Script kEnd{kEndScript};
+constinit const Script kSync{kSyncScript};
+constinit const Script kView{kViewScript};
+constinit const Script kProbe{kProbeScript};
+constinit const Script kClear{kClearScript};
+
 }  // namespace
 
 extern "C" {
@@ -259,8 +311,8 @@ __attribute__((visibility("default"))) int curlretry_redis_cool(curlretry_redis*
                                                                 unsigned long err_size) {
   const std::string k = kCoolPrefix + std::string(key);
   const std::string until = std::to_string(until_ms);
-  auto* reply = static_cast<redisReply*>(
-      redisCommand(redis->context, "EVAL %s 1 %s %s %s", kCoolScript, k.c_str(), until.c_str(), meta));
+  const char* argv[] = {nullptr, nullptr, "1", k.c_str(), until.c_str(), meta};
+  auto* reply = run(redis->context, kCool, 6, argv);
   const bool ok = reply != nullptr && reply->type == REDIS_REPLY_INTEGER;
   if (!ok) say(err, err_size, reply && reply->type == REDIS_REPLY_ERROR ? reply->str : why(redis->context));
   if (reply) freeReplyObject(reply);
@@ -273,8 +325,8 @@ __attribute__((visibility("default"))) int curlretry_redis_end_v1(curlretry_redi
   const std::string k = kCoolPrefix + std::string(key);
   const std::string sent = std::to_string(sent_ms);
   const std::string now = std::to_string(now_ms);
-  const char* argv[] = {"EVAL", kEndScript, "1", k.c_str(), sent.c_str(), now.c_str(), who != nullptr ? who : "0 ?"};
-  auto* reply = static_cast<redisReply*>(redisCommandArgv(redis->context, 7, argv, nullptr));
+  const char* argv[] = {nullptr, nullptr, "1", k.c_str(), sent.c_str(), now.c_str(), who != nullptr ? who : "0 ?"};
+  auto* reply = run(redis->context, kEnd, 7, argv);
   const bool ok = reply != nullptr && reply->type == REDIS_REPLY_INTEGER;
   if (ok) {
     if (ended != nullptr) *ended = reply->integer == 1;
@@ -290,9 +342,7 @@ __attribute__((visibility("default"))) int curlretry_redis_sync_v5(curlretry_red
   const std::string host_key = kCoolPrefix + std::string(s->key);
   const std::string cred_key = s->cred_key ? kCoolPrefix + std::string(s->cred_key) : host_key;
   const std::string prefix = kBudgetPrefix + std::string(s->key) + ":";
-  const std::vector<std::string> words = {"EVAL",
-                                          kSyncScript,
-                                          "2",
+  const std::vector<std::string> words = {"2",
                                           host_key,
                                           cred_key,
                                           prefix,
@@ -310,10 +360,9 @@ __attribute__((visibility("default"))) int curlretry_redis_sync_v5(curlretry_red
                                           std::to_string(s->success_sent_ms),
                                           s->who != nullptr ? s->who : "0 ?",
                                           std::to_string(s->born_ms)};
-  std::vector<const char*> argv;
+  std::vector<const char*> argv = {nullptr, nullptr};  // the command and the script: run() fills them
   for (const auto& w : words) argv.push_back(w.c_str());
-  auto* reply =
-      static_cast<redisReply*>(redisCommandArgv(redis->context, static_cast<int>(argv.size()), argv.data(), nullptr));
+  auto* reply = run(redis->context, kSync, static_cast<int>(argv.size()), argv.data());
   const bool ok = reply != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 5;
   if (ok) {
     s->requests = static_cast<unsigned long long>(as_number(reply->element[0]));
@@ -369,8 +418,8 @@ __attribute__((visibility("default"))) int curlretry_redis_list_v1(curlretry_red
     const std::string prefix = kBudgetPrefix + key + ":";
     const std::string e = std::to_string(epoch);
     const std::string n = std::to_string(slots);
-    const char* argv[] = {"EVAL", kViewScript, "2", cool.c_str(), bucket.c_str(), prefix.c_str(), e.c_str(), n.c_str()};
-    auto* reply = static_cast<redisReply*>(redisCommandArgv(c, 8, argv, nullptr));
+    const char* argv[] = {nullptr, nullptr, "2", cool.c_str(), bucket.c_str(), prefix.c_str(), e.c_str(), n.c_str()};
+    auto* reply = run(c, kView, 8, argv);
     const bool ok = reply != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 8;
     if (!ok) {
       say(err, err_size, reply && reply->type == REDIS_REPLY_ERROR ? reply->str : why(c));
@@ -408,9 +457,9 @@ __attribute__((visibility("default"))) int curlretry_redis_clear_v1(curlretry_re
   const std::string prefix = kBudgetPrefix + std::string(key) + ":";
   const std::string e = std::to_string(epoch);
   const std::string n = std::to_string(kSlotsKept);
-  const char* argv[] = {"EVAL",        kClearScript,   "3",       cool.c_str(), bucket.c_str(),
+  const char* argv[] = {nullptr,       nullptr,        "3",       cool.c_str(), bucket.c_str(),
                         probe.c_str(), prefix.c_str(), e.c_str(), n.c_str()};
-  auto* reply = static_cast<redisReply*>(redisCommandArgv(redis->context, 9, argv, nullptr));
+  auto* reply = run(redis->context, kClear, 9, argv);
   const bool ok = reply != nullptr && reply->type == REDIS_REPLY_INTEGER;
   if (ok) {
     *found = reply->integer > 0;
@@ -428,9 +477,8 @@ __attribute__((visibility("default"))) int curlretry_redis_probe_v1(curlretry_re
                                                                     unsigned long err_size) {
   const std::string probe = kBudgetPrefix + std::string(key) + kProbeSuffix;
   const std::string own = std::to_string(own_ms), lo = std::to_string(min_ms), hi = std::to_string(max_ms);
-  const char* argv[] = {"EVAL",      kProbeScript, "1",        probe.c_str(),
-                        own.c_str(), lo.c_str(),   hi.c_str(), failed ? "1" : "0"};
-  auto* reply = static_cast<redisReply*>(redisCommandArgv(redis->context, 8, argv, nullptr));
+  const char* argv[] = {nullptr, nullptr, "1", probe.c_str(), own.c_str(), lo.c_str(), hi.c_str(), failed ? "1" : "0"};
+  auto* reply = run(redis->context, kProbe, 8, argv);
   const bool ok = reply != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2;
   if (ok) {
     if (go != nullptr) *go = as_number(reply->element[0]) == 1;

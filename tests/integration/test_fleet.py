@@ -11,6 +11,7 @@ integration tests (CMakePresets.json, preset tsan).
 import datetime
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -878,6 +879,33 @@ class RedisServer:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
+    def command(self, *words: str) -> bytes:
+        """One command's reply: a status line's text, or a bulk string's bytes."""
+        request = f"*{len(words)}\r\n".encode() + b"".join(f"${len(w)}\r\n{w}\r\n".encode() for w in words)
+        with socket.create_connection(("127.0.0.1", self.port), timeout=10) as c:
+            c.sendall(request)
+            reply = b""
+            while b"\r\n" not in reply:
+                chunk = c.recv(65536)
+                if not chunk:
+                    raise RuntimeError(f"redis-server closed on {words!r}")
+                reply += chunk
+            head, _, rest = reply.partition(b"\r\n")
+            if not head.startswith(b"$"):
+                return head[1:]
+            size = int(head[1:])
+            while len(rest) < size + 2:
+                chunk = c.recv(65536)
+                if not chunk:
+                    raise RuntimeError(f"redis-server closed on {words!r}")
+                rest += chunk
+            return rest[:size]
+
+    def calls(self) -> dict[str, int]:
+        """How many times each command ran since the server started (INFO commandstats)."""
+        found = re.findall(rb"^cmdstat_(\w+):calls=(\d+)", self.command("INFO", "commandstats"), re.M)
+        return {name.decode(): int(n) for name, n in found}
+
 
 class SlowRelay:
     """A loopback relay in front of a Redis that hands each of its answers on `delay` seconds
@@ -1151,6 +1179,30 @@ class Redis(FleetTestCase):
                     self.assertIn(said, r.stderr)
                 else:
                     self.assertEqual(r.stderr.count(b"fleet store"), 0, str(r))
+
+    def test_the_scripts_go_by_their_sha1_and_a_flushed_script_cache_costs_nothing(self):
+        # A decision's script is ~3 KB, its SHA1 40 bytes: EVALSHA, as Redis clients do. A Redis
+        # that does not know a script yet (new, restarted, SCRIPT FLUSH) answers NOSCRIPT, and
+        # that call goes again as EVAL, which caches it: the decision is Redis's all the same.
+        def run(machine, name):
+            k = self.key(name)
+            r = self.on(machine, k, "503,200")
+            self.assertRun(r, 0, ok_body(k, 2))
+            self.assertEqual(r.stderr.count(b"fleet store"), 0, str(r))  # decided by Redis, no fallback
+            self.assertCount(self.plain, k, 2, r)
+            return self.redis.calls()
+
+        # A retry's decision and the flush at exit both run the sync script (the one script here).
+        first = run(1, "first")
+        self.assertEqual(first.get("eval"), 1, first)  # the first call's NOSCRIPT, then its body once
+        self.assertGreater(first.get("evalsha", 0), 1, first)
+        second = run(2, "second")
+        self.assertEqual(second.get("eval"), 1, second)  # known now: by its SHA1 only
+        self.assertGreater(second["evalsha"], first["evalsha"], second)
+        self.assertEqual(self.redis.command("SCRIPT", "FLUSH"), b"OK")
+        third = run(3, "third")
+        self.assertEqual(third.get("eval"), 2, third)  # forgotten: its body once more
+        self.assertGreater(third["evalsha"], second["evalsha"], third)
 
     def test_redis_hanging_costs_milliseconds_not_the_transfer(self):
         os.kill(self.redis.proc.pid, signal.SIGSTOP)
