@@ -16,6 +16,9 @@
 
 struct curlretry_redis {
   redisContext* context;
+  // EVALSHA was refused for another reason than NOSCRIPT (an ACL or a renamed command that lets
+  // EVAL through) and EVAL then worked: this connection sends the scripts' bodies from then on.
+  bool eval_only = false;
 };
 
 namespace {
@@ -245,19 +248,24 @@ class Script {
 };
 
 // Runs `script` with argv[2..argc) (numkeys, keys, args): argv[0] and argv[1] are filled here.
-redisReply* run(redisContext* c, const Script& script, int argc, const char** argv) {
-  if (const char* sha = script.sha(); sha[0] != '\0') {
+// Any error answer to EVALSHA sends the body (EVAL gives the script's own error again, if that is
+// what it was); one that is not NOSCRIPT, with EVAL then answered, marks the connection eval_only.
+redisReply* run(curlretry_redis* redis, const Script& script, int argc, const char** argv) {
+  redisContext* c = redis->context;
+  bool refused = false;
+  if (const char* sha = script.sha(); sha[0] != '\0' && !redis->eval_only) {
     argv[0] = "EVALSHA";
     argv[1] = sha;
     auto* reply = static_cast<redisReply*>(redisCommandArgv(c, argc, argv, nullptr));
-    if (reply == nullptr || reply->type != REDIS_REPLY_ERROR || std::strncmp(reply->str, "NOSCRIPT", 8) != 0) {
-      return reply;
-    }
+    if (reply == nullptr || reply->type != REDIS_REPLY_ERROR) return reply;
+    refused = std::strncmp(reply->str, "NOSCRIPT", 8) != 0;
     freeReplyObject(reply);
   }
   argv[0] = "EVAL";
   argv[1] = script.body();
-  return static_cast<redisReply*>(redisCommandArgv(c, argc, argv, nullptr));
+  auto* reply = static_cast<redisReply*>(redisCommandArgv(c, argc, argv, nullptr));
+  if (refused && reply != nullptr && reply->type != REDIS_REPLY_ERROR) redis->eval_only = true;
+  return reply;
 }
 
 constinit const Script kCool{kCoolScript};
@@ -292,7 +300,7 @@ __attribute__((visibility("default"))) curlretry_redis* curlretry_redis_connect(
       return nullptr;
     }
   }
-  return new (std::nothrow) curlretry_redis{c};
+  return new (std::nothrow) curlretry_redis{c, false};
 }
 
 __attribute__((visibility("default"))) void curlretry_redis_free(curlretry_redis* redis) {
@@ -312,7 +320,7 @@ __attribute__((visibility("default"))) int curlretry_redis_cool(curlretry_redis*
   const std::string k = kCoolPrefix + std::string(key);
   const std::string until = std::to_string(until_ms);
   const char* argv[] = {nullptr, nullptr, "1", k.c_str(), until.c_str(), meta};
-  auto* reply = run(redis->context, kCool, 6, argv);
+  auto* reply = run(redis, kCool, 6, argv);
   const bool ok = reply != nullptr && reply->type == REDIS_REPLY_INTEGER;
   if (!ok) say(err, err_size, reply && reply->type == REDIS_REPLY_ERROR ? reply->str : why(redis->context));
   if (reply) freeReplyObject(reply);
@@ -326,7 +334,7 @@ __attribute__((visibility("default"))) int curlretry_redis_end_v1(curlretry_redi
   const std::string sent = std::to_string(sent_ms);
   const std::string now = std::to_string(now_ms);
   const char* argv[] = {nullptr, nullptr, "1", k.c_str(), sent.c_str(), now.c_str(), who != nullptr ? who : "0 ?"};
-  auto* reply = run(redis->context, kEnd, 7, argv);
+  auto* reply = run(redis, kEnd, 7, argv);
   const bool ok = reply != nullptr && reply->type == REDIS_REPLY_INTEGER;
   if (ok) {
     if (ended != nullptr) *ended = reply->integer == 1;
@@ -362,7 +370,7 @@ __attribute__((visibility("default"))) int curlretry_redis_sync_v5(curlretry_red
                                           std::to_string(s->born_ms)};
   std::vector<const char*> argv = {nullptr, nullptr};  // the command and the script: run() fills them
   for (const auto& w : words) argv.push_back(w.c_str());
-  auto* reply = run(redis->context, kSync, static_cast<int>(argv.size()), argv.data());
+  auto* reply = run(redis, kSync, static_cast<int>(argv.size()), argv.data());
   const bool ok = reply != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 5;
   if (ok) {
     s->requests = static_cast<unsigned long long>(as_number(reply->element[0]));
@@ -419,7 +427,7 @@ __attribute__((visibility("default"))) int curlretry_redis_list_v1(curlretry_red
     const std::string e = std::to_string(epoch);
     const std::string n = std::to_string(slots);
     const char* argv[] = {nullptr, nullptr, "2", cool.c_str(), bucket.c_str(), prefix.c_str(), e.c_str(), n.c_str()};
-    auto* reply = run(c, kView, 8, argv);
+    auto* reply = run(redis, kView, 8, argv);
     const bool ok = reply != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 8;
     if (!ok) {
       say(err, err_size, reply && reply->type == REDIS_REPLY_ERROR ? reply->str : why(c));
@@ -459,7 +467,7 @@ __attribute__((visibility("default"))) int curlretry_redis_clear_v1(curlretry_re
   const std::string n = std::to_string(kSlotsKept);
   const char* argv[] = {nullptr,       nullptr,        "3",       cool.c_str(), bucket.c_str(),
                         probe.c_str(), prefix.c_str(), e.c_str(), n.c_str()};
-  auto* reply = run(redis->context, kClear, 9, argv);
+  auto* reply = run(redis, kClear, 9, argv);
   const bool ok = reply != nullptr && reply->type == REDIS_REPLY_INTEGER;
   if (ok) {
     *found = reply->integer > 0;
@@ -478,7 +486,7 @@ __attribute__((visibility("default"))) int curlretry_redis_probe_v1(curlretry_re
   const std::string probe = kBudgetPrefix + std::string(key) + kProbeSuffix;
   const std::string own = std::to_string(own_ms), lo = std::to_string(min_ms), hi = std::to_string(max_ms);
   const char* argv[] = {nullptr, nullptr, "1", probe.c_str(), own.c_str(), lo.c_str(), hi.c_str(), failed ? "1" : "0"};
-  auto* reply = run(redis->context, kProbe, 8, argv);
+  auto* reply = run(redis, kProbe, 8, argv);
   const bool ok = reply != nullptr && reply->type == REDIS_REPLY_ARRAY && reply->elements == 2;
   if (ok) {
     if (go != nullptr) *go = as_number(reply->element[0]) == 1;

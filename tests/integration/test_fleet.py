@@ -901,9 +901,11 @@ class RedisServer:
                 rest += chunk
             return rest[:size]
 
-    def calls(self) -> dict[str, int]:
-        """How many times each command ran since the server started (INFO commandstats)."""
-        found = re.findall(rb"^cmdstat_(\w+):calls=(\d+)", self.command("INFO", "commandstats"), re.M)
+    def calls(self, which: str = "calls") -> dict[str, int]:
+        """How many times each command ran since the server started (INFO commandstats), or with
+        which="rejected_calls" how many times it was refused (an ACL, say) before it ran."""
+        found = re.findall(rb"^cmdstat_(\w+):.*\b" + which.encode() + rb"=(\d+)", self.command("INFO", "commandstats"),
+                           re.M)
         return {name.decode(): int(n) for name, n in found}
 
 
@@ -1203,6 +1205,20 @@ class Redis(FleetTestCase):
         third = run(3, "third")
         self.assertEqual(third.get("eval"), 2, third)  # forgotten: its body once more
         self.assertGreater(third["evalsha"], second["evalsha"], third)
+
+    def test_a_redis_that_refuses_evalsha_gets_the_scripts_bodies(self):
+        # An ACL (or a renamed command) may let EVAL through and not EVALSHA: the first refusal
+        # sends that call's body, and the connection sends bodies from then on (one refusal, not
+        # one per call). Still Redis's decisions: no fallback to the machine store.
+        self.assertEqual(self.redis.command("ACL", "SETUSER", "default", "-evalsha"), b"OK")
+        k = self.key()
+        r = self.on(1, k, "503,503,200")
+        self.assertRun(r, 0, ok_body(k, 3))
+        self.assertEqual(r.stderr.count(b"fleet store"), 0, str(r))
+        self.assertCount(self.plain, k, 3, r)
+        self.assertEqual(self.redis.calls("rejected_calls").get("evalsha"), 1)
+        self.assertGreaterEqual(self.redis.calls().get("eval", 0), 3)  # two decisions and the exit's flush
+        self.assertEqual(self.redis.calls().get("evalsha", 0), 0)
 
     def test_redis_hanging_costs_milliseconds_not_the_transfer(self):
         os.kill(self.redis.proc.pid, signal.SIGSTOP)
