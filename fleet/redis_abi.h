@@ -25,6 +25,9 @@ struct curlretry_redis_sync {
   unsigned add_requests;
   unsigned add_successes;
   unsigned refunds;
+  /* Retries this process's machine store let go while Redis did not answer: a token each, taken
+   * from the bucket at the next decision, so that the fleet's budget counts them too. */
+  unsigned taken;
   int want_retry;
   int again; /* the retry follows a retry that failed (core/retry_tokens.h, kept_back) */
   int percent;
@@ -54,7 +57,7 @@ typedef int (*curlretry_redis_timeout_fn)(curlretry_redis* redis, int timeout_ms
 /* Raises the key's cooldown to until_ms (never lowers it); meta is "status pid hostname". */
 typedef int (*curlretry_redis_cool_fn)(curlretry_redis* redis, const char* key, long long until_ms, const char* meta,
                                        char* err, unsigned long err_size);
-/* Looked up as "curlretry_redis_sync_v5": a module of another layout is refused, not misread. */
+/* Looked up as "curlretry_redis_sync_v6": a module of another layout is refused, not misread. */
 typedef int (*curlretry_redis_sync_fn)(curlretry_redis* redis, struct curlretry_redis_sync* sync, char* err,
                                        unsigned long err_size);
 

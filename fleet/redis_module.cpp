@@ -67,9 +67,10 @@ return finish(KEYS[1], clock - age, tonumber(ARGV[2]), ARGV[3])
 
 // KEYS: host cooldown, credential cooldown (or the host's again). ARGV: budget prefix, epoch,
 // slots, pending requests, pending successes, refunds, want_retry, percent, reserve, window_ms,
-// now_ms, again, success_sent_ms (0: none), who, born_ms (0: unknown). The bucket (hash
+// now_ms, again, success_sent_ms (0: none), who, born_ms (0: unknown), taken. The bucket (hash
 // <prefix>bucket: m tokens x 1000, s trickle stamp, k failing streak, w successes and g refunds
-// not credited yet) follows core/retry_tokens.cpp step for step, and its waiters (y the youngest
+// not credited yet, x retries let go by a machine store while Redis did not answer, not charged
+// yet) follows core/retry_tokens.cpp step for step, and its waiters (y the youngest
 // waiting request's birth on its caller's clock, z when it last looked on Redis's, c grants mod
 // 256) core/token_queue.cpp.
 constexpr const char* kSyncScript = CURLRETRY_LUA_CLOCK CURLRETRY_LUA_FINISH R"(
@@ -92,12 +93,18 @@ if succ > 0 then
   redis.call('HSET', b, 'k', 0)
 end
 if back > 0 then redis.call('HINCRBY', b, 'g', back) end
+local took = tonumber(ARGV[16]) or 0
+if took > 0 then
+  redis.call('HINCRBY', b, 'x', took)
+  redis.call('HINCRBY', p .. e, 't', took)
+  redis.call('PEXPIRE', p .. e, 70000)
+end
 redis.call('PEXPIRE', b, 600000)
 local r = 0
 for i = 0, n - 1 do
   r = r + (tonumber(redis.call('HGET', p .. (e - i), 'r')) or 0)
 end
-local v = redis.call('HMGET', b, 'm', 's', 'k', 'w', 'g', 'y', 'z', 'c')
+local v = redis.call('HMGET', b, 'm', 's', 'k', 'w', 'g', 'y', 'z', 'c', 'x')
 local m, s, k = tonumber(v[1]), tonumber(v[2]), tonumber(v[3]) or 0
 local born = tonumber(ARGV[15]) or 0
 local y, z, c = tonumber(v[6]) or 0, tonumber(v[7]) or 0, tonumber(v[8]) or 0
@@ -123,6 +130,7 @@ if want == 1 then
     end
     m = m + (tonumber(v[5]) or 0) * 1000
   end
+  m = math.max(m - (tonumber(v[9]) or 0) * 1000, 0)
   m = math.min(m + (tonumber(v[4]) or 0) * pct * 10, cap)
   if (tonumber(v[4]) or 0) > 0 then k = 0 else k = k + 1 end
   local kept = 0
@@ -138,7 +146,7 @@ if want == 1 then
   elseif born > 0 and (not waits or born >= y) then
     y, z = born, clock
   end
-  redis.call('HSET', b, 'm', m, 's', s, 'k', k, 'w', 0, 'g', 0, 'y', y, 'z', z, 'c', c)
+  redis.call('HSET', b, 'm', m, 's', s, 'k', k, 'w', 0, 'g', 0, 'y', y, 'z', z, 'c', c, 'x', 0)
 end
 local function until_of(key)
   local u = redis.call('GET', key)
@@ -151,7 +159,7 @@ return {tostring(r), tostring(m or 0), allowed, until_of(KEYS[1]), until_of(KEYS
 // One key's view for `curlretry fleet`. KEYS: cooldown, bucket. ARGV: budget prefix, epoch, slots.
 constexpr const char* kViewScript = R"(
 local cool = redis.call('GET', KEYS[1]) or ''
-local v = redis.call('HMGET', KEYS[2], 'm', 's', 'w', 'g')
+local v = redis.call('HMGET', KEYS[2], 'm', 's', 'w', 'g', 'x')
 local e, n = tonumber(ARGV[2]), tonumber(ARGV[3])
 local r, t = 0, 0
 for i = 0, n - 1 do
@@ -161,7 +169,11 @@ for i = 0, n - 1 do
 end
 local has = 0
 if v[1] then has = 1 end
-return {cool, has, v[1] or '0', v[2] or '0', v[3] or '0', v[4] or '0', tostring(r), tostring(t)}
+-- The bucket less the retries not charged yet, as the next decision takes them (before it
+-- credits the successes).
+local m = v[1] or '0'
+if v[1] and tonumber(v[5] or 0) > 0 then m = tostring(math.max(tonumber(v[1]) - tonumber(v[5]) * 1000, 0)) end
+return {cool, has, m, v[2] or '0', v[3] or '0', v[4] or '0', tostring(r), tostring(t)}
 )";
 
 // The probe (core/fleet_probe.cpp step for step, on Redis's clock). KEYS: the probe hash (n: next
@@ -345,7 +357,7 @@ __attribute__((visibility("default"))) int curlretry_redis_end_v1(curlretry_redi
   return ok ? 0 : -1;
 }
 
-__attribute__((visibility("default"))) int curlretry_redis_sync_v5(curlretry_redis* redis, curlretry_redis_sync* s,
+__attribute__((visibility("default"))) int curlretry_redis_sync_v6(curlretry_redis* redis, curlretry_redis_sync* s,
                                                                    char* err, unsigned long err_size) {
   const std::string host_key = kCoolPrefix + std::string(s->key);
   const std::string cred_key = s->cred_key ? kCoolPrefix + std::string(s->cred_key) : host_key;
@@ -367,7 +379,8 @@ __attribute__((visibility("default"))) int curlretry_redis_sync_v5(curlretry_red
                                           s->again ? "1" : "0",
                                           std::to_string(s->success_sent_ms),
                                           s->who != nullptr ? s->who : "0 ?",
-                                          std::to_string(s->born_ms)};
+                                          std::to_string(s->born_ms),
+                                          std::to_string(s->taken)};
   std::vector<const char*> argv = {nullptr, nullptr};  // the command and the script: run() fills them
   for (const auto& w : words) argv.push_back(w.c_str());
   auto* reply = run(redis, kSync, static_cast<int>(argv.size()), argv.data());

@@ -40,7 +40,7 @@ RedisModule load_redis_module(const std::string& path) {
   m.free = reinterpret_cast<curlretry_redis_free_fn>(dlsym(handle, "curlretry_redis_free"));
   m.timeout = reinterpret_cast<curlretry_redis_timeout_fn>(dlsym(handle, "curlretry_redis_timeout_v1"));
   m.cool = reinterpret_cast<curlretry_redis_cool_fn>(dlsym(handle, "curlretry_redis_cool"));
-  m.sync = reinterpret_cast<curlretry_redis_sync_fn>(dlsym(handle, "curlretry_redis_sync_v5"));
+  m.sync = reinterpret_cast<curlretry_redis_sync_fn>(dlsym(handle, "curlretry_redis_sync_v6"));
   m.end = reinterpret_cast<curlretry_redis_end_fn>(dlsym(handle, "curlretry_redis_end_v1"));
   m.list = reinterpret_cast<curlretry_redis_list_fn>(dlsym(handle, "curlretry_redis_list_v1"));
   m.clear = reinterpret_cast<curlretry_redis_clear_fn>(dlsym(handle, "curlretry_redis_clear_v1"));

@@ -437,6 +437,13 @@ core::fleet_verdict::Gate token_gate(const GateContext& c) {
   }
   const fv::Gate g = fv::at_send(cooling, token, c.f.waited, c.limits);
   if (g.over_budget && !c.s.count(c.hash, c.key, true, c.now)) warn_full_once();  // counted, not charged
+  if (g.kind == fv::Kind::go && !g.over_budget && charge.machine) {
+    // Redis (configured, silent now) is charged for it with the next sync, and refunded as usual.
+    if (auto* link = redis(c.runtime)) {
+      link->note_taken(c.hash, c.key);
+      charge.redis = true;
+    }
+  }
   if (g.kind == fv::Kind::go && c.f.ledger != nullptr) {
     c.f.ledger->charge = g.over_budget ? Charge{} : charge;
     c.f.ledger->sent_ms = c.now;

@@ -42,6 +42,8 @@ struct State {
   std::atomic<std::uint32_t> pending_count[kPending] = {};
   std::atomic<std::uint32_t> pending_success[kPending] = {};
   std::atomic<std::uint32_t> pending_refund[kPending] = {};
+  // Retries the machine store let go while Redis was silent (note_taken), charged at the next sync.
+  std::atomic<std::uint32_t> pending_taken[kPending] = {};
   std::atomic<std::int64_t> pending_sent[kPending] = {};  // latest send of a pending success; 0: none
   // Until when Redis last said the key cools (its raise by this process, or a sync's answer):
   // a success then goes to Redis at once instead of waiting for the next sync or the exit.
@@ -72,6 +74,7 @@ void forget_pending_in_child() {
     s.pending_count[i].store(0, std::memory_order_relaxed);
     s.pending_success[i].store(0, std::memory_order_relaxed);
     s.pending_refund[i].store(0, std::memory_order_relaxed);
+    s.pending_taken[i].store(0, std::memory_order_relaxed);
     s.pending_sent[i].store(0, std::memory_order_relaxed);
   }
 }
@@ -214,8 +217,13 @@ void Link::note_refund(std::uint64_t key_hash) {
   if (slot >= 0) state().pending_refund[slot].fetch_add(1, std::memory_order_relaxed);
 }
 
+void Link::note_taken(std::uint64_t key_hash, std::string_view key) {
+  const int slot = pending_slot(key_hash, key);
+  if (slot >= 0) state().pending_taken[slot].fetch_add(1, std::memory_order_relaxed);
+}
+
 void Link::take_pending(std::uint64_t key_hash, curlretry_redis_sync& request) {
-  request.add_requests = request.add_successes = request.refunds = 0;
+  request.add_requests = request.add_successes = request.refunds = request.taken = 0;
   const int slot = pending_slot(key_hash, {});
   if (slot < 0) return;
   take_slot(static_cast<std::size_t>(slot), request);
@@ -226,6 +234,7 @@ void Link::take_slot(std::size_t slot, curlretry_redis_sync& request) {
   request.add_requests = s.pending_count[slot].exchange(0, std::memory_order_relaxed);
   request.add_successes = s.pending_success[slot].exchange(0, std::memory_order_relaxed);
   request.refunds = s.pending_refund[slot].exchange(0, std::memory_order_relaxed);
+  request.taken = s.pending_taken[slot].exchange(0, std::memory_order_relaxed);
   request.success_sent_ms = s.pending_sent[slot].exchange(0, std::memory_order_relaxed);
 }
 
@@ -292,7 +301,9 @@ void Link::flush_at_exit() {
     if (!s.pending_named[i].load(std::memory_order_acquire)) continue;
     curlretry_redis_sync request{};
     take_slot(i, request);
-    if (request.add_requests == 0 && request.add_successes == 0 && request.refunds == 0) continue;
+    if (request.add_requests == 0 && request.add_successes == 0 && request.refunds == 0 && request.taken == 0) {
+      continue;
+    }
     if (!usable(now, Wait::loop, true)) return;
     const std::string key(s.pending_key[i]);
     const std::string by = who();

@@ -36,6 +36,10 @@ class Link {
   void note_success(std::uint64_t key_hash, std::int64_t sent_ms);
   // A retry whose token Redis gave succeeded: the token goes back with the next sync or at exit.
   void note_refund(std::uint64_t key_hash);
+  // A retry this machine's store let go while Redis did not answer: its token is taken from the
+  // fleet's bucket with the next sync or at exit, so a silent Redis is no second source of tokens
+  // (a retry of it that succeeds gives that token back, note_refund).
+  void note_taken(std::uint64_t key_hash, std::string_view key);
   // One decision's round trip (see redis_abi.h); nullopt: use the machine store this time.
   std::optional<curlretry_redis_sync> sync(curlretry_redis_sync request, std::uint64_t key_hash, Wait wait);
   // Sends what this process still has pending (registered with atexit by link_for).

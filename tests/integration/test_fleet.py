@@ -1220,6 +1220,29 @@ class Redis(FleetTestCase):
         self.assertGreaterEqual(self.redis.calls().get("eval", 0), 3)  # two decisions and the exit's flush
         self.assertEqual(self.redis.calls().get("evalsha", 0), 0)
 
+    def test_retries_decided_while_redis_was_silent_are_charged_to_the_fleet(self):
+        # A silent Redis is no second source of tokens. Two in all; one curl fetches three URLs:
+        # the first's two retries fail while Redis is stopped (decided by this machine's store),
+        # the second waits out the 2 s in which the link leaves Redis alone, and by the third's
+        # retry Redis answers again: that sync charges the two tokens, and finds none left.
+        self.write_config("fleet: {budget: {percent: 0, reserve: 2, window_ms: 64000}}\n")
+        first, wait, last = self.key("first"), self.key("wait"), self.key("last")
+        pid = self.redis.proc.pid
+        os.kill(pid, signal.SIGSTOP)
+        self.addCleanup(os.kill, pid, signal.SIGCONT)  # (harmless when already running)
+        resume = threading.Timer(1.0, os.kill, (pid, signal.SIGCONT))
+        resume.start()
+        self.addCleanup(resume.cancel)
+        r = curl(["-sS", self.plain.script_url(first, "503"), self.plain.script_url(wait, "hang2500"),
+                  self.plain.script_url(last, "503,200")],
+                 preload=True, env=self.env(CURLRETRY_FLEET=self.redis.url, CURLRETRY_FLEET_DIR=self.dir))
+        self.assertRun(r, 0, overloaded_body(first, 3) + ok_body(wait, 1) + overloaded_body(last, 1))
+        self.assertCount(self.plain, first, 3, r)
+        self.assertCount(self.plain, last, 1, r)
+        self.assertEqual(r.stderr.count(b"deciding with the machine store until it answers again"), 1, str(r))
+        self.assertEqual(r.stderr.count(b"reachable again"), 1, str(r))
+        self.assertEqual(r.stderr.count(b"(budget)"), 1, str(r))
+
     def test_redis_hanging_costs_milliseconds_not_the_transfer(self):
         os.kill(self.redis.proc.pid, signal.SIGSTOP)
         try:

@@ -25,7 +25,7 @@ class Sync(ctypes.Structure):
     """struct curlretry_redis_sync, field for field."""
     _fields_ = [("key", ctypes.c_char_p), ("cred_key", ctypes.c_char_p), ("epoch", ctypes.c_uint),
                 ("slots", ctypes.c_uint), ("add_requests", ctypes.c_uint), ("add_successes", ctypes.c_uint),
-                ("refunds", ctypes.c_uint), ("want_retry", ctypes.c_int), ("again", ctypes.c_int),
+                ("refunds", ctypes.c_uint), ("taken", ctypes.c_uint), ("want_retry", ctypes.c_int), ("again", ctypes.c_int),
                 ("percent", ctypes.c_int), ("reserve", ctypes.c_int), ("window_ms", ctypes.c_longlong),
                 ("now_ms", ctypes.c_longlong), ("success_sent_ms", ctypes.c_longlong), ("born_ms", ctypes.c_longlong),
                 ("who", ctypes.c_char_p), ("host_until_ms", ctypes.c_longlong), ("cred_until_ms", ctypes.c_longlong),
@@ -34,7 +34,7 @@ class Sync(ctypes.Structure):
 
 def serve(port: int) -> None:
     """The child's side: load the module, connect, then answer one line per decision asked on
-    stdin ("key now born refunds" -> "1" allowed, "0" refused, "E why" on an error)."""
+    stdin ("key now born refunds taken" -> "1" allowed, "0" refused, "E why" on an error)."""
     lib = ctypes.CDLL(MODULE)
     connect = lib.curlretry_redis_connect
     connect.restype = ctypes.c_void_p
@@ -44,13 +44,13 @@ def serve(port: int) -> None:
     if not link:
         print("E", err.value.decode(errors="replace"), flush=True)
         return
-    sync = lib.curlretry_redis_sync_v5
+    sync = lib.curlretry_redis_sync_v6
     sync.argtypes = [ctypes.c_void_p, ctypes.POINTER(Sync), ctypes.c_char_p, ctypes.c_ulong]
     print("ready", flush=True)
     for line in sys.stdin:
         key, *numbers = line.split()
-        now, born, refunds = (int(x) for x in numbers)
-        s = Sync(key=key.encode(), epoch=now // 500, slots=20, refunds=refunds, want_retry=1, percent=0,
+        now, born, refunds, taken = (int(x) for x in numbers)
+        s = Sync(key=key.encode(), epoch=now // 500, slots=20, refunds=refunds, taken=taken, want_retry=1, percent=0,
                  reserve=2, window_ms=10_000_000, now_ms=now, born_ms=born, who=b"1 test")
         if sync(link, ctypes.byref(s), err, 256) != 0:
             print("E", err.value.decode(errors="replace"), flush=True)
@@ -114,9 +114,10 @@ class RedisTokenQueue(unittest.TestCase):
                 self.child.wait()
             self.child.stdout.close()
 
-    def take(self, born: int, at: int = 0, refunds: int = 0) -> bool:
-        """A retry decision of a request born `born` ms before now, `at` ms after now: allowed?"""
-        self.child.stdin.write(f"{self.key} {self.now + at} {self.now - born} {refunds}\n")
+    def take(self, born: int, at: int = 0, refunds: int = 0, taken: int = 0) -> bool:
+        """A retry decision of a request born `born` ms before now, `at` ms after now: allowed?
+        `refunds` and `taken` travel with it (Link::note_refund, Link::note_taken)."""
+        self.child.stdin.write(f"{self.key} {self.now + at} {self.now - born} {refunds} {taken}\n")
         self.child.stdin.flush()
         answer = self._line()
         self.assertIn(answer, ("0", "1"), answer)
@@ -156,6 +157,18 @@ class RedisTokenQueue(unittest.TestCase):
         for old in (False, True, False, False, False, True, False, False):
             expected += [False, old] + ([] if old else [True])
         self.assertEqual(self.scenario(run), expected)
+
+    def test_retries_a_machine_store_let_go_while_redis_was_silent_are_charged(self):
+        def run():
+            # The bucket holds 2 tokens. A process whose Redis did not answer let 2 retries go on
+            # its machine store: its next sync takes their tokens, and a decision finds none.
+            answers = [self.take(20_000, taken=2)]
+            # One of them succeeded: its token comes back with a later sync.
+            answers.append(self.take(20_000, at=10, refunds=1))
+            answers.append(self.take(20_000, at=20))
+            return answers
+
+        self.assertEqual(self.scenario(run), [False, True, False])
 
 
 if __name__ == "__main__":
