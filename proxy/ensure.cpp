@@ -16,6 +16,7 @@
 #include <iostream>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "core/count_text.h"
 #include "proxy/identity.h"
@@ -34,6 +35,34 @@ int remaining_ms(Clock::time_point deadline) {
 
 std::string address_and_port(const boost::asio::ip::tcp::endpoint& where) {
   return where.address().to_string() + ":" + std::to_string(where.port());
+}
+
+// What holds `where` instead of this user's proxy, for the line that says the proxy moved.
+std::string held_by(const boost::asio::ip::tcp::endpoint& where, const Probe& found) {
+  const std::string at = address_and_port(where);
+  return found.kind == Probe::Kind::foreign ? at + " is held by " + found.detail + ", not by you"
+                                            : at + " answers but is not your curlretry proxy (" + found.detail + ")";
+}
+
+// The private directory's files for the proxy of one address: STEM.lock, STEM.log, STEM.port.
+std::string stem_of(const boost::asio::ip::tcp::endpoint& where) {
+  return "proxy-" + where.address().to_string() + "-" + std::to_string(where.port());
+}
+
+// The port this user's proxy for `where` moved to, as its --port-file recorded it; nullopt when
+// there is no record (or not one a proxy wrote: a number 1-65535 and a newline).
+std::optional<unsigned short> recorded_port(const state::Dir& dir, const boost::asio::ip::tcp::endpoint& where) {
+  std::string error;
+  const int fd = dir.open_file(stem_of(where) + ".port", O_RDONLY, error);
+  if (fd < 0) return std::nullopt;
+  char text[8] = {};
+  const ssize_t n = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  unsigned long port = 0;
+  ssize_t i = 0;
+  for (; i < n && text[i] >= '0' && text[i] <= '9' && port <= 65535; ++i) port = port * 10 + (text[i] - '0');
+  if (i == 0 || i + 1 != n || text[i] != '\n' || port == 0 || port > 65535) return std::nullopt;
+  return static_cast<unsigned short>(port);
 }
 
 // Why what answers at `where` is refused, for the user: names the port, its owner when known,
@@ -217,18 +246,64 @@ std::optional<int> settle_running(const boost::asio::ip::tcp::endpoint& where, c
   return std::nullopt;
 }
 
+// This user's proxy for `where` on the port it moved to, when the record names one and it answers
+// there as ours.
+std::optional<std::pair<boost::asio::ip::tcp::endpoint, Probe>> moved_proxy(const boost::asio::ip::tcp::endpoint& where,
+                                                                            const Identity& id,
+                                                                            const std::string& token) {
+  const std::optional<unsigned short> port = recorded_port(id.dir, where);
+  if (!port) return std::nullopt;
+  const boost::asio::ip::tcp::endpoint at(where.address(), *port);
+  Probe found = probe(at, 2000, id.secret, token);
+  if (found.kind != Probe::Kind::ours) return std::nullopt;
+  return std::make_pair(at, std::move(found));
+}
+
+// The background proxy's arguments when it moves: the launch's, with --listen ADDRESS:0 and
+// --port-file STEM.port (the record the next launch reads) in place of its own.
+std::vector<std::string> moved_args(const std::vector<std::string>& args, const boost::asio::ip::tcp::endpoint& where,
+                                    const std::string& record) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--listen" || args[i] == "--port-file") {
+      ++i;
+      continue;
+    }
+    if (args[i].rfind("--listen=", 0) == 0 || args[i].rfind("--port-file=", 0) == 0) continue;
+    out.push_back(args[i]);
+  }
+  const std::string address = where.address().to_string();
+  out.insert(out.end(),
+             {"--listen", (where.address().is_v6() ? "[" + address + "]" : address) + ":0", "--port-file", record});
+  return out;
+}
+
 // Starts the proxy in the background (its stderr to STEM.log in the private dir) and waits up to
-// 20 s for it to answer as ours.
+// 20 s for it to answer as ours: at `where`, or, when `held` says what holds `where`, on a port
+// the kernel picks, learnt from the record it writes. `*serving` is where it answered.
 int start_and_wait(const boost::asio::ip::tcp::endpoint& where, const Identity& id, const EnsureRequest& request,
-                   const std::string& stem, const std::string& restarted) {
-  const std::string origin = "http://" + address_and_port(where);
+                   const std::string& restarted, const std::string& held, boost::asio::ip::tcp::endpoint* serving) {
   const state::Dir& dir = id.dir;
+  const std::string stem = stem_of(where);
   std::string error;
   const std::string log = dir.path() + "/" + stem + ".log";
   const int out = dir.open_file(stem + ".log", O_WRONLY | O_CREAT | O_APPEND, error);
   if (out < 0) {
     std::cerr << "curlretry: proxy --ensure: " << error << '\n';
     return 1;
+  }
+  std::vector<std::string> args = request.args;
+  boost::asio::ip::tcp::endpoint at = where;
+  if (!held.empty()) {
+    // A record left by an earlier proxy must not be read as this one's port.
+    if (::unlinkat(dir.fd(), (stem + ".port").c_str(), 0) != 0 && errno != ENOENT) {
+      std::cerr << "curlretry: proxy --ensure: cannot remove " << dir.path() << "/" << stem
+                << ".port: " << std::strerror(errno) << '\n';
+      ::close(out);
+      return 1;
+    }
+    args = moved_args(args, where, dir.path() + "/" + stem + ".port");
+    at.port(0);
   }
   const pid_t child = ::fork();
   if (child < 0) {
@@ -243,7 +318,7 @@ int start_and_wait(const boost::asio::ip::tcp::endpoint& where, const Identity& 
     ::dup2(out, 2);
     std::vector<char*> argv;
     argv.push_back(const_cast<char*>("curlretry-proxy"));
-    for (const auto& a : request.args) argv.push_back(const_cast<char*>(a.c_str()));
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     ::execv("/proc/self/exe", argv.data());
     _exit(127);
@@ -258,24 +333,30 @@ int start_and_wait(const boost::asio::ip::tcp::endpoint& where, const Identity& 
                 << '\n';
       return 1;
     }
-    last = probe(where, 500, id.secret, request.token);
+    if (at.port() == 0) {
+      if (const std::optional<unsigned short> port = recorded_port(dir, where)) at.port(*port);
+    }
+    if (at.port() != 0) last = probe(at, 500, id.secret, request.token);
     if (last.kind == Probe::Kind::ours) {
       if (!request.quiet) {
-        std::cerr << "curlretry: proxy " << (restarted.empty() ? "started" : "restarted") << " on " << origin
-                  << " (pid " << child << ", log " << log << ")"
+        std::cerr << "curlretry: proxy " << (restarted.empty() ? "started" : "restarted") << " on http://"
+                  << address_and_port(at) << " (pid " << child << ", log " << log << ")"
                   << (restarted.empty() ? "" : ": the running one had other " + restarted)
+                  << (held.empty() ? "" : ": " + held + ", so yours listens here; the next launch finds it")
                   << (request.reason.empty() ? "" : "; " + request.reason) << '\n';
       }
+      *serving = at;
       return 0;
     }
     // Someone else took the port while ours started: never theirs.
     if (last.kind == Probe::Kind::foreign) {
-      std::cerr << "curlretry: proxy --ensure: " << refusal(where, last, dir.path()) << '\n';
+      std::cerr << "curlretry: proxy --ensure: " << refusal(at, last, dir.path()) << '\n';
       return 1;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  std::cerr << "curlretry: proxy --ensure: no proxy of yours answers on " << origin << " after 20 s"
+  std::cerr << "curlretry: proxy --ensure: no proxy of yours answers on http://"
+            << (at.port() != 0 ? address_and_port(at) : address_and_port(where) + "'s stand-in port") << " after 20 s"
             << (last.kind == Probe::Kind::unproven ? " (" + last.detail + ")" : std::string()) << "; see " << log
             << '\n';
   return 1;
@@ -283,7 +364,8 @@ int start_and_wait(const boost::asio::ip::tcp::endpoint& where, const Identity& 
 
 }  // namespace
 
-int ensure_running(const boost::asio::ip::tcp::endpoint& where, const EnsureRequest& request) {
+int ensure_running(const boost::asio::ip::tcp::endpoint& where, const EnsureRequest& request,
+                   boost::asio::ip::tcp::endpoint* serving) {
   const Identity id = load_identity();
   if (id.secret.empty()) {
     std::cerr << "curlretry: proxy --ensure: " << id.error << '\n';
@@ -291,7 +373,7 @@ int ensure_running(const boost::asio::ip::tcp::endpoint& where, const EnsureRequ
   }
   const state::Dir& dir = id.dir;
   std::string error;
-  const std::string stem = "proxy-" + where.address().to_string() + "-" + std::to_string(where.port());
+  const std::string stem = stem_of(where);
   const int lock = dir.open_file(stem + ".lock", O_RDWR | O_CREAT, error);
   if (lock < 0) {
     std::cerr << "curlretry: proxy --ensure: " << error << '\n';
@@ -307,15 +389,28 @@ int ensure_running(const boost::asio::ip::tcp::endpoint& where, const EnsureRequ
               << ".lock is held by another --ensure of yours for 30 s; giving up\n";
     return 1;
   }
-  const Probe found = probe(where, 2000, id.secret, request.token);
   std::string restarted;
+  // First the port this user's proxy moved to, if it did: it stays the one for this address
+  // even once the address is free again, rather than a second proxy starting there.
+  if (request.may_move) {
+    if (auto moved = moved_proxy(where, id, request.token)) {
+      const std::optional<int> status = settle_running(moved->first, moved->second, id, request, restarted);
+      *serving = moved->first;
+      if (status) return *status;
+    }
+  }
+  const Probe found = probe(where, 2000, id.secret, request.token);
   if (found.kind == Probe::Kind::ours) {
+    *serving = where;
     if (const std::optional<int> status = settle_running(where, found, id, request, restarted)) return *status;
   } else if (found.kind != Probe::Kind::nobody) {
-    std::cerr << "curlretry: proxy --ensure: " << refusal(where, found, dir.path()) << '\n';
-    return 1;
+    if (!request.may_move) {
+      std::cerr << "curlretry: proxy --ensure: " << refusal(where, found, dir.path()) << '\n';
+      return 1;
+    }
+    return start_and_wait(where, id, request, restarted, held_by(where, found), serving);
   }
-  return start_and_wait(where, id, request, stem, restarted);
+  return start_and_wait(where, id, request, restarted, "", serving);
 }
 
 int show_status(const boost::asio::ip::tcp::endpoint& where, const std::string& token) {
@@ -325,7 +420,14 @@ int show_status(const boost::asio::ip::tcp::endpoint& where, const std::string& 
     std::cerr << "curlretry: proxy --status: " << id.error << '\n';
     return 1;
   }
-  const Probe found = probe(where, 2000, id.secret, token);
+  Probe found = probe(where, 2000, id.secret, token);
+  std::string at = origin;
+  if (found.kind != Probe::Kind::ours) {
+    if (auto moved = moved_proxy(where, id, token)) {
+      at = "http://" + address_and_port(moved->first) + " (moved from " + address_and_port(where) + ")";
+      found = std::move(moved->second);
+    }
+  }
   if (found.kind == Probe::Kind::nobody) {
     std::cout << "no proxy on " << origin << '\n';
     return 3;
@@ -337,7 +439,7 @@ int show_status(const boost::asio::ip::tcp::endpoint& where, const std::string& 
   // The health request is one of the connections: not counted.
   const long long connections = health_number(found.body, "connections");
   const std::size_t routes = found.body.find("\"routes\":[");
-  std::cout << "your proxy on " << origin << ": pid " << health_number(found.body, "pid") << ", "
+  std::cout << "your proxy on " << at << ": pid " << health_number(found.body, "pid") << ", "
             << health_number(found.body, "active") << " active transfers, " << (connections > 0 ? connections - 1 : 0)
             << " other connections, routes "
             << (routes == std::string::npos ? std::string("[]")
@@ -353,7 +455,14 @@ int stop_proxy(const boost::asio::ip::tcp::endpoint& where, const std::string& t
     std::cerr << "curlretry: proxy --stop: " << id.error << '\n';
     return 1;
   }
-  const Probe found = probe(where, 2000, id.secret, token);
+  Probe found = probe(where, 2000, id.secret, token);
+  boost::asio::ip::tcp::endpoint at = where;
+  if (found.kind != Probe::Kind::ours) {
+    if (auto moved = moved_proxy(where, id, token)) {
+      at = moved->first;
+      found = std::move(moved->second);
+    }
+  }
   if (found.kind == Probe::Kind::nobody) {
     std::cerr << "curlretry: proxy --stop: no proxy on " << origin << '\n';
     return 0;
@@ -362,12 +471,14 @@ int stop_proxy(const boost::asio::ip::tcp::endpoint& where, const std::string& t
     std::cerr << "curlretry: proxy --stop: " << refusal(where, found, id.dir.path()) << '\n';
     return 1;
   }
-  const std::string why = stop_ours(where, found, id, token);
+  const std::string why = stop_ours(at, found, id, token);
   if (!why.empty()) {
     std::cerr << "curlretry: proxy --stop: " << why << '\n';
     return 1;
   }
-  std::cerr << "curlretry: proxy on " << origin << " stopped (pid " << health_number(found.body, "pid") << ")\n";
+  std::cerr << "curlretry: proxy on http://" << address_and_port(at)
+            << (at == where ? "" : " (moved from " + address_and_port(where) + ")") << " stopped (pid "
+            << health_number(found.body, "pid") << ")\n";
   return 0;
 }
 

@@ -2,7 +2,9 @@
 // the proxy in the background unless this user's proxy already answers there; a lock file makes
 // two sessions that ask at once start one proxy, not two. Whatever else holds the port (another
 // user's server, or one of this user's that is not a curlretry proxy) is refused, never used:
-// the command would send it its API keys.
+// the command would send it its API keys. With a COMMAND, which is handed the URL it runs with,
+// this user's proxy then moves to a port of its own (recorded in the private directory for the
+// next launch), so a squatted port costs the user nothing.
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
@@ -37,28 +39,35 @@ Probe probe(const boost::asio::ip::tcp::endpoint& where, int timeout_ms, const s
 
 // What --ensure is asked to make sure of.
 struct EnsureRequest {
-  std::vector<std::string> args;  // this program's arguments without --ensure, for the proxy it starts
-  std::string token;              // proxy.token of the config the proxy will run with
+  std::vector<std::string> args;           // this program's arguments without --ensure, for the proxy it starts
+  std::string token;                       // proxy.token of the config the proxy will run with
   const config::Config* config = nullptr;  // what the proxy will run with, compared (digest) with a running one
-  bool quiet = false;             // no line when all went well
-  std::string reason;             // appended to the one line: why COMMAND runs through the proxy
+  bool quiet = false;                      // no line when all went well
+  std::string reason;                      // appended to the one line: why COMMAND runs through the proxy
+  // COMMAND is given the proxy's URL, so any port serves it: when something not this user's proxy
+  // holds the address, the proxy listens on a port the kernel picks instead (its number in
+  // STEM.port of the private directory, where the next launch for this address looks first).
+  bool may_move = false;
 };
 
 // Exit statuses of --ensure besides 0 and 1 (another's listener, no proof, cannot start).
 constexpr int kBusyWithOtherConfig = 125;  // ours, running another config, and carrying transfers
 
-// Returns the exit status for the caller (0: this user's proxy answers, with this config). A
-// proxy of this user's running another config (proxy/ensure_digest.h) is stopped and started
-// anew when it carries nothing; else refused, naming what differs.
-int ensure_running(const boost::asio::ip::tcp::endpoint& where, const EnsureRequest& request);
+// Returns the exit status for the caller (0: this user's proxy answers, with this config, at
+// `*serving`: `where`, or with may_move the port it moved to). A proxy of this user's running
+// another config (proxy/ensure_digest.h) is stopped and started anew when it carries nothing;
+// else refused, naming what differs.
+int ensure_running(const boost::asio::ip::tcp::endpoint& where, const EnsureRequest& request,
+                   boost::asio::ip::tcp::endpoint* serving);
 
-// `curlretry proxy --status`: this user's proxy at `where`, in one line (0), or why there is none
-// (3: nobody listens; 1: not this user's proxy).
+// `curlretry proxy --status`: this user's proxy at `where` (or where it moved to, when something
+// else holds `where`), in one line (0), or why there is none (3: nobody listens; 1: not this
+// user's proxy).
 int show_status(const boost::asio::ip::tcp::endpoint& where, const std::string& token);
 
-// `curlretry proxy --stop`: SIGTERM to this user's proxy at `where` (proven as --ensure proves
-// it), then waits for the port to close (0); 0 too when nothing listens; 1 when what listens is
-// not this user's proxy or does not go.
+// `curlretry proxy --stop`: SIGTERM to this user's proxy at `where`, or where it moved to (proven
+// as --ensure proves it), then waits for the port to close (0); 0 too when nothing listens; 1
+// when what listens is not this user's proxy or does not go.
 int stop_proxy(const boost::asio::ip::tcp::endpoint& where, const std::string& token);
 
 }  // namespace curlretry::proxy

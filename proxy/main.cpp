@@ -260,8 +260,12 @@ int ensure_mode(const Args& a, const config::Config& cfg, const boost::asio::ip:
     }
     if (created) std::cerr << "curlretry: proxy: created the local CA in " << paths.dir << '\n';
   }
+  // COMMAND is handed the URL it runs with, so a port of its own will do when another holds
+  // `where` (not with --port-file: the user asked for where it listens to be written there).
   proxy::EnsureRequest request{args, cfg.proxy.token, &cfg, a.quiet, a.reason};
-  const int status = proxy::ensure_running(where, request);
+  request.may_move = !a.command.empty() && a.port_file.empty();
+  boost::asio::ip::tcp::endpoint serving = where;
+  const int status = proxy::ensure_running(where, request, &serving);
   if (status != 0 && a.or_direct && !a.command.empty()) {
     // The launcher's automatic path: the command would have run without a proxy before; it
     // still runs, and the user is told it is unprotected.
@@ -270,7 +274,7 @@ int ensure_mode(const Args& a, const config::Config& cfg, const boost::asio::ip:
     return exec_direct(a.command);
   }
   if (status != 0 || a.command.empty()) return status;
-  return run_with_routes(a.command, cfg, where, builtin_route_names, a.builtin_routes);
+  return run_with_routes(a.command, cfg, serving, builtin_route_names, a.builtin_routes);
 }
 
 // The local CA for proxy.intercept; nullptr (and `ok` false after the message) when it cannot be loaded.

@@ -12,7 +12,8 @@ exact upstream request count (failures + 1), and the retries made by curlretry, 
 proxy's attempt log (CURLRETRY_EVENTS) shows ONE request from the agent holding every attempt
 (1, 2, 3). An agent retrying on its own shows up as attempt 1 again (1, 1, 1): with curlretry's
 retries off (CURLRETRY_MAX_ATTEMPTS=1) every scenario here fails, and Pi, Codex and the SDK script
-exit 1 on the in-band error.
+exit 1 on the in-band error. Claude Code also runs once with the shared proxy's port held by a
+second local user (a real one, useradd): its proxy moves to a port of its own and still retries.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 import unittest
 from pathlib import Path
 
@@ -27,6 +29,7 @@ import agent_sandbox
 import harness
 import proxy_support
 from agent_sandbox import Sandbox, bin_path
+from local_users import FAKE_HEALTH, LocalUsers, needs_root
 
 CLIENTS = agent_sandbox.CLIENTS_DIR
 
@@ -165,6 +168,43 @@ class ClaudeCode(AgentScenarios, unittest.TestCase):
     def agent_env(cls):
         # Claude Code's documented switch for telemetry, error reports and update checks.
         return {"ANTHROPIC_API_KEY": "sk-ant-test-not-a-key", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+
+
+    @needs_root
+    def test_529_with_the_shared_port_held_by_another_user(self):
+        # A second local user listens on 127.0.0.1:7878, the shared proxy's port, before the user
+        # runs `curlretry -- claude`. Before: the launch refused her listener and ran claude
+        # without the proxy, so the 529 reached it unretried. Now the user's proxy moves to a port
+        # of its own, claude is given that one, and she gets nothing, not even a health request.
+        self.sandbox.stop_proxy()
+        self.addCleanup(self.sandbox.stop_proxy)
+        users = LocalUsers(self)
+        attacker = users.make("squatter")
+        d = tempfile.TemporaryDirectory(prefix="curlretry-squatter-")
+        self.addCleanup(d.cleanup)
+        os.chmod(d.name, 0o755)
+        drop = Path(d.name) / "drop"
+        drop.mkdir()
+        os.chown(drop, attacker.pw_uid, attacker.pw_gid)
+        script = Path(d.name) / "fake.py"
+        script.write_text(FAKE_HEALTH)
+        seen = drop / "seen"
+        enter = ("nsenter", "--target", str(self.sandbox.pid), "--net", "--mount", "--pid", "--")
+        fake = users.start(attacker, harness.PYTHON, str(script), "7878", str(seen), enter=enter)
+        proxy_support.wait_for(lambda: fake.poll() is not None or os.path.exists(f"{seen}.ready"), 20,
+                               "the squatter's server")
+        self.assertIsNone(fake.poll(), "the squatter's server exited")
+        key = self.key()
+        since = self.events_size()
+        result = self._launch(key, f"529,{self.good}")
+        self.assertEqual((result.code, result.stdout), (0, self.healthy.stdout), str(result))
+        self.assertEqual(self.sandbox.count(self.host, key), 2, str(result))
+        self.assertEqual([e["attempt"] for e in self.completion_events(since)], [1, 2], str(result))
+        self.assertRegex(result.stderr.decode(),
+                         rf"(?m)^curlretry: proxy started on http://127\.0\.0\.1:\d+ \(pid \d+, log .*\): "
+                         rf"127\.0\.0\.1:7878 is held by uid {attacker.pw_uid} \({attacker.pw_name}\), not by you, "
+                         "so yours listens here; the next launch finds it; ")
+        self.assertEqual(seen.read_bytes() if seen.exists() else b"", b"")
 
 
 class Pi(AgentScenarios, unittest.TestCase):

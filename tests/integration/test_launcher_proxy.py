@@ -238,10 +238,19 @@ class OwnProxy(harness.UpstreamTestCase):
         self.addCleanup(self.stop)
 
     def stop(self) -> None:
-        answer = health(self.port)
-        if answer:
-            os.kill(answer["pid"], signal.SIGTERM)
-            wait_for(lambda: not os.path.exists(f"/proc/{answer['pid']}"), 20, "the shared proxy to exit")
+        for port in (self.port, self.moved_port()):
+            answer = health(port) if port else None
+            if answer:
+                os.kill(answer["pid"], signal.SIGTERM)
+                wait_for(lambda: not os.path.exists(f"/proc/{answer['pid']}"), 20, "the shared proxy to exit")
+
+    def moved_port(self) -> int | None:
+        """The port this test's proxy moved to off a held self.port, as recorded for the next launch."""
+        try:
+            with open(f"{self.runtime}/curlretry/proxy-127.0.0.1-{self.port}.port") as f:
+                return int(f.read())
+        except FileNotFoundError:
+            return None
 
     def write(self, name: str, text: str) -> str:
         path = os.path.join(self.runtime, name)
@@ -416,21 +425,54 @@ class ZeroConfig(OwnProxy):
                 self.assertNotIn(b"curlretry: proxy ", plain.stderr, str(plain))
         self.assertCount(self.plain, key, 2)
 
-    def test_a_port_held_by_something_else_runs_it_directly_and_says_so(self):
-        # The automatic path never makes a command fail that ran before; it says it is unprotected.
+    def test_a_port_held_by_something_else_moves_the_proxy(self):
+        # Before: the command ran without the proxy (nothing retried) while anything held the port.
         holder = socket.socket()
         self.addCleanup(holder.close)
         holder.bind(("127.0.0.1", self.port))
         holder.listen(8)
         script = self.write("agent.py", self.ENV_SCRIPT)
         result = self.launch("--listen", self.listen, "--", harness.PYTHON, script)
+        moved = self.moved_port()
+        self.assertIsNotNone(moved, str(result))
+        answer = health(moved)
+        self.assertIsNotNone(answer, str(result))
+        self.assertEqual((result.code, result.stdout.decode().splitlines()[0]),
+                         (0, f"HTTPS_PROXY http://127.0.0.1:{moved}"), str(result))
+        self.assertEqual(result.stderr.decode().splitlines()[-1],
+                         f"curlretry: proxy started on http://127.0.0.1:{moved} (pid {answer['pid']}, log "
+                         f"{self.runtime}/curlretry/proxy-127.0.0.1-{self.port}.log): {self.listen} answers but is not "
+                         "your curlretry proxy (no answer to the health request), so yours listens here; the next "
+                         f"launch finds it{self.reason(os.path.basename(harness.PYTHON))}", str(result))
+        # The next launch finds it there, even once the port is free again: one proxy, not two.
+        holder.close()
+        again = self.launch("--listen", self.listen, "--", harness.PYTHON, script)
+        self.assertEqual((again.code, again.stdout.decode().splitlines()[0]),
+                         (0, f"HTTPS_PROXY http://127.0.0.1:{moved}"), str(again))
+        self.assertEqual(again.stderr.decode().splitlines(),
+                         [f"curlretry: proxy already running on http://127.0.0.1:{moved}"
+                          f"{self.reason(os.path.basename(harness.PYTHON))}"], str(again))
+        self.assertIsNone(health(self.port))
+        stop = self.launch("proxy", "--stop", "--listen", self.listen)
+        self.assertEqual((stop.code, stop.stderr.decode()),
+                         (0, f"curlretry: proxy on http://127.0.0.1:{moved} (moved from {self.listen}) stopped "
+                             f"(pid {answer['pid']})\n"), str(stop))
+
+    def test_a_busy_proxy_of_another_config_runs_it_directly_and_says_so(self):
+        # The automatic path never makes a command fail that ran before; it says it is unprotected.
+        self.started(self.launch("--proxy", "--listen", self.listen, "--config", self.route_config("a"), "--", "true"))
+        held = socket.create_connection(("127.0.0.1", self.port))
+        self.addCleanup(held.close)
+        wait_for(lambda: health(self.port)["connections"] >= 2, 20, "the held connection to be accepted")
+        script = self.write("agent.py", self.ENV_SCRIPT)
+        result = self.launch("--listen", self.listen, "--", harness.PYTHON, script)
         self.assertEqual((result.code, result.stdout.decode().splitlines()[0]), (0, "HTTPS_PROXY None"), str(result))
-        self.assertEqual(result.stderr.decode().splitlines()[-2:], [
-            f"curlretry: proxy --ensure: {self.listen} answers but is not your curlretry proxy (no answer to the health "
-            f"request; your proxies prove the secret in {self.runtime}/curlretry/proxy.secret); the command is not "
-            "given its URL; stop what listens there or choose another port with --listen",
-            f"curlretry: running {harness.PYTHON} without the proxy: none of its requests is retried (--no-proxy says "
-            "so quietly)"], str(result))
+        self.assertEqual(result.stderr.decode().splitlines()[-1],
+                         f"curlretry: running {harness.PYTHON} without the proxy: none of its requests is retried "
+                         "(--no-proxy says so quietly)", str(result))
+        self.assertRegex(result.stderr.decode().splitlines()[-2],
+                         rf"^curlretry: your proxy on http://{self.listen} runs with other .* than this launch asks, "
+                         "and carries 0 transfers on 1 other connection: not restarted under them; ")
 
     def test_an_intercepted_loopback_upstream_is_retried(self):
         # Items 1 and 5: interception (HTTPS_PROXY + CA variables) of a host the config names on a

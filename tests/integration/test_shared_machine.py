@@ -24,44 +24,10 @@ import unittest
 from pathlib import Path
 
 import harness
+from local_users import FAKE_HEALTH, LocalUsers, needs_root
 from proxy_support import Proxy, raw_exchange, wait_for
 
 SECRET_KEY = "sk-ant-curlretry-test-0123456789"
-
-# A fake proxy: answers every request with the health body any listener could send, and writes
-# every byte it received to OUT (so the test sees exactly what reached it).
-FAKE_HEALTH = textwrap.dedent("""
-    import socket, sys, time
-    port, out = int(sys.argv[1]), sys.argv[2]
-    server = socket.socket()
-    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    server.bind(("127.0.0.1", port))
-    server.listen(16)
-    open(out + ".ready", "w").close()
-    server.settimeout(1)
-    end = time.monotonic() + 60
-    while time.monotonic() < end:
-        try:
-            conn, _ = server.accept()
-        except socket.timeout:
-            continue
-        conn.settimeout(2)
-        data = b""
-        try:
-            while b"\\r\\n\\r\\n" not in data and len(data) < 65536:
-                chunk = conn.recv(4096)
-                if not chunk:
-                    break
-                data += chunk
-            with open(out, "ab") as f:
-                f.write(data)
-            body = b'{"status":"ok","pid":1,"routes":["flaky"]}\\n'
-            conn.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nContent-Length: "
-                         + str(len(body)).encode() + b"\\r\\nConnection: close\\r\\n\\r\\n" + body)
-        except OSError:
-            pass
-        conn.close()
-""")
 
 
 def free_port() -> int:
@@ -126,14 +92,18 @@ HEALTH_OK = answer("200 OK", b'{"status":"ok","pid":1,"routes":["flaky"]}\n')
 
 def stop_proxies_on(port: int) -> None:
     """SIGTERM to every curlretry-proxy this test's launches started for `port` (found by their
-    exact --listen argument, a port only this test uses), then waits for them to exit."""
+    exact --listen argument, a port only this test uses, or the record of the port they moved to),
+    then waits for them to exit."""
     mine = []
     for entry in os.listdir("/proc"):
         try:
             args = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
         except (FileNotFoundError, ProcessLookupError, NotADirectoryError, PermissionError):
             continue
-        if args[:1] == [b"curlretry-proxy"] and f"127.0.0.1:{port}".encode() in args and b"--ensure" not in args:
+        # A proxy that moved off a held port listens on 127.0.0.1:0 and records where in PROXY.port.
+        moved = any(a.endswith(f"/proxy-127.0.0.1-{port}.port".encode()) for a in args)
+        if args[:1] == [b"curlretry-proxy"] and (f"127.0.0.1:{port}".encode() in args or moved) \
+                and b"--ensure" not in args:
             mine.append(int(entry))
     for pid in mine:
         try:
@@ -142,64 +112,6 @@ def stop_proxies_on(port: int) -> None:
             pass
     wait_for(lambda: not any(os.path.exists(f"/proc/{pid}/cmdline") and Path(f"/proc/{pid}/cmdline").read_bytes()
                              for pid in mine), 20, "the proxies to exit")
-
-
-def needs_root(test):
-    return unittest.skipUnless(os.geteuid() == 0 and shutil.which("useradd") and shutil.which("runuser"),
-                               "needs root, useradd and runuser to make a second local user")(test)
-
-
-class LocalUsers:
-    """Local users made for one test with useradd, removed with userdel in the test's cleanup."""
-
-    def __init__(self, test: unittest.TestCase):
-        self.test = test
-        self.groups: list[int] = []
-
-    def make(self, role: str) -> pwd.struct_passwd:
-        name = f"curlretry-{role}-{os.getpid() % 100000}"
-        subprocess.run(["userdel", name], capture_output=True)  # a leftover of a killed run
-        subprocess.run(["useradd", "-M", "-s", "/usr/sbin/nologin", name], check=True, capture_output=True)
-        user = pwd.getpwnam(name)
-        self.test.addCleanup(self.remove, user)
-        return user
-
-    @staticmethod
-    def processes(uid: int) -> list[int]:
-        pids = []
-        for entry in os.listdir("/proc"):
-            try:
-                if entry.isdigit() and os.stat(f"/proc/{entry}").st_uid == uid:
-                    pids.append(int(entry))
-            except FileNotFoundError:
-                pass
-        return pids
-
-    def remove(self, user: pwd.struct_passwd) -> None:
-        """Kills what still runs as USER (only processes this test started can), then userdel."""
-        for pid in self.processes(user.pw_uid):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        wait_for(lambda: not self.processes(user.pw_uid), 10, f"{user.pw_name}'s processes to end")
-        done = subprocess.run(["userdel", user.pw_name], capture_output=True)
-        if done.returncode != 0:
-            raise AssertionError(f"userdel {user.pw_name}: {done.stderr!r}")
-
-    def start(self, user: pwd.struct_passwd, *cmd: str) -> subprocess.Popen:
-        """CMD as USER in its own process group, killed (the group) at cleanup, before userdel."""
-        proc = subprocess.Popen(["runuser", "-u", user.pw_name, "--", *cmd], start_new_session=True,
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-
-        def stop():
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait(timeout=20)
-        self.test.addCleanup(stop)
-        return proc
 
 
 def launcher_env(runtime: str | None) -> dict[str, str | None]:
@@ -235,8 +147,27 @@ class LauncherTrustsOnlyItsOwnProxy(unittest.TestCase):
                             str(config or self.config), "--", *command], preload=False,
                            env=launcher_env(str(self.runtime)))
 
+    def assert_moved(self, result: harness.Result, held: str, tail: bytes = b"") -> int:
+        """The launch ran its command through a proxy of ours on a port of its own, recorded for the
+        next launch, and said why in one line; returns that port."""
+        record = self.runtime / "curlretry" / f"proxy-127.0.0.1-{self.port}.port"
+        self.assertTrue(record.exists(), str(result))
+        moved = int(record.read_text())
+        self.assertNotEqual(moved, self.port)
+        self.assertEqual((result.code, result.stdout), (0, f"URL=http://127.0.0.1:{moved}/flaky\n".encode() + tail),
+                         str(result))
+        self.assertEqual(result.stderr.decode(),
+                         f"curlretry: proxy started on http://127.0.0.1:{moved} (pid {self.proxy_pid(port=moved)}, log "
+                         f"{self.runtime}/curlretry/proxy-127.0.0.1-{self.port}.log): 127.0.0.1:{self.port} {held}, "
+                         "so yours listens here; the next launch finds it\n")
+        again = self.launch("sh", "-c", "echo URL=$FLAKY_BASE_URL")
+        self.assertEqual((again.code, again.stdout, again.stderr),
+                         (0, f"URL=http://127.0.0.1:{moved}/flaky\n".encode(),
+                          f"curlretry: proxy already running on http://127.0.0.1:{moved}\n".encode()), str(again))
+        return moved
+
     @needs_root
-    def test_another_users_listener_is_refused_and_gets_nothing(self):
+    def test_another_users_listener_gets_nothing_and_the_proxy_moves(self):
         users = LocalUsers(self)
         attacker = users.make("attacker")
         drop = self.dir / "drop"
@@ -250,27 +181,36 @@ class LauncherTrustsOnlyItsOwnProxy(unittest.TestCase):
         wait_for(lambda: fake.poll() is not None or os.path.exists(f"{seen}.ready"), 20, "the fake server")
         if fake.poll() is not None:
             self.fail(f"the fake server exited {fake.returncode}: {fake.stderr.read()!r}")
-        result = self.launch(*victim_command())
-        self.assertEqual((result.code, result.stdout), (1, b""), str(result))
-        self.assertEqual(result.stderr.decode(),
-                         f"curlretry: proxy --ensure: 127.0.0.1:{self.port} is held by uid {attacker.pw_uid} "
-                         f"({attacker.pw_name}), not by you (uid 0): it is not your curlretry proxy, and the command "
-                         "is not given its URL; stop it or choose another port with --listen\n")
-        # The kernel named the owner before a byte was sent: not even the health request arrived.
+        # Before: exit 1, the command not run; a squatted port cost the user their retries.
+        moved = self.assert_moved(self.launch("sh", "-c", "echo URL=$FLAKY_BASE_URL"),
+                                  f"is held by uid {attacker.pw_uid} ({attacker.pw_name}), not by you")
+        # The kernel named the owner before a byte was sent: not even a health request arrived.
+        self.assertEqual(seen.read_bytes() if seen.exists() else b"", b"")
+        # Whoever asks for the address itself (no COMMAND to hand another URL) is still refused.
+        alone = harness.run([harness.CURLRETRY_BIN, "proxy", "--ensure", "--listen", f"127.0.0.1:{self.port}", "--config",
+                             str(self.config)], preload=False, env=launcher_env(str(self.runtime)))
+        self.assertEqual((alone.code, alone.stderr.decode()),
+                         (1, f"curlretry: proxy --ensure: 127.0.0.1:{self.port} is held by uid {attacker.pw_uid} "
+                             f"({attacker.pw_name}), not by you (uid 0): it is not your curlretry proxy, and the "
+                             "command is not given its URL; stop it or choose another port with --listen\n"),
+                         str(alone))
+        status = harness.run([harness.CURLRETRY_BIN, "proxy", "--status", "--listen", f"127.0.0.1:{self.port}"], preload=False,
+                             env=launcher_env(str(self.runtime)))
+        self.assertEqual(status.code, 0, str(status))
+        self.assertRegex(status.stdout.decode(),
+                         rf"^your proxy on http://127\.0\.0\.1:{moved} \(moved from 127\.0\.0\.1:{self.port}\): "
+                         rf"pid {self.proxy_pid(port=moved)}, ")
         self.assertEqual(seen.read_bytes() if seen.exists() else b"", b"")
 
-    def test_a_listener_of_the_same_user_that_is_not_ours_is_refused(self):
+    def test_a_listener_of_the_same_user_that_is_not_ours_gets_no_key_and_the_proxy_moves(self):
         # Root's own plain server answering {"status":"ok"}: the kernel says it is ours, but it
         # cannot prove the secret, so it gets one health request (with a nonce) and no key.
         impostor = Scripted(self, [HEALTH_OK], self.port)
         received = impostor.received
-        result = self.launch(*victim_command())
-        self.assertEqual((result.code, result.stdout), (1, b""), str(result))
-        self.assertEqual(result.stderr.decode(),
-                         f"curlretry: proxy --ensure: 127.0.0.1:{self.port} answers but is not your curlretry proxy "
-                         "(its health answer does not prove the secret; your proxies prove the secret in "
-                         f"{self.runtime}/curlretry/proxy.secret); the command is not given its URL; stop what "
-                         "listens there or choose another port with --listen\n")
+        # The key went to the proxy of ours, which found nothing on the route's upstream.
+        self.assert_moved(self.launch(*victim_command()),
+                          "answers but is not your curlretry proxy (its health answer does not prove the secret)",
+                          b'{"error":"curlretry proxy","detail":"Couldn\'t connect to server"}\n')
         self.assertEqual(len(received), 1, received)
         self.assertRegex(received[0], rb"^GET /_curlretry/health HTTP/1\.1\r\n")
         self.assertRegex(received[0], rb"\r\nX-Curlretry-Nonce: [0-9a-f]{64}\r\n")
@@ -307,10 +247,10 @@ class LauncherTrustsOnlyItsOwnProxy(unittest.TestCase):
         self.assertRegex((state / "proxy.secret").read_text(), r"^[0-9a-f]{64}\n$")
         self.assertTrue(pid)
 
-    def proxy_pid(self, token: bytes | None = None) -> int:
-        """The pid of the proxy on self.port (stopped at cleanup), from its health answer."""
+    def proxy_pid(self, token: bytes | None = None, port: int | None = None) -> int:
+        """The pid of the proxy on PORT (self.port by default; stopped at cleanup), from its health answer."""
         auth = b"Proxy-Authorization: Bearer " + token + b"\r\n" if token else b""
-        answer = raw_exchange(self.port, b"GET /_curlretry/health HTTP/1.1\r\nHost: x\r\n" + auth +
+        answer = raw_exchange(port or self.port, b"GET /_curlretry/health HTTP/1.1\r\nHost: x\r\n" + auth +
                               b"Connection: close\r\n\r\n")
         if not answer.startswith(b"HTTP/1.1 200 "):
             return 0
