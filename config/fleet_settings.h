@@ -15,7 +15,7 @@ enum class FleetStore : std::uint8_t { off, machine, redis };
 struct FleetSettings {
   FleetStore store = FleetStore::machine;
   std::string redis_url;  // set when store == redis
-  std::string dir;        // CURLRETRY_FLEET_DIR; empty = $XDG_RUNTIME_DIR/curlretry or /dev/shm
+  std::string dir;        // CURLRETRY_FLEET_DIR; empty = state::default_dir()
   bool hold_new = false;  // first attempts also wait out a cooldown
   core::budget::Budget budget;
 };

@@ -1,6 +1,6 @@
 // Where the machine store lives: $CURLRETRY_FLEET_DIR (through config), else
 // the user's private curlretry directory (state/private_dir.h: $XDG_RUNTIME_DIR/curlretry, else
-// /dev/shm/curlretry-$UID).
+// /dev/shm/curlretry-$UID, or $HOME/.curlretry-HOSTNAME when another user holds that name).
 // The directory is the user's own (created 0700); one owned by someone else, or open to others, is refused.
 #pragma once
 

@@ -228,6 +228,14 @@ int exec_direct(const std::vector<std::string>& command) {
   return errno == ENOENT ? 127 : 126;
 }
 
+// The launcher's automatic path (--or-direct) when no proxy of the user's can serve: the command
+// would have run without a proxy before; it still runs, and the user is told it is unprotected.
+int unprotected(const std::vector<std::string>& command) {
+  std::cerr << "curlretry: running " << command[0]
+            << " without the proxy: none of its requests is retried (--no-proxy says so quietly)\n";
+  return exec_direct(command);
+}
+
 // --ensure [-- COMMAND]: a healthy proxy of this user's at `where`, started if need be, then COMMAND.
 int ensure_mode(const Args& a, const config::Config& cfg, const boost::asio::ip::tcp::endpoint& where,
                 const std::vector<std::string>& builtin_route_names, int argc, char** argv) {
@@ -256,7 +264,7 @@ int ensure_mode(const Args& a, const config::Config& cfg, const boost::asio::ip:
     if (error.empty()) error = proxy::ensure_ca(paths, &created);
     if (!error.empty()) {
       std::cerr << "curlretry: proxy: " << error << '\n';
-      return 1;
+      return a.or_direct ? unprotected(a.command) : 1;
     }
     if (created) std::cerr << "curlretry: proxy: created the local CA in " << paths.dir << '\n';
   }
@@ -266,13 +274,7 @@ int ensure_mode(const Args& a, const config::Config& cfg, const boost::asio::ip:
   request.may_move = !a.command.empty() && a.port_file.empty();
   boost::asio::ip::tcp::endpoint serving = where;
   const int status = proxy::ensure_running(where, request, &serving);
-  if (status != 0 && a.or_direct && !a.command.empty()) {
-    // The launcher's automatic path: the command would have run without a proxy before; it
-    // still runs, and the user is told it is unprotected.
-    std::cerr << "curlretry: running " << a.command[0]
-              << " without the proxy: none of its requests is retried (--no-proxy says so quietly)\n";
-    return exec_direct(a.command);
-  }
+  if (status != 0 && a.or_direct && !a.command.empty()) return unprotected(a.command);
   if (status != 0 || a.command.empty()) return status;
   return run_with_routes(a.command, cfg, serving, builtin_route_names, a.builtin_routes);
 }

@@ -22,6 +22,19 @@ bool is_own_directory(const char* path) {
   return ::stat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::getuid();
 }
 
+// This machine's name as a file name may carry it: letters, digits, '-' and '.', at most 64.
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
+  std::string out;
+  for (const char* c = name; *c != '\0' && out.size() < 64; ++c) {
+    const bool safe = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-' ||
+                      (*c == '.' && !out.empty());
+    out += safe ? *c : '_';
+  }
+  return out;
+}
+
 // mkdir of every missing component; an existing one is left for the final check (only the last
 // component must be private; parents are the user's home or a system directory).
 std::string make_parents(const std::string& path) {
@@ -53,8 +66,21 @@ std::string default_dir(const std::function<const char*(const char*)>& getenv) {
     return base + "/curlretry";
   }
   struct stat st {};
-  if (::stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode)) return "/dev/shm/curlretry-" + uid;
-  return "/tmp/curlretry-" + uid;
+  std::string shared = (::stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp");
+  shared += "/curlretry-" + uid;
+  // That name is in a directory anyone can write to: another user may have taken it first, and
+  // would then deny this user the fleet and the proxy for as long as it stands. The home
+  // directory is one nobody else can write to; the host name keeps a home shared between
+  // machines (NFS) from sharing one machine's table, lock and proxy records.
+  if (::lstat(shared.c_str(), &st) == 0 && st.st_uid != ::getuid()) {
+    const char* home = getenv ? getenv("HOME") : nullptr;
+    if (home != nullptr && home[0] == '/' && is_own_directory(home)) {
+      std::string base = home;
+      while (base.size() > 1 && base.back() == '/') base.pop_back();
+      return base + "/.curlretry-" + host_name();
+    }
+  }
+  return shared;
 }
 
 std::string user_name(uid_t uid) {

@@ -14,8 +14,9 @@
 namespace curlretry::state {
 
 // $XDG_RUNTIME_DIR/curlretry when XDG_RUNTIME_DIR is an absolute path to a directory of this
-// user's, else /dev/shm/curlretry-$UID (a tmpfs, like the runtime directory), else
-// /tmp/curlretry-$UID when there is no /dev/shm.
+// user's, else /dev/shm/curlretry-$UID (a tmpfs, like the runtime directory), or
+// /tmp/curlretry-$UID when there is no /dev/shm; when another user holds that name,
+// $HOME/.curlretry-HOSTNAME (HOME a directory of this user's), else the held name (refused).
 std::string default_dir(const std::function<const char*(const char*)>& getenv);
 
 // An open private directory; `fd` is -1 and `error` says why when it could not be had.

@@ -474,6 +474,20 @@ class ZeroConfig(OwnProxy):
                          rf"^curlretry: your proxy on http://{self.listen} runs with other .* than this launch asks, "
                          "and carries 0 transfers on 1 other connection: not restarted under them; ")
 
+    def test_a_local_ca_that_cannot_be_made_runs_it_directly_and_says_so(self):
+        # A service account's HOME (and so ~/.local/share) that cannot be written. Before: exit 1,
+        # the command never ran, on the automatic path that promises it runs as it did before.
+        nowhere = self.write("not-a-directory", "") + "/home"
+        script = self.write("agent.py", self.ENV_SCRIPT)
+        result = self.launch("--listen", self.listen, "--", harness.PYTHON, script,
+                             env={"HOME": nowhere, "XDG_DATA_HOME": None})
+        self.assertEqual((result.code, result.stdout.decode().split("\n")[0]), (0, "HTTPS_PROXY None"), str(result))
+        self.assertEqual(result.stderr.decode().splitlines()[-2:], [
+            f"curlretry: proxy: cannot create {nowhere}: Not a directory",
+            f"curlretry: running {harness.PYTHON} without the proxy: none of its requests is retried (--no-proxy says "
+            "so quietly)"], str(result))
+        self.assertIsNone(health(self.port))
+
     def test_an_intercepted_loopback_upstream_is_retried(self):
         # Items 1 and 5: interception (HTTPS_PROXY + CA variables) of a host the config names on a
         # loopback address (before: 127.0.0.1 always went into NO_PROXY, so the client went direct).

@@ -266,12 +266,13 @@ class LauncherTrustsOnlyItsOwnProxy(unittest.TestCase):
         return pid
 
 
-class PrivateStateDirectory(unittest.TestCase):
+class PrivateStateDirectory(harness.UpstreamTestCase):
     """Finding 2: with no XDG_RUNTIME_DIR the fallback /dev/shm/curlretry-$UID is a name anyone
     can take first. The victim is a third user, so the test never touches root's own directory."""
 
-    @needs_root
-    def test_a_planted_directory_is_refused_and_the_link_not_followed(self):
+    def plant(self, with_home: bool) -> tuple[dict, Path, Path, int]:
+        """A victim (with a home of its own, or none) and the attacker's directory at both names
+        the victim's state may fall back to, with a link to the victim's startup file in it."""
         problem = harness.library_problem()
         if problem:
             raise AssertionError(problem)
@@ -300,17 +301,60 @@ class PrivateStateDirectory(unittest.TestCase):
                                    capture_output=True)
             self.assertEqual(plant.returncode, 0, plant.stderr)
         self.addCleanup(stop_proxies_on, port)
-
         env = {k: v for k, v in launcher_env(None).items() if v is not None}
-        cmd = ["runuser", "-u", victim.pw_name, "--", "env", "-u", "XDG_RUNTIME_DIR",
-               *[f"{k}={v}" for k, v in env.items()], harness.CURLRETRY_BIN, "--proxy", "--listen",
-               f"127.0.0.1:{port}", "--config", str(config), "--", "sh", "-c", "echo URL=$FLAKY_BASE_URL"]
-        result = harness.run(cmd, preload=False, env={"XDG_RUNTIME_DIR": None})
-        self.assertEqual(bashrc.read_text(), "# the victim's shell startup file\n", str(result))
+        # runuser sets HOME to the passwd entry's, which useradd -M never made: no home of its own.
+        env["HOME"] = str(home) if with_home else f"/home/{victim.pw_name}"
+        env["XDG_CONFIG_HOME"] = f"{env['HOME']}/.config"  # the harness's empty one is root's
+        self.victim, self.attacker, self.bashrc, self.config = victim, attacker, bashrc, config
+        return env, home, planted, port
+
+    def as_victim(self, env: dict, *cmd: str) -> harness.Result:
+        # The default places, not the per-module fleet directory the harness gives root's tests.
+        return harness.run(["runuser", "-u", self.victim.pw_name, "--", "env", "-u", "XDG_RUNTIME_DIR", "-u",
+                            "CURLRETRY_FLEET_DIR",
+                            *[f"{k}={v}" for k, v in env.items()], *cmd], preload=False, env={"XDG_RUNTIME_DIR": None})
+
+    @needs_root
+    def test_a_planted_directory_is_never_used_and_a_home_takes_its_place(self):
+        env, home, planted, port = self.plant(with_home=True)
+        result = self.as_victim(env, harness.CURLRETRY_BIN, "--proxy", "--listen", f"127.0.0.1:{port}", "--config",
+                                str(self.config), "--", "sh", "-c", "echo URL=$FLAKY_BASE_URL")
+        private = home / f".curlretry-{socket.gethostname()}"
+        self.assertEqual(self.bashrc.read_text(), "# the victim's shell startup file\n", str(result))
+        # Before: exit 1, the command not run (the proxy refused the planted directory).
+        self.assertEqual((result.code, result.stdout), (0, f"URL=http://127.0.0.1:{port}/flaky\n".encode()),
+                         str(result))
+        self.assertRegex(result.stderr.decode(),
+                         rf"^curlretry: proxy started on http://127\.0\.0\.1:{port} \(pid \d+, log "
+                         rf"{private}/proxy-127\.0\.0\.1-{port}\.log\)\n$")
+        st = os.stat(private)
+        self.assertEqual((st.st_uid, st.st_mode & 0o7777), (self.victim.pw_uid, 0o700))
+        self.assertEqual(sorted(os.listdir(planted)), [f"proxy-127.0.0.1-{port}.log"])
+        # The fleet too (before: "the fleet directory ... belongs to uid ...; this process retries
+        # on its own"): curl's retry is decided with the table in the home, and says nothing else.
+        key = self.key()
+        preload = ":".join(p for p in (harness.PRELOAD_PREFIX, harness.LIB) if p)
+        fetched = self.as_victim({**env, "LD_PRELOAD": preload}, harness.CURL, "-q", "-sS",
+                                 self.plain.script_url(key, "503,200"))
+        self.assertRun(fetched, 0, harness.ok_body(key, 2))
+        shown = f"GET 127.0.0.1:{self.plain.port}/s/{key}/503,200"
+        self.assertEqual(fetched.stderr.decode().splitlines(),
+                         [f"curlretry: {shown} -> HTTP 503: retrying in {harness.FAST_BASE_MS} ms (attempt 1/3)",
+                          f"curlretry: {shown} -> HTTP 200 after 2 attempts"], str(fetched))
+        self.assertTrue([n for n in os.listdir(private) if n.startswith("table-")], os.listdir(private))
+        self.assertEqual(sorted(os.listdir(planted)), [f"proxy-127.0.0.1-{port}.log"])
+
+    @needs_root
+    def test_a_planted_directory_without_a_home_of_ones_own_is_refused_and_the_link_not_followed(self):
+        env, _, planted, port = self.plant(with_home=False)
+        result = self.as_victim(env, harness.CURLRETRY_BIN, "--proxy", "--listen", f"127.0.0.1:{port}", "--config",
+                                str(self.config), "--", "sh", "-c", "echo URL=$FLAKY_BASE_URL")
+        self.assertEqual(self.bashrc.read_text(), "# the victim's shell startup file\n", str(result))
         self.assertEqual((result.code, result.stdout), (1, b""), str(result))
         self.assertEqual(result.stderr.decode(),
-                         f"curlretry: proxy --ensure: {planted} belongs to uid {attacker.pw_uid}, not to you "
-                         f"(uid {victim.pw_uid}); refusing it: have user {attacker.pw_name} (or root) remove it\n")
+                         f"curlretry: proxy --ensure: {planted} belongs to uid {self.attacker.pw_uid}, not to you "
+                         f"(uid {self.victim.pw_uid}); refusing it: have user {self.attacker.pw_name} (or root) "
+                         "remove it\n")
         self.assertEqual(sorted(os.listdir(planted)), [f"proxy-127.0.0.1-{port}.log"])
         self.assertFalse(listening(port))
 
