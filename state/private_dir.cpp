@@ -22,6 +22,16 @@ bool is_own_directory(const char* path) {
   return ::stat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::getuid();
 }
 
+// The variable's value without trailing slashes when it is an absolute path to a directory of
+// this user's, else empty.
+std::string own_directory_in(const std::function<const char*(const char*)>& getenv, const char* name) {
+  const char* value = getenv ? getenv(name) : nullptr;
+  if (value == nullptr || value[0] != '/' || !is_own_directory(value)) return {};
+  std::string path = value;
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
 // This machine's name as a file name may carry it: letters, digits, '-' and '.', at most 64.
 std::string host_name() {
   char name[256] = {};
@@ -59,11 +69,8 @@ std::string default_dir(const std::function<const char*(const char*)>& getenv) {
   const std::string uid = std::to_string(::getuid());
   // Only the user's own runtime directory: root under `sudo -E` must not leave a root-owned
   // directory in the user's, which would lock the user's own processes out of it.
-  const char* runtime = getenv ? getenv("XDG_RUNTIME_DIR") : nullptr;
-  if (runtime != nullptr && runtime[0] == '/' && is_own_directory(runtime)) {
-    std::string base = runtime;
-    while (base.size() > 1 && base.back() == '/') base.pop_back();
-    return base + "/curlretry";
+  if (const std::string runtime = own_directory_in(getenv, "XDG_RUNTIME_DIR"); !runtime.empty()) {
+    return runtime + "/curlretry";
   }
   struct stat st {};
   std::string shared = (::stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) ? "/dev/shm" : "/tmp");
@@ -73,11 +80,8 @@ std::string default_dir(const std::function<const char*(const char*)>& getenv) {
   // directory is one nobody else can write to; the host name keeps a home shared between
   // machines (NFS) from sharing one machine's table, lock and proxy records.
   if (::lstat(shared.c_str(), &st) == 0 && st.st_uid != ::getuid()) {
-    const char* home = getenv ? getenv("HOME") : nullptr;
-    if (home != nullptr && home[0] == '/' && is_own_directory(home)) {
-      std::string base = home;
-      while (base.size() > 1 && base.back() == '/') base.pop_back();
-      return base + "/.curlretry-" + host_name();
+    if (const std::string home = own_directory_in(getenv, "HOME"); !home.empty()) {
+      return home + "/.curlretry-" + host_name();
     }
   }
   return shared;
