@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include <utility>
 
 #include "core/count_text.h"
+#include "proxy/ensure_records.h"
 #include "proxy/identity.h"
 #include "proxy/socket_owner.h"
 #include "state/private_dir.h"
@@ -44,26 +46,10 @@ std::string held_by(const boost::asio::ip::tcp::endpoint& where, const Probe& fo
                                             : at + " answers but is not your curlretry proxy (" + found.detail + ")";
 }
 
-// The private directory's files for the proxy of one address: STEM.lock, STEM.log, STEM.port.
-std::string stem_of(const boost::asio::ip::tcp::endpoint& where) {
-  return "proxy-" + where.address().to_string() + "-" + std::to_string(where.port());
-}
-
-// The port this user's proxy for `where` moved to, as its --port-file recorded it; nullopt when
-// there is no record (or not one a proxy wrote: a number 1-65535 and a newline).
-std::optional<unsigned short> recorded_port(const state::Dir& dir, const boost::asio::ip::tcp::endpoint& where) {
-  std::string error;
-  const int fd = dir.open_file(stem_of(where) + ".port", O_RDONLY, error);
-  if (fd < 0) return std::nullopt;
-  char text[8] = {};
-  const ssize_t n = ::read(fd, text, sizeof text - 1);
-  ::close(fd);
-  unsigned long port = 0;
-  ssize_t i = 0;
-  for (; i < n && text[i] >= '0' && text[i] <= '9' && port <= 65535; ++i) port = port * 10 + (text[i] - '0');
-  if (i == 0 || i + 1 != n || text[i] != '\n' || port == 0 || port > 65535) return std::nullopt;
-  return static_cast<unsigned short>(port);
-}
+// At most this many proxies beside one address (proxy/ensure_records.h): each is a process of
+// the user's that lives until stopped, and a user who tries one setting after another must not
+// leave a pile of them.
+constexpr int kMaxBeside = 4;
 
 // Why what answers at `where` is refused, for the user: names the port, its owner when known,
 // and what to do.
@@ -209,9 +195,11 @@ Probe probe(const boost::asio::ip::tcp::endpoint& where, int timeout_ms, const s
 namespace {
 
 // A proxy of ours answers at `where` (`found`): nullopt when one is to be started in its place
-// (`restarted` then says why), else the status --ensure returns.
+// (`restarted` then says why), else the status --ensure returns. When it runs another config and
+// carries transfers, `busy` (when given) gets that in words and nothing is printed: the caller
+// starts one with this config beside it.
 std::optional<int> settle_running(const boost::asio::ip::tcp::endpoint& where, const Probe& found, const Identity& id,
-                                  const EnsureRequest& request, std::string& restarted) {
+                                  const EnsureRequest& request, std::string& restarted, std::string* busy) {
   const std::string origin = "http://" + address_and_port(where);
   const std::vector<std::string> differ =
       config_differences(config_digest(id.secret, *request.config, environ), found.body);
@@ -227,10 +215,15 @@ std::optional<int> settle_running(const boost::asio::ip::tcp::endpoint& where, c
   const long long active = health_number(found.body, "active");
   const long long connections = health_number(found.body, "connections");
   if (active != 0 || connections > 1) {
-    std::cerr << "curlretry: your proxy on " << origin << " runs with other " << joined(differ)
-              << " than this launch asks, and carries "
-              << core::counted(active > 0 ? active : 0, "transfer", "transfers") << " on "
-              << core::counted(connections - 1, "other connection", "other connections")
+    const std::string what = "your proxy on " + origin + " runs with other " + joined(differ) +
+                             " than this launch asks, and carries " +
+                             core::counted(active > 0 ? active : 0, "transfer", "transfers") + " on " +
+                             core::counted(connections - 1, "other connection", "other connections");
+    if (busy != nullptr) {
+      *busy = what;
+      return kBusyWithOtherConfig;
+    }
+    std::cerr << "curlretry: " << what
               << ": not restarted under them; run the command again once they are done, stop it with "
                  "`curlretry proxy --stop --listen "
               << address_and_port(where) << "`, or choose another port with --listen\n";
@@ -246,12 +239,12 @@ std::optional<int> settle_running(const boost::asio::ip::tcp::endpoint& where, c
   return std::nullopt;
 }
 
-// This user's proxy for `where` on the port it moved to, when the record names one and it answers
-// there as ours.
-std::optional<std::pair<boost::asio::ip::tcp::endpoint, Probe>> moved_proxy(const boost::asio::ip::tcp::endpoint& where,
-                                                                            const Identity& id,
-                                                                            const std::string& token) {
-  const std::optional<unsigned short> port = recorded_port(id.dir, where);
+// This user's proxy recorded in STEM.port (moved off `where`, or beside it), when the record names
+// a port and it answers there as ours.
+std::optional<std::pair<boost::asio::ip::tcp::endpoint, Probe>> recorded_proxy(
+    const boost::asio::ip::tcp::endpoint& where, const std::string& stem, const Identity& id,
+    const std::string& token) {
+  const std::optional<unsigned short> port = recorded_port(id.dir, stem);
   if (!port) return std::nullopt;
   const boost::asio::ip::tcp::endpoint at(where.address(), *port);
   Probe found = probe(at, 2000, id.secret, token);
@@ -279,12 +272,12 @@ std::vector<std::string> moved_args(const std::vector<std::string>& args, const 
 }
 
 // Starts the proxy in the background (its stderr to STEM.log in the private dir) and waits up to
-// 20 s for it to answer as ours: at `where`, or, when `held` says what holds `where`, on a port
-// the kernel picks, learnt from the record it writes. `*serving` is where it answered.
-int start_and_wait(const boost::asio::ip::tcp::endpoint& where, const Identity& id, const EnsureRequest& request,
-                   const std::string& restarted, const std::string& held, boost::asio::ip::tcp::endpoint* serving) {
+// 20 s for it to answer as ours: at `where`, or, when `elsewhere` says why not there, on a port
+// the kernel picks, learnt from the record it writes (STEM.port). `*serving` is where it answered.
+int start_and_wait(const boost::asio::ip::tcp::endpoint& where, const std::string& stem, const Identity& id,
+                   const EnsureRequest& request, const std::string& restarted, const std::string& elsewhere,
+                   boost::asio::ip::tcp::endpoint* serving) {
   const state::Dir& dir = id.dir;
-  const std::string stem = stem_of(where);
   std::string error;
   const std::string log = dir.path() + "/" + stem + ".log";
   const int out = dir.open_file(stem + ".log", O_WRONLY | O_CREAT | O_APPEND, error);
@@ -294,7 +287,7 @@ int start_and_wait(const boost::asio::ip::tcp::endpoint& where, const Identity& 
   }
   std::vector<std::string> args = request.args;
   boost::asio::ip::tcp::endpoint at = where;
-  if (!held.empty()) {
+  if (!elsewhere.empty()) {
     // A record left by an earlier proxy must not be read as this one's port.
     if (::unlinkat(dir.fd(), (stem + ".port").c_str(), 0) != 0 && errno != ENOENT) {
       std::cerr << "curlretry: proxy --ensure: cannot remove " << dir.path() << "/" << stem
@@ -334,7 +327,7 @@ int start_and_wait(const boost::asio::ip::tcp::endpoint& where, const Identity& 
       return 1;
     }
     if (at.port() == 0) {
-      if (const std::optional<unsigned short> port = recorded_port(dir, where)) at.port(*port);
+      if (const std::optional<unsigned short> port = recorded_port(dir, stem)) at.port(*port);
     }
     if (at.port() != 0) last = probe(at, 500, id.secret, request.token);
     if (last.kind == Probe::Kind::ours) {
@@ -342,7 +335,7 @@ int start_and_wait(const boost::asio::ip::tcp::endpoint& where, const Identity& 
         std::cerr << "curlretry: proxy " << (restarted.empty() ? "started" : "restarted") << " on http://"
                   << address_and_port(at) << " (pid " << child << ", log " << log << ")"
                   << (restarted.empty() ? "" : ": the running one had other " + restarted)
-                  << (held.empty() ? "" : ": " + held + ", so yours listens here; the next launch finds it")
+                  << (elsewhere.empty() ? "" : ": " + elsewhere)
                   << (request.reason.empty() ? "" : "; " + request.reason) << '\n';
       }
       *serving = at;
@@ -360,6 +353,73 @@ int start_and_wait(const boost::asio::ip::tcp::endpoint& where, const Identity& 
             << (last.kind == Probe::Kind::unproven ? " (" + last.detail + ")" : std::string()) << "; see " << log
             << '\n';
   return 1;
+}
+
+// What a health answer says of the proxy, for --status: "pid …, … active transfers, …".
+std::string described(const Probe& found) {
+  // The health request is one of the connections: not counted.
+  const long long connections = health_number(found.body, "connections");
+  const std::size_t routes = found.body.find("\"routes\":[");
+  return "pid " + std::to_string(health_number(found.body, "pid")) + ", " +
+         std::to_string(health_number(found.body, "active")) + " active transfers, " +
+         std::to_string(connections > 0 ? connections - 1 : 0) + " other connections, routes " +
+         (routes == std::string::npos ? std::string("[]")
+                                      : found.body.substr(routes + 9, found.body.find(']', routes) - routes - 8));
+}
+
+struct Beside {
+  std::string stem;
+  boost::asio::ip::tcp::endpoint at;
+  Probe found;
+};
+
+// The proxies of this user's recorded beside `where` that answer as ours; a record nobody
+// answers at any more (its proxy ended) is removed on the way.
+std::vector<Beside> beside_proxies(const boost::asio::ip::tcp::endpoint& where, const Identity& id,
+                                   const std::string& token) {
+  std::vector<Beside> out;
+  for (std::string& stem : beside_stems(id.dir, where)) {
+    const std::optional<unsigned short> port = recorded_port(id.dir, stem);
+    const boost::asio::ip::tcp::endpoint at(where.address(), port.value_or(0));
+    Probe found = port ? probe(at, 2000, id.secret, token) : Probe{};
+    if (found.kind == Probe::Kind::ours) {
+      out.push_back({std::move(stem), at, std::move(found)});
+    } else if (found.kind == Probe::Kind::nobody) {
+      ::unlinkat(id.dir.fd(), (stem + ".port").c_str(), 0);
+    }
+  }
+  return out;
+}
+
+// The proxy at (or moved off) `where` runs another config and carries transfers (`busy` says
+// so): this launch's config gets a proxy of its own beside it, on a port the kernel picks, rather
+// than the command running with no retries at all. Up to kMaxBeside of them per address; with
+// that many, an idle one makes way (as the address's own would), and only when all carry
+// transfers is the launch refused.
+int start_beside(const boost::asio::ip::tcp::endpoint& where, const std::string& stem, const Identity& id,
+                 const EnsureRequest& request, const std::string& busy, boost::asio::ip::tcp::endpoint* serving) {
+  const std::vector<Beside> running = beside_proxies(where, id, request.token);
+  std::string instead;
+  if (running.size() >= static_cast<std::size_t>(kMaxBeside)) {
+    const auto idle = std::find_if(running.begin(), running.end(), [](const Beside& b) {
+      return health_number(b.found.body, "active") == 0 && health_number(b.found.body, "connections") <= 1;
+    });
+    if (idle == running.end() || !stop_ours(idle->at, idle->found, id, request.token).empty()) {
+      std::cerr << "curlretry: " << busy << ", and the " << running.size()
+                << " proxies of yours beside it for other configs (the most kept per address) carry transfers "
+                   "too: none started for this one; run the command again once they are done, or stop them all "
+                   "with `curlretry proxy --stop --listen "
+                << address_and_port(where) << "`\n";
+      return kBusyWithOtherConfig;
+    }
+    ::unlinkat(id.dir.fd(), (idle->stem + ".port").c_str(), 0);
+    instead = " (in place of an idle one beside it for another config, pid " +
+              std::to_string(health_number(idle->found.body, "pid")) + ")";
+  }
+  return start_and_wait(where, stem, id, request, "",
+                        busy + ", so one with this launch's config listens here" + instead +
+                            "; the next launch with it finds it",
+                        serving);
 }
 
 }  // namespace
@@ -390,27 +450,42 @@ int ensure_running(const boost::asio::ip::tcp::endpoint& where, const EnsureRequ
     return 1;
   }
   std::string restarted;
-  // First the port this user's proxy moved to, if it did: it stays the one for this address
-  // even once the address is free again, rather than a second proxy starting there.
+  // A command is handed its proxy's URL, so it may be served off `where`: by a proxy beside the
+  // address's own that runs this config (looked for first: a launch that found the address's
+  // busy keeps finding its own, rather than restarting that one once it is idle), or where the
+  // address's own moved to.
+  std::string busy;
+  std::string* const busy_out = request.may_move ? &busy : nullptr;
+  const ConfigDigest wanted = config_digest(id.secret, *request.config, environ);
+  const std::string beside = request.may_move ? beside_stem(where, config_id(wanted)) : "";
   if (request.may_move) {
-    if (auto moved = moved_proxy(where, id, request.token)) {
-      const std::optional<int> status = settle_running(moved->first, moved->second, id, request, restarted);
+    if (auto own = recorded_proxy(where, beside, id, request.token);
+        own && config_differences(wanted, own->second.body).empty()) {
+      *serving = own->first;
+      return *settle_running(own->first, own->second, id, request, restarted, nullptr);
+    }
+    if (auto moved = recorded_proxy(where, stem, id, request.token)) {
+      const std::optional<int> status = settle_running(moved->first, moved->second, id, request, restarted, busy_out);
       *serving = moved->first;
+      if (status && !busy.empty()) return start_beside(where, beside, id, request, busy, serving);
       if (status) return *status;
     }
   }
   const Probe found = probe(where, 2000, id.secret, request.token);
   if (found.kind == Probe::Kind::ours) {
     *serving = where;
-    if (const std::optional<int> status = settle_running(where, found, id, request, restarted)) return *status;
+    const std::optional<int> status = settle_running(where, found, id, request, restarted, busy_out);
+    if (status && !busy.empty()) return start_beside(where, beside, id, request, busy, serving);
+    if (status) return *status;
   } else if (found.kind != Probe::Kind::nobody) {
     if (!request.may_move) {
       std::cerr << "curlretry: proxy --ensure: " << refusal(where, found, dir.path()) << '\n';
       return 1;
     }
-    return start_and_wait(where, id, request, restarted, held_by(where, found), serving);
+    return start_and_wait(where, stem, id, request, restarted,
+                          held_by(where, found) + ", so yours listens here; the next launch finds it", serving);
   }
-  return start_and_wait(where, id, request, restarted, "", serving);
+  return start_and_wait(where, stem, id, request, restarted, "", serving);
 }
 
 int show_status(const boost::asio::ip::tcp::endpoint& where, const std::string& token) {
@@ -423,29 +498,27 @@ int show_status(const boost::asio::ip::tcp::endpoint& where, const std::string& 
   Probe found = probe(where, 2000, id.secret, token);
   std::string at = origin;
   if (found.kind != Probe::Kind::ours) {
-    if (auto moved = moved_proxy(where, id, token)) {
+    if (auto moved = recorded_proxy(where, stem_of(where), id, token)) {
       at = "http://" + address_and_port(moved->first) + " (moved from " + address_and_port(where) + ")";
       found = std::move(moved->second);
     }
   }
-  if (found.kind == Probe::Kind::nobody) {
+  const auto beside = beside_proxies(where, id, token);
+  int status = 0;
+  if (found.kind == Probe::Kind::ours) {
+    std::cout << "your proxy on " << at << ": " << described(found) << '\n';
+  } else if (found.kind == Probe::Kind::nobody) {
     std::cout << "no proxy on " << origin << '\n';
-    return 3;
-  }
-  if (found.kind != Probe::Kind::ours) {
+    status = beside.empty() ? 3 : 0;
+  } else {
     std::cerr << "curlretry: proxy --status: " << refusal(where, found, id.dir.path()) << '\n';
-    return 1;
+    status = 1;
   }
-  // The health request is one of the connections: not counted.
-  const long long connections = health_number(found.body, "connections");
-  const std::size_t routes = found.body.find("\"routes\":[");
-  std::cout << "your proxy on " << at << ": pid " << health_number(found.body, "pid") << ", "
-            << health_number(found.body, "active") << " active transfers, " << (connections > 0 ? connections - 1 : 0)
-            << " other connections, routes "
-            << (routes == std::string::npos ? std::string("[]")
-                                            : found.body.substr(routes + 9, found.body.find(']', routes) - routes - 8))
-            << '\n';
-  return 0;
+  for (const Beside& other : beside) {
+    std::cout << "your proxy on http://" << address_and_port(other.at) << " (beside " << address_and_port(where)
+              << ", another config): " << described(other.found) << '\n';
+  }
+  return status;
 }
 
 int stop_proxy(const boost::asio::ip::tcp::endpoint& where, const std::string& token) {
@@ -458,28 +531,39 @@ int stop_proxy(const boost::asio::ip::tcp::endpoint& where, const std::string& t
   Probe found = probe(where, 2000, id.secret, token);
   boost::asio::ip::tcp::endpoint at = where;
   if (found.kind != Probe::Kind::ours) {
-    if (auto moved = moved_proxy(where, id, token)) {
+    if (auto moved = recorded_proxy(where, stem_of(where), id, token)) {
       at = moved->first;
       found = std::move(moved->second);
     }
   }
-  if (found.kind == Probe::Kind::nobody) {
-    std::cerr << "curlretry: proxy --stop: no proxy on " << origin << '\n';
-    return 0;
-  }
-  if (found.kind != Probe::Kind::ours) {
+  int status = 0;
+  bool stopped = false;
+  // Each stopped one in a line; `label` says where it was found when not at `where`.
+  const auto stop = [&](const boost::asio::ip::tcp::endpoint& port, const Probe& answer, const std::string& label) {
+    const std::string why = stop_ours(port, answer, id, token);
+    if (!why.empty()) {
+      std::cerr << "curlretry: proxy --stop: " << why << '\n';
+      status = 1;
+      return false;
+    }
+    std::cerr << "curlretry: proxy on http://" << address_and_port(port) << label << " stopped (pid "
+              << health_number(answer.body, "pid") << ")\n";
+    stopped = true;
+    return true;
+  };
+  if (found.kind == Probe::Kind::ours) {
+    stop(at, found, at == where ? "" : " (moved from " + address_and_port(where) + ")");
+  } else if (found.kind != Probe::Kind::nobody) {
     std::cerr << "curlretry: proxy --stop: " << refusal(where, found, id.dir.path()) << '\n';
-    return 1;
+    status = 1;
   }
-  const std::string why = stop_ours(at, found, id, token);
-  if (!why.empty()) {
-    std::cerr << "curlretry: proxy --stop: " << why << '\n';
-    return 1;
+  for (const Beside& other : beside_proxies(where, id, token)) {
+    if (stop(other.at, other.found, " (beside " + address_and_port(where) + ", another config)")) {
+      ::unlinkat(id.dir.fd(), (other.stem + ".port").c_str(), 0);
+    }
   }
-  std::cerr << "curlretry: proxy on http://" << address_and_port(at)
-            << (at == where ? "" : " (moved from " + address_and_port(where) + ")") << " stopped (pid "
-            << health_number(found.body, "pid") << ")\n";
-  return 0;
+  if (!stopped && status == 0) std::cerr << "curlretry: proxy --stop: no proxy on " << origin << '\n';
+  return status;
 }
 
 }  // namespace curlretry::proxy

@@ -4,7 +4,9 @@
 // user's server, or one of this user's that is not a curlretry proxy) is refused, never used:
 // the command would send it its API keys. With a COMMAND, which is handed the URL it runs with,
 // this user's proxy then moves to a port of its own (recorded in the private directory for the
-// next launch), so a squatted port costs the user nothing.
+// next launch), so a squatted port costs the user nothing; and when the user's proxy there runs
+// another config and carries transfers, one with this launch's config starts beside it (up to
+// four per address), so a launch asking for other settings still gets retries.
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
@@ -46,28 +48,33 @@ struct EnsureRequest {
   std::string reason;                      // appended to the one line: why COMMAND runs through the proxy
   // COMMAND is given the proxy's URL, so any port serves it: when something not this user's proxy
   // holds the address, the proxy listens on a port the kernel picks instead (its number in
-  // STEM.port of the private directory, where the next launch for this address looks first).
+  // STEM.port of the private directory, where the next launch for this address looks first); when
+  // this user's proxy there runs another config and is busy, one with this config listens beside
+  // it (STEM.cfg-ID.port, looked for before the address's own).
   bool may_move = false;
 };
 
 // Exit statuses of --ensure besides 0 and 1 (another's listener, no proof, cannot start).
-constexpr int kBusyWithOtherConfig = 125;  // ours, running another config, and carrying transfers
+// Ours, running another config, and carrying transfers (without may_move, or with four proxies
+// beside it already).
+constexpr int kBusyWithOtherConfig = 125;
 
 // Returns the exit status for the caller (0: this user's proxy answers, with this config, at
 // `*serving`: `where`, or with may_move the port it moved to). A proxy of this user's running
 // another config (proxy/ensure_digest.h) is stopped and started anew when it carries nothing;
-// else refused, naming what differs.
+// else, with may_move, one with this config is found or started beside it; else refused, naming
+// what differs.
 int ensure_running(const boost::asio::ip::tcp::endpoint& where, const EnsureRequest& request,
                    boost::asio::ip::tcp::endpoint* serving);
 
 // `curlretry proxy --status`: this user's proxy at `where` (or where it moved to, when something
 // else holds `where`), in one line (0), or why there is none (3: nobody listens; 1: not this
-// user's proxy).
+// user's proxy); then one line for each proxy of this user's beside it (0 when there is one).
 int show_status(const boost::asio::ip::tcp::endpoint& where, const std::string& token);
 
-// `curlretry proxy --stop`: SIGTERM to this user's proxy at `where`, or where it moved to (proven
-// as --ensure proves it), then waits for the port to close (0); 0 too when nothing listens; 1
-// when what listens is not this user's proxy or does not go.
+// `curlretry proxy --stop`: SIGTERM to this user's proxy at `where`, or where it moved to, and to
+// those beside it (each proven as --ensure proves it), then waits for their ports to close (0); 0
+// too when nothing listens; 1 when what listens is not this user's proxy or one does not go.
 int stop_proxy(const boost::asio::ip::tcp::endpoint& where, const std::string& token);
 
 }  // namespace curlretry::proxy

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "config/include_merge.h"
+#include "proxy/identity.h"
 
 namespace curlretry::proxy {
 namespace {
@@ -29,13 +30,7 @@ std::string mac_hex(const std::string& secret, std::string_view part, const std:
            reinterpret_cast<const unsigned char*>(keyed.data()), keyed.size(), mac, &size) == nullptr) {
     return {};
   }
-  static const char* kDigits = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < size && i < 16; ++i) {
-    out += kDigits[mac[i] >> 4];
-    out += kDigits[mac[i] & 15];
-  }
-  return out;
+  return hex(mac, std::min(size, 16U));
 }
 
 // Variables that say where things are, not how to retry: the files part covers CURLRETRY_CONFIG,
@@ -93,6 +88,17 @@ ConfigDigest config_digest(const std::string& secret, const config::Config& cfg,
   for (const std::string& v : variables) add(settings, v);
   out.settings = mac_hex(secret, "settings", settings);
   return out;
+}
+
+std::string config_id(const ConfigDigest& digest) {
+  if (digest.routes.empty()) return {};
+  std::string whole;
+  for (const std::string* part : {&digest.routes, &digest.intercept, &digest.files, &digest.settings})
+    add(whole, *part);
+  unsigned char sum[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (EVP_Digest(whole.data(), whole.size(), sum, &size, EVP_sha256(), nullptr) != 1) return {};
+  return hex(sum, std::min(size, 6U));
 }
 
 std::string config_digest_field(const ConfigDigest& digest) {

@@ -23,6 +23,10 @@ struct ConfigDigest {
 // The digest of `cfg` and `environment` (a NULL-terminated environ); empty parts when `secret` is.
 ConfigDigest config_digest(const std::string& secret, const config::Config& cfg, char** environment);
 
+// A short name of the whole digest (12 hex digits) for the files of a proxy that runs this config
+// beside the address's own one (proxy/ensure.h): equal for equal digests, "" without a secret.
+std::string config_id(const ConfigDigest& digest);
+
 // `,"config":{"routes":"…","intercept":"…","files":"…","settings":"…"}` for the health body; ""
 // without a secret.
 std::string config_digest_field(const ConfigDigest& digest);

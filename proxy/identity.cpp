@@ -17,17 +17,6 @@ namespace {
 
 constexpr std::size_t kSecretBytes = 32;
 
-std::string hex(const unsigned char* data, std::size_t size) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(size * 2);
-  for (std::size_t i = 0; i < size; ++i) {
-    out += digits[data[i] >> 4];
-    out += digits[data[i] & 15];
-  }
-  return out;
-}
-
 std::string random_hex(std::size_t bytes) {
   unsigned char buffer[64];
   if (bytes > sizeof buffer || RAND_bytes(buffer, static_cast<int>(bytes)) != 1) return {};
@@ -39,6 +28,17 @@ bool is_secret(const std::string& text) {
 }
 
 }  // namespace
+
+std::string hex(const unsigned char* data, std::size_t size) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(size * 2);
+  for (std::size_t i = 0; i < size; ++i) {
+    out += digits[data[i] >> 4];
+    out += digits[data[i] & 15];
+  }
+  return out;
+}
 
 std::string load_or_create_secret(const state::Dir& dir, std::string& error) {
   const int fd = dir.open_file(kSecretFile, O_RDWR | O_CREAT, error);

@@ -5,6 +5,7 @@
 // leaves the directory; the address in the message stops a relay to our proxy on another port.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,9 @@ namespace curlretry::proxy {
 
 constexpr const char* kSecretFile = "proxy.secret";
 constexpr const char* kNonceHeader = "X-Curlretry-Nonce";
+
+// `size` bytes as lower-case hex digits: the secret, nonces, proofs and config digests.
+std::string hex(const unsigned char* data, std::size_t size);
 
 // The secret in `dir`, made (32 random bytes, hex) when the file is new; empty and `error` set
 // when it cannot be had.

@@ -171,8 +171,8 @@ void add_options(CLI::App& app, Args& a) {
                "reason, and a line saying nothing of it is retried) instead of failing");
   app.add_option("--reason", a.reason, "With --ensure: appended to its one line (the launcher says why)")
       ->type_name("TEXT");
-  app.add_flag("--status", a.status_flag, "Say whether your proxy runs at --listen, and what it carries");
-  app.add_flag("--stop", a.stop_flag, "Stop your proxy at --listen (proven yours, as --ensure proves it)");
+  app.add_flag("--status", a.status_flag, "Say whether your proxy runs at --listen (and any beside it for other configs), and what it carries");
+  app.add_flag("--stop", a.stop_flag, "Stop your proxy at --listen and any beside it (proven yours, as --ensure proves it)");
 }
 
 // The built-in routes are served whenever the providers are (one config for every client, so

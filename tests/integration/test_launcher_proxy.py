@@ -238,7 +238,7 @@ class OwnProxy(harness.UpstreamTestCase):
         self.addCleanup(self.stop)
 
     def stop(self) -> None:
-        for port in (self.port, self.moved_port()):
+        for port in (self.port, self.moved_port(), *self.beside().values()):
             answer = health(port) if port else None
             if answer:
                 os.kill(answer["pid"], signal.SIGTERM)
@@ -251,6 +251,15 @@ class OwnProxy(harness.UpstreamTestCase):
                 return int(f.read())
         except FileNotFoundError:
             return None
+
+    def beside(self) -> dict[str, int]:
+        """The proxies recorded beside self.port for other configs: {file stem: port}."""
+        out = {}
+        for name in os.listdir(f"{self.runtime}/curlretry") if os.path.isdir(f"{self.runtime}/curlretry") else ():
+            if name.startswith(f"proxy-127.0.0.1-{self.port}.cfg-") and name.endswith(".port"):
+                with open(f"{self.runtime}/curlretry/{name}") as f:
+                    out[name[:-len(".port")]] = int(f.read())
+        return out
 
     def write(self, name: str, text: str) -> str:
         path = os.path.join(self.runtime, name)
@@ -331,21 +340,106 @@ class NeverSilentlyNothing(OwnProxy):
         self.assertEqual((same.code, same.stderr),
                          (0, f"curlretry: proxy already running on http://{self.listen}\n".encode()), str(same))
 
-    def test_a_busy_proxy_with_other_routes_is_refused(self):
+    def test_a_busy_proxy_with_other_routes_gets_one_beside_it(self):
+        # Before: 125, and the command never ran (on the automatic path it ran with no retries).
         self.started(self.launch("--proxy", "--listen", self.listen, "--config", self.route_config("a"), "--", "true"))
         pid = health(self.port)["pid"]
         held = socket.create_connection(("127.0.0.1", self.port))
         self.addCleanup(held.close)
         wait_for(lambda: health(self.port)["connections"] >= 2, 20, "the held connection to be accepted")
-        result = self.launch("--proxy", "--listen", self.listen, "--config", self.route_config("b"), "--",
-                             "sh", "-c", "echo ran")
-        self.assertEqual((result.code, result.stdout), (125, b""), str(result))
-        self.assertEqual(result.stderr.decode(),
-                         f"curlretry: your proxy on http://{self.listen} runs with other routes and config files than "
-                         "this launch asks, and carries 0 transfers on 1 other connection: not restarted under them; "
-                         "run the command again once they are done, stop it with `curlretry proxy --stop --listen "
-                         f"{self.listen}`, or choose another port with --listen\n")
-        self.assertEqual((health(self.port)["pid"], health(self.port)["routes"]), (pid, ["a"]))
+        key = self.key()
+        script = (f"import os, urllib.request; print(os.environ['FLAKY_BASE_URL']); print(urllib.request.urlopen("
+                  f"os.environ['FLAKY_BASE_URL'] + '/s/{key}/503,200').read().decode(), end='')")
+        config_b = self.route_config("b")
+        result = self.launch("--proxy", "--listen", self.listen, "--config", config_b, "--", harness.PYTHON, "-c",
+                             script)
+        self.assertEqual(len(self.beside()), 1, str(result))
+        [(stem, port)] = self.beside().items()
+        answer = health(port)
+        self.assertRun(result, 0, f"http://127.0.0.1:{port}/b\n".encode() + ok_body(key, 2))
+        self.assertCount(self.plain, key, 2, result)
+        busy = (f"your proxy on http://{self.listen} runs with other routes and config files than this launch asks, "
+                "and carries 0 transfers on 1 other connection")
+        self.assertEqual(result.stderr.decode().splitlines()[-1],
+                         f"curlretry: proxy started on http://127.0.0.1:{port} (pid {answer['pid']}, log "
+                         f"{self.runtime}/curlretry/{stem}.log): {busy}, so one with this launch's config listens "
+                         "here; the next launch with it finds it", str(result))
+        self.assertEqual((health(self.port)["pid"], health(self.port)["routes"], answer["routes"]), (pid, ["a"], ["b"]))
+        # A bare --ensure gives no command a URL, so it still refuses (a script will use the address).
+        bare = self.launch("proxy", "--ensure", "--listen", self.listen, "--config", config_b)
+        self.assertEqual((bare.code, bare.stderr.decode()),
+                         (125, f"curlretry: {busy}: not restarted under them; run the command again once they are "
+                               f"done, stop it with `curlretry proxy --stop --listen {self.listen}`, or choose another "
+                               "port with --listen\n"), str(bare))
+        # At most four beside one address (each lives until stopped): an idle one makes way for a
+        # fifth config; with all four carrying transfers, a fifth is refused.
+        for attempts in ("2", "3", "4"):
+            more = self.launch("--proxy", "--listen", self.listen, "--config", config_b, "--", "true",
+                               env={"CURLRETRY_MAX_ATTEMPTS": attempts})
+            self.assertEqual(more.code, 0, str(more))
+        four = self.beside()
+        self.assertEqual(len(four), 4)
+        # b's own carries a connection: the one that makes way is one of the idle three.
+        held_b = socket.create_connection(("127.0.0.1", port))
+        self.addCleanup(held_b.close)
+        wait_for(lambda: health(port)["connections"] >= 2, 20, "the connection to b's proxy to be accepted")
+        pids = {health(p)["pid"] for p in four.values()}
+        other = busy.replace("routes and config files", "routes, config files and CURLRETRY_* settings")
+        fifth = self.launch("--proxy", "--listen", self.listen, "--config", config_b, "--", "true",
+                            env={"CURLRETRY_MAX_ATTEMPTS": "5"})
+        self.assertEqual(fifth.code, 0, str(fifth))
+        self.assertEqual(len(self.beside()), 4, str(fifth))
+        [new] = set(self.beside().items()) - set(four.items())
+        [gone] = pids - {health(p)["pid"] for p in self.beside().values()}
+        self.assertEqual(fifth.stderr.decode().splitlines()[-1],
+                         f"curlretry: proxy started on http://127.0.0.1:{new[1]} (pid {health(new[1])['pid']}, log "
+                         f"{self.runtime}/curlretry/{new[0]}.log): {other}, so one with this launch's config listens "
+                         f"here (in place of an idle one beside it for another config, pid {gone}); the next launch "
+                         "with it finds it", str(fifth))
+        wait_for(lambda: not os.path.exists(f"/proc/{gone}"), 20, "the replaced proxy to exit")
+        holds = [socket.create_connection(("127.0.0.1", p)) for p in self.beside().values()]
+        for h in holds:
+            self.addCleanup(h.close)
+        wait_for(lambda: all(health(p)["connections"] >= 2 for p in self.beside().values()), 20,
+                 "the held connections to be accepted")
+        sixth = self.launch("--proxy", "--listen", self.listen, "--config", config_b, "--", "sh", "-c", "echo ran",
+                            env={"CURLRETRY_MAX_ATTEMPTS": "6"})
+        self.assertEqual((sixth.code, sixth.stdout, sixth.stderr.decode()),
+                         (125, b"", f"curlretry: {other}, and the 4 proxies of yours beside it for other configs (the "
+                                    "most kept per address) carry transfers too: none started for this one; run the "
+                                    "command again once they are done, or stop them all with `curlretry proxy --stop "
+                                    f"--listen {self.listen}`\n"), str(sixth))
+        for h in (*holds, held_b):
+            h.close()
+        wait_for(lambda: all(health(p)["connections"] == 1 for p in self.beside().values()), 20,
+                 "the held connections to close")
+        # The next launch with a config finds its own, even once the address's own is idle again.
+        held.close()
+        wait_for(lambda: health(self.port)["connections"] == 1, 20, "the held connection to close")
+        again = self.launch("--proxy", "--listen", self.listen, "--config", config_b, "--", "true")
+        self.assertEqual((again.code, again.stderr.decode()),
+                         (0, f"curlretry: proxy already running on http://127.0.0.1:{port}\n"), str(again))
+        self.assertEqual(health(self.port)["pid"], pid)
+        # --status names them all, --stop stops them all.
+        pids = {p: health(p)["pid"] for p in self.beside().values()}
+        status = self.launch("proxy", "--status", "--listen", self.listen)
+        lines = status.stdout.decode().splitlines()
+        self.assertEqual((status.code, lines[0]),
+                         (0, f"your proxy on http://{self.listen}: pid {pid}, 0 active transfers, 0 other "
+                             "connections, routes [\"a\"]"), str(status))
+        self.assertEqual(sorted(lines[1:]), sorted(
+            f"your proxy on http://127.0.0.1:{p} (beside {self.listen}, another config): pid {n}, 0 active transfers, "
+            "0 other connections, routes [\"b\"]" for p, n in pids.items()), str(status))
+        stop = self.launch("proxy", "--stop", "--listen", self.listen)
+        lines = stop.stderr.decode().splitlines()
+        self.assertEqual((stop.code, lines[0]), (0, f"curlretry: proxy on http://{self.listen} stopped (pid {pid})"),
+                         str(stop))
+        self.assertEqual(sorted(lines[1:]), sorted(
+            f"curlretry: proxy on http://127.0.0.1:{p} (beside {self.listen}, another config) stopped (pid {n})"
+            for p, n in pids.items()), str(stop))
+        self.assertEqual(self.beside(), {})
+        none = self.launch("proxy", "--status", "--listen", self.listen)
+        self.assertEqual((none.code, none.stdout.decode()), (3, f"no proxy on http://{self.listen}\n"), str(none))
 
     def test_status_and_stop_of_the_users_own_proxy(self):
         # Item 4 (before: no such options).
@@ -458,21 +552,27 @@ class ZeroConfig(OwnProxy):
                          (0, f"curlretry: proxy on http://127.0.0.1:{moved} (moved from {self.listen}) stopped "
                              f"(pid {answer['pid']})\n"), str(stop))
 
-    def test_a_busy_proxy_of_another_config_runs_it_directly_and_says_so(self):
-        # The automatic path never makes a command fail that ran before; it says it is unprotected.
+    def test_a_busy_proxy_of_another_config_gets_one_of_its_own(self):
+        # Before: the command ran without the proxy, none of its requests retried.
         self.started(self.launch("--proxy", "--listen", self.listen, "--config", self.route_config("a"), "--", "true"))
+        pid = health(self.port)["pid"]
         held = socket.create_connection(("127.0.0.1", self.port))
         self.addCleanup(held.close)
         wait_for(lambda: health(self.port)["connections"] >= 2, 20, "the held connection to be accepted")
         script = self.write("agent.py", self.ENV_SCRIPT)
         result = self.launch("--listen", self.listen, "--", harness.PYTHON, script)
-        self.assertEqual((result.code, result.stdout.decode().splitlines()[0]), (0, "HTTPS_PROXY None"), str(result))
+        self.assertEqual(len(self.beside()), 1, str(result))
+        [(stem, port)] = self.beside().items()
+        answer = health(port)
+        self.assertEqual((result.code, result.stdout.decode().splitlines()[0]),
+                         (0, f"HTTPS_PROXY http://127.0.0.1:{port}"), str(result))
         self.assertEqual(result.stderr.decode().splitlines()[-1],
-                         f"curlretry: running {harness.PYTHON} without the proxy: none of its requests is retried "
-                         "(--no-proxy says so quietly)", str(result))
-        self.assertRegex(result.stderr.decode().splitlines()[-2],
-                         rf"^curlretry: your proxy on http://{self.listen} runs with other .* than this launch asks, "
-                         "and carries 0 transfers on 1 other connection: not restarted under them; ")
+                         f"curlretry: proxy started on http://127.0.0.1:{port} (pid {answer['pid']}, log "
+                         f"{self.runtime}/curlretry/{stem}.log): your proxy on http://{self.listen} runs with other "
+                         "routes, intercept list and config files than this launch asks, and carries 0 transfers on 1 "
+                         "other connection, so one with this launch's config listens here; the next launch with it "
+                         f"finds it{self.reason(os.path.basename(harness.PYTHON))}", str(result))
+        self.assertEqual((answer["routes"], health(self.port)["pid"]), (["anthropic", "openai"], pid))
 
     def test_a_local_ca_that_cannot_be_made_runs_it_directly_and_says_so(self):
         # A service account's HOME (and so ~/.local/share) that cannot be written. Before: exit 1,

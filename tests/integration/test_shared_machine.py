@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import pwd
+import re
 import shutil
 import signal
 import socket
@@ -100,8 +101,9 @@ def stop_proxies_on(port: int) -> None:
             args = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
         except (FileNotFoundError, ProcessLookupError, NotADirectoryError, PermissionError):
             continue
-        # A proxy that moved off a held port listens on 127.0.0.1:0 and records where in PROXY.port.
-        moved = any(a.endswith(f"/proxy-127.0.0.1-{port}.port".encode()) for a in args)
+        # A proxy that moved off a held port listens on 127.0.0.1:0 and records where in PROXY.port;
+        # one beside it for another config records STEM.cfg-ID.port.
+        moved = any(re.search(rf"/proxy-127\.0\.0\.1-{port}(\.cfg-[0-9a-f]{{12}})?\.port$".encode(), a) for a in args)
         if args[:1] == [b"curlretry-proxy"] and (f"127.0.0.1:{port}".encode() in args or moved) \
                 and b"--ensure" not in args:
             mine.append(int(entry))

@@ -61,5 +61,26 @@ TEST(EnsureDigest, KeyedByTheSecretAndAbsentFromAnOlderProxy) {
   EXPECT_EQ(config_differences(config_digest("s", a, env), "{\"status\":\"ok\",\"routes\":[]}").size(), 4u);
 }
 
+TEST(EnsureDigest, TheIdNamesTheWholeDigestInTwelveHexDigits) {
+  config::Config a;
+  char three[] = "CURLRETRY_MAX_ATTEMPTS=3";
+  char four[] = "CURLRETRY_MAX_ATTEMPTS=4";
+  char* env3[] = {three, nullptr};
+  char* env4[] = {four, nullptr};
+  const std::string id = config_id(config_digest("s", a, env3));
+  EXPECT_EQ(id.size(), 12u);
+  EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_EQ(config_id(config_digest("s", a, env3)), id);
+  EXPECT_NE(config_id(config_digest("s", a, env4)), id);
+  config::Config routed = a;
+  routed.proxy.routes.push_back({"anthropic", "https://api.anthropic.com", "ANTHROPIC_BASE_URL"});
+  EXPECT_NE(config_id(config_digest("s", routed, env3)), id);
+  // Parts moved between fields are another digest: each is length-prefixed.
+  ConfigDigest swapped = config_digest("s", a, env3);
+  std::swap(swapped.files, swapped.settings);
+  EXPECT_NE(config_id(swapped), id);
+  EXPECT_EQ(config_id(config_digest("", a, env3)), "");
+}
+
 }  // namespace
 }  // namespace curlretry::proxy
