@@ -441,6 +441,28 @@ class NeverSilentlyNothing(OwnProxy):
         none = self.launch("proxy", "--status", "--listen", self.listen)
         self.assertEqual((none.code, none.stdout.decode()), (3, f"no proxy on http://{self.listen}\n"), str(none))
 
+    def test_a_proxy_beside_it_that_died_is_replaced_and_its_record_dropped(self):
+        self.started(self.launch("--proxy", "--listen", self.listen, "--config", self.route_config("a"), "--", "true"))
+        held = socket.create_connection(("127.0.0.1", self.port))
+        self.addCleanup(held.close)
+        wait_for(lambda: health(self.port)["connections"] >= 2, 20, "the held connection to be accepted")
+        config_b = self.route_config("b")
+        first = self.launch("--proxy", "--listen", self.listen, "--config", config_b, "--", "true")
+        [(stem, port)] = self.beside().items()
+        dead = health(port)["pid"]
+        os.kill(dead, signal.SIGKILL)
+        wait_for(lambda: not os.path.exists(f"/proc/{dead}"), 20, "the killed proxy to exit")
+        self.assertEqual(self.beside(), {stem: port}, str(first))  # a SIGKILL leaves its record
+        status = self.launch("proxy", "--status", "--listen", self.listen)
+        self.assertEqual(len(status.stdout.decode().splitlines()), 1, str(status))
+        self.assertEqual(self.beside(), {}, str(status))
+        again = self.launch("--proxy", "--listen", self.listen, "--config", config_b, "--", "true")
+        [(stem_again, port_again)] = self.beside().items()
+        self.assertEqual(stem_again, stem)
+        self.assertEqual(again.stderr.decode().splitlines()[-1].split(" (pid ")[0],
+                         f"curlretry: proxy started on http://127.0.0.1:{port_again}", str(again))
+        self.assertNotEqual(health(port_again)["pid"], dead)
+
     def test_status_and_stop_of_the_users_own_proxy(self):
         # Item 4 (before: no such options).
         self.started(self.launch("--proxy", "--listen", self.listen, "--config", self.route_config("a"), "--", "true"))
