@@ -236,6 +236,22 @@ int unprotected(const std::vector<std::string>& command) {
   return exec_direct(command);
 }
 
+// The proxy variables run_with_routes overwrites, when one names a proxy of the user's own (a
+// company's, say) rather than a curlretry proxy a launch above this one set (its address is in
+// CURLRETRY_VIA_PROXY): nullptr when none does. The value is never shown: it may carry a password.
+const char* users_own_proxy_variable() {
+  const char* via = std::getenv(shim::kViaProxyVariable);
+  const std::string ours = via != nullptr && *via != '\0' ? "http://" + std::string(via) : std::string();
+  for (const char* name : {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"}) {
+    const char* value = std::getenv(name);
+    if (value == nullptr || *value == '\0') continue;
+    std::string_view v = value;
+    if (v.ends_with('/')) v.remove_suffix(1);
+    if (ours.empty() || v != ours) return name;
+  }
+  return nullptr;
+}
+
 // --ensure [-- COMMAND]: a healthy proxy of this user's at `where`, started if need be, then COMMAND.
 int ensure_mode(const Args& a, const config::Config& cfg, const boost::asio::ip::tcp::endpoint& where,
                 const std::vector<std::string>& builtin_route_names, int argc, char** argv) {
@@ -255,6 +271,21 @@ int ensure_mode(const Args& a, const config::Config& cfg, const boost::asio::ip:
                  "    intercept: [\"api.anthropic.com\"]   # through HTTPS_PROXY and the local CA\n"
                  "or leave out --proxy: `curlretry -- COMMAND` intercepts the providers curlretry knows\n";
     return 125;
+  }
+  // Interception hands COMMAND this proxy in place of the one it was given, and this proxy reaches
+  // upstreams directly: where that proxy is the only way out, every request would fail.
+  if (!a.command.empty() && !cfg.proxy.intercept.empty()) {
+    if (const char* name = users_own_proxy_variable()) {
+      const std::string what = std::string(name) + " names a proxy of yours, and curlretry's proxy reaches the " +
+                               "providers directly, not through it";
+      if (a.or_direct) {
+        std::cerr << "curlretry: proxy: " << what << '\n';
+        return unprotected(a.command);
+      }
+      std::cerr << "curlretry: --proxy: " << what << ": " << a.command[0] << " would lose it; unset " << name
+                << " for this command where the providers are reachable without it\n";
+      return 125;
+    }
   }
   if (!a.command.empty() && !cfg.proxy.intercept.empty()) {
     // COMMAND is told to trust the CA, and the proxy about to start needs it: made now if missing.

@@ -276,7 +276,8 @@ class OwnProxy(harness.UpstreamTestCase):
         return harness.run([harness.CURLRETRY_BIN, *args], preload=False,
                            env={**runtime, "CURLRETRY_LIBRARY": harness.LIB, "XDG_RUNTIME_DIR": self.runtime,
                                 "XDG_DATA_HOME": self.runtime, "HOME": self.runtime, "NO_PROXY": None,
-                                "no_proxy": None, "HTTPS_PROXY": None, "https_proxy": None,
+                                "no_proxy": None, "HTTPS_PROXY": None, "https_proxy": None, "HTTP_PROXY": None,
+                                "http_proxy": None,
                                 "CURLRETRY_BASE_MS": harness.FAST_BASE_MS, **(env or {})})
 
     def started(self, result: harness.Result, how: str = "started", tail: str = "") -> int:
@@ -595,6 +596,37 @@ class ZeroConfig(OwnProxy):
                          "other connection, so one with this launch's config listens here; the next launch with it "
                          f"finds it{self.reason(os.path.basename(harness.PYTHON))}", str(result))
         self.assertEqual((answer["routes"], health(self.port)["pid"]), (["anthropic", "openai"], pid))
+
+    def test_a_proxy_of_the_users_own_is_kept_and_the_command_runs_directly(self):
+        # Before: HTTPS_PROXY was replaced by curlretry's proxy, which reaches the providers
+        # directly: behind a company proxy that is the only way out, every request then failed.
+        script = self.write("agent.py", self.ENV_SCRIPT)
+        own = "http://user:s3cret@127.0.0.1:9/"  # never contacted; its password never shown
+        for name in ("HTTPS_PROXY", "http_proxy"):
+            with self.subTest(name=name):
+                result = self.launch("--listen", self.listen, "--", harness.PYTHON, script, env={name: own})
+                self.assertEqual((result.code, result.stdout.decode().splitlines()[0]),
+                                 (0, f"HTTPS_PROXY {own if name == 'HTTPS_PROXY' else None}"), str(result))
+                self.assertEqual(result.stderr.decode().splitlines(), [
+                    f"curlretry: proxy: {name} names a proxy of yours, and curlretry's proxy reaches the providers "
+                    "directly, not through it",
+                    f"curlretry: running {harness.PYTHON} without the proxy: none of its requests is retried "
+                    "(--no-proxy says so quietly)"], str(result))
+        config = self.write("intercept.yaml", "version: 1\nproxy:\n  intercept: [\"api.anthropic.com\"]\n")
+        explicit = self.launch("--proxy", "--listen", self.listen, "--config", config, "--", "sh", "-c", "echo ran",
+                               env={"HTTPS_PROXY": own})
+        self.assertEqual((explicit.code, explicit.stdout, explicit.stderr.decode()),
+                         (125, b"", "curlretry: --proxy: HTTPS_PROXY names a proxy of yours, and curlretry's proxy "
+                                    "reaches the providers directly, not through it: sh would lose it; unset "
+                                    "HTTPS_PROXY for this command where the providers are reachable without it\n"),
+                         str(explicit))
+        self.assertIsNone(health(self.port))
+        # The proxy a launch above this one set is curlretry's own: a nested launch goes through it.
+        nested = self.launch("--listen", self.listen, "--", harness.PYTHON, script,
+                             env={"HTTPS_PROXY": f"http://{self.listen}/", "CURLRETRY_VIA_PROXY": self.listen})
+        self.assertEqual((nested.code, nested.stdout.decode().splitlines()[0]),
+                         (0, f"HTTPS_PROXY http://{self.listen}"), str(nested))
+        self.started(nested, tail=self.reason(os.path.basename(harness.PYTHON)))
 
     def test_a_local_ca_that_cannot_be_made_runs_it_directly_and_says_so(self):
         # A service account's HOME (and so ~/.local/share) that cannot be written. Before: exit 1,

@@ -119,7 +119,8 @@ def stop_proxies_on(port: int) -> None:
 def launcher_env(runtime: str | None) -> dict[str, str | None]:
     prefix = {"LD_PRELOAD": harness.PRELOAD_PREFIX} if harness.PRELOAD_PREFIX else {}
     return {**prefix, "CURLRETRY_LIBRARY": harness.LIB, "XDG_RUNTIME_DIR": runtime,
-            "CURLRETRY_BASE_MS": harness.FAST_BASE_MS}
+            "CURLRETRY_BASE_MS": harness.FAST_BASE_MS, "HTTPS_PROXY": None, "https_proxy": None,
+            "HTTP_PROXY": None, "http_proxy": None}
 
 
 # The command the victim runs: would send the API key to the route's URL, and says what it got.
