@@ -280,6 +280,14 @@ class OwnProxy(harness.UpstreamTestCase):
                                 "http_proxy": None,
                                 "CURLRETRY_BASE_MS": harness.FAST_BASE_MS, **(env or {})})
 
+    def busy_proxy_with_route_a(self) -> tuple[int, socket.socket]:
+        """The shared proxy started with route "a" and carrying one held connection: (pid, that connection)."""
+        self.started(self.launch("--proxy", "--listen", self.listen, "--config", self.route_config("a"), "--", "true"))
+        held = socket.create_connection(("127.0.0.1", self.port))
+        self.addCleanup(held.close)
+        wait_for(lambda: health(self.port)["connections"] >= 2, 20, "the held connection to be accepted")
+        return health(self.port)["pid"], held
+
     def started(self, result: harness.Result, how: str = "started", tail: str = "") -> int:
         answer = health(self.port)
         self.assertIsNotNone(answer, str(result))
@@ -343,11 +351,7 @@ class NeverSilentlyNothing(OwnProxy):
 
     def test_a_busy_proxy_with_other_routes_gets_one_beside_it(self):
         # Before: 125, and the command never ran (on the automatic path it ran with no retries).
-        self.started(self.launch("--proxy", "--listen", self.listen, "--config", self.route_config("a"), "--", "true"))
-        pid = health(self.port)["pid"]
-        held = socket.create_connection(("127.0.0.1", self.port))
-        self.addCleanup(held.close)
-        wait_for(lambda: health(self.port)["connections"] >= 2, 20, "the held connection to be accepted")
+        pid, held = self.busy_proxy_with_route_a()
         key = self.key()
         script = (f"import os, urllib.request; print(os.environ['FLAKY_BASE_URL']); print(urllib.request.urlopen("
                   f"os.environ['FLAKY_BASE_URL'] + '/s/{key}/503,200').read().decode(), end='')")
@@ -443,10 +447,7 @@ class NeverSilentlyNothing(OwnProxy):
         self.assertEqual((none.code, none.stdout.decode()), (3, f"no proxy on http://{self.listen}\n"), str(none))
 
     def test_a_proxy_beside_it_that_died_is_replaced_and_its_record_dropped(self):
-        self.started(self.launch("--proxy", "--listen", self.listen, "--config", self.route_config("a"), "--", "true"))
-        held = socket.create_connection(("127.0.0.1", self.port))
-        self.addCleanup(held.close)
-        wait_for(lambda: health(self.port)["connections"] >= 2, 20, "the held connection to be accepted")
+        self.busy_proxy_with_route_a()
         config_b = self.route_config("b")
         first = self.launch("--proxy", "--listen", self.listen, "--config", config_b, "--", "true")
         [(stem, port)] = self.beside().items()
@@ -577,11 +578,7 @@ class ZeroConfig(OwnProxy):
 
     def test_a_busy_proxy_of_another_config_gets_one_of_its_own(self):
         # Before: the command ran without the proxy, none of its requests retried.
-        self.started(self.launch("--proxy", "--listen", self.listen, "--config", self.route_config("a"), "--", "true"))
-        pid = health(self.port)["pid"]
-        held = socket.create_connection(("127.0.0.1", self.port))
-        self.addCleanup(held.close)
-        wait_for(lambda: health(self.port)["connections"] >= 2, 20, "the held connection to be accepted")
+        pid, _ = self.busy_proxy_with_route_a()
         script = self.write("agent.py", self.ENV_SCRIPT)
         result = self.launch("--listen", self.listen, "--", harness.PYTHON, script)
         self.assertEqual(len(self.beside()), 1, str(result))
