@@ -85,6 +85,9 @@ std::string no_proxy_with_loopback(const char* current, const config::ProxySetti
   return out;
 }
 
+// The variables a command reads its proxy from, which interception sets to this proxy.
+constexpr const char* kProxyVariables[] = {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"};
+
 // COMMAND with each route's `env` variable pointing at the proxy, and the preload (this process's
 // LD_PRELOAD) still in place for children that do use libcurl. With proxy.intercept, also the
 // proxy variables (HTTPS through CONNECT, intercepted or tunnelled) and the CA's trust variables.
@@ -105,9 +108,7 @@ int run_with_routes(const std::vector<std::string>& command, const config::Confi
     std::string error;
     const proxy::CaPaths paths = proxy::ca_paths(&error);
     for (const auto& [name, value] : proxy::ca_environment(paths)) ::setenv(name.c_str(), value.c_str(), 1);
-    for (const char* name : {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"}) {
-      ::setenv(name, origin.c_str(), 1);
-    }
+    for (const char* name : kProxyVariables) ::setenv(name, origin.c_str(), 1);
     // Node from 22.21 / 24.5 makes its fetch and http follow HTTPS_PROXY with this (older ones ignore it).
     ::setenv("NODE_USE_ENV_PROXY", "1", 0);
     const std::string no_proxy =
@@ -171,8 +172,10 @@ void add_options(CLI::App& app, Args& a) {
                "reason, and a line saying nothing of it is retried) instead of failing");
   app.add_option("--reason", a.reason, "With --ensure: appended to its one line (the launcher says why)")
       ->type_name("TEXT");
-  app.add_flag("--status", a.status_flag, "Say whether your proxy runs at --listen (and any beside it for other configs), and what it carries");
-  app.add_flag("--stop", a.stop_flag, "Stop your proxy at --listen and any beside it (proven yours, as --ensure proves it)");
+  app.add_flag("--status", a.status_flag,
+               "Say whether your proxy runs at --listen (and any beside it for other configs), and what it carries");
+  app.add_flag("--stop", a.stop_flag,
+               "Stop your proxy at --listen and any beside it (proven yours, as --ensure proves it)");
 }
 
 // The built-in routes are served whenever the providers are (one config for every client, so
@@ -242,7 +245,7 @@ int unprotected(const std::vector<std::string>& command) {
 const char* users_own_proxy_variable() {
   const char* via = std::getenv(shim::kViaProxyVariable);
   const std::string ours = via != nullptr && *via != '\0' ? "http://" + std::string(via) : std::string();
-  for (const char* name : {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"}) {
+  for (const char* name : kProxyVariables) {
     const char* value = std::getenv(name);
     if (value == nullptr || *value == '\0') continue;
     std::string_view v = value;
