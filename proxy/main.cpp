@@ -23,6 +23,7 @@
 #include "config/config.h"
 #include "config/glob.h"
 #include "core/ascii.h"
+#include "core/url.h"
 #include "proxy/ca_command.h"
 #include "proxy/connection_limit.h"
 #include "proxy/ensure.h"
@@ -239,18 +240,31 @@ int unprotected(const std::vector<std::string>& command) {
   return exec_direct(command);
 }
 
-// The proxy variables run_with_routes overwrites, when one names a proxy of the user's own (a
-// company's, say) rather than a curlretry proxy a launch above this one set (its address is in
-// CURLRETRY_VIA_PROXY): nullptr when none does. The value is never shown: it may carry a password.
-const char* users_own_proxy_variable() {
+// Whether the proxy URL `value` names curlretry's own proxy: the address this launch ensures (a
+// shell that exports HTTPS_PROXY=http://127.0.0.1:7878 for every program), or the one a launch
+// above this one set (CURLRETRY_VIA_PROXY). "localhost" names the loopback address.
+bool names_curlretry_proxy(std::string_view value, const boost::asio::ip::tcp::endpoint& where) {
+  const std::optional<core::UrlParts> url = core::split_url(value);
+  if (!url) return false;
+  const std::string port = url->port.empty() ? "1080" : url->port;  // libcurl's default proxy port
+  const auto same = [&](const std::string& host, const std::string& its_port) {
+    return its_port == port &&
+           (url->host == host || (url->host == "localhost" && (host == "127.0.0.1" || host == "::1")));
+  };
+  if (same(where.address().to_string(), std::to_string(where.port()))) return true;
   const char* via = std::getenv(shim::kViaProxyVariable);
-  const std::string ours = via != nullptr && *via != '\0' ? "http://" + std::string(via) : std::string();
+  if (via == nullptr || *via == '\0') return false;
+  const std::optional<core::UrlParts> above = core::split_url("http://" + std::string(via));
+  return above && same(above->host, above->port);
+}
+
+// The proxy variable run_with_routes would overwrite that names a proxy of the user's own (a
+// company's, say) rather than curlretry's: nullptr when none does. The value is never shown: it
+// may carry a password.
+const char* users_own_proxy_variable(const boost::asio::ip::tcp::endpoint& where) {
   for (const char* name : kProxyVariables) {
     const char* value = std::getenv(name);
-    if (value == nullptr || *value == '\0') continue;
-    std::string_view v = value;
-    if (v.ends_with('/')) v.remove_suffix(1);
-    if (ours.empty() || v != ours) return name;
+    if (value != nullptr && *value != '\0' && !names_curlretry_proxy(value, where)) return name;
   }
   return nullptr;
 }
@@ -278,7 +292,7 @@ int ensure_mode(const Args& a, const config::Config& cfg, const boost::asio::ip:
   // Interception hands COMMAND this proxy in place of the one it was given, and this proxy reaches
   // upstreams directly: where that proxy is the only way out, every request would fail.
   if (!a.command.empty() && !cfg.proxy.intercept.empty()) {
-    if (const char* name = users_own_proxy_variable()) {
+    if (const char* name = users_own_proxy_variable(where)) {
       const std::string what = std::string(name) + " names a proxy of yours, and curlretry's proxy reaches the " +
                                "providers directly, not through it";
       if (a.or_direct) {

@@ -618,12 +618,20 @@ class ZeroConfig(OwnProxy):
                                     "HTTPS_PROXY for this command where the providers are reachable without it\n"),
                          str(explicit))
         self.assertIsNone(health(self.port))
-        # The proxy a launch above this one set is curlretry's own: a nested launch goes through it.
+        # curlretry's own proxy is not the user's: the address this launch ensures (a shell that
+        # exports it for every program; the proxy is started when it does not run), or the one a
+        # launch above this one set.
+        exported = self.launch("--listen", self.listen, "--", harness.PYTHON, script,
+                               env={"https_proxy": f"http://localhost:{self.port}/"})
+        self.assertEqual((exported.code, exported.stdout.decode().splitlines()[0]),
+                         (0, f"HTTPS_PROXY http://{self.listen}"), str(exported))
+        self.started(exported, tail=self.reason(os.path.basename(harness.PYTHON)))
+        elsewhere = free_port()
         nested = self.launch("--listen", self.listen, "--", harness.PYTHON, script,
-                             env={"HTTPS_PROXY": f"http://{self.listen}/", "CURLRETRY_VIA_PROXY": self.listen})
+                             env={"HTTPS_PROXY": f"http://127.0.0.1:{elsewhere}",
+                                  "CURLRETRY_VIA_PROXY": f"127.0.0.1:{elsewhere}"})
         self.assertEqual((nested.code, nested.stdout.decode().splitlines()[0]),
                          (0, f"HTTPS_PROXY http://{self.listen}"), str(nested))
-        self.started(nested, tail=self.reason(os.path.basename(harness.PYTHON)))
 
     def test_a_local_ca_that_cannot_be_made_runs_it_directly_and_says_so(self):
         # A service account's HOME (and so ~/.local/share) that cannot be written. Before: exit 1,
