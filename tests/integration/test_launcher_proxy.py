@@ -288,12 +288,16 @@ class OwnProxy(harness.UpstreamTestCase):
         wait_for(lambda: health(self.port)["connections"] >= 2, 20, "the held connection to be accepted")
         return health(self.port)["pid"], held
 
-    def started(self, result: harness.Result, how: str = "started", tail: str = "") -> int:
-        answer = health(self.port)
+    def started(self, result: harness.Result, how: str = "started", tail: str = "", port: int | None = None,
+                stem: str | None = None) -> int:
+        """Asserts the launch's last line: the proxy it started on `port` (self.port by default), its
+        log named by `stem` (the address's own by default). Returns the proxy's pid."""
+        port = port or self.port
+        answer = health(port)
         self.assertIsNotNone(answer, str(result))
-        log = f"{self.runtime}/curlretry/proxy-127.0.0.1-{self.port}.log"
+        log = f"{self.runtime}/curlretry/{stem or f'proxy-127.0.0.1-{self.port}'}.log"
         self.assertEqual(result.stderr.decode().splitlines()[-1],
-                         f"curlretry: proxy {how} on http://{self.listen} (pid {answer['pid']}, log {log}){tail}",
+                         f"curlretry: proxy {how} on http://127.0.0.1:{port} (pid {answer['pid']}, log {log}){tail}",
                          str(result))
         return answer["pid"]
 
@@ -365,10 +369,8 @@ class NeverSilentlyNothing(OwnProxy):
         self.assertCount(self.plain, key, 2, result)
         busy = (f"your proxy on http://{self.listen} runs with other routes and config files than this launch asks, "
                 "and carries 0 transfers on 1 other connection")
-        self.assertEqual(result.stderr.decode().splitlines()[-1],
-                         f"curlretry: proxy started on http://127.0.0.1:{port} (pid {answer['pid']}, log "
-                         f"{self.runtime}/curlretry/{stem}.log): {busy}, so one with this launch's config listens "
-                         "here; the next launch with it finds it", str(result))
+        self.started(result, port=port, stem=stem,
+                     tail=f": {busy}, so one with this launch's config listens here; the next launch with it finds it")
         self.assertEqual((health(self.port)["pid"], health(self.port)["routes"], answer["routes"]), (pid, ["a"], ["b"]))
         # A bare --ensure gives no command a URL, so it still refuses (a script will use the address).
         bare = self.launch("proxy", "--ensure", "--listen", self.listen, "--config", config_b)
@@ -396,11 +398,9 @@ class NeverSilentlyNothing(OwnProxy):
         self.assertEqual(len(self.beside()), 4, str(fifth))
         [new] = set(self.beside().items()) - set(four.items())
         [gone] = pids - {health(p)["pid"] for p in self.beside().values()}
-        self.assertEqual(fifth.stderr.decode().splitlines()[-1],
-                         f"curlretry: proxy started on http://127.0.0.1:{new[1]} (pid {health(new[1])['pid']}, log "
-                         f"{self.runtime}/curlretry/{new[0]}.log): {other}, so one with this launch's config listens "
-                         f"here (in place of an idle one beside it for another config, pid {gone}); the next launch "
-                         "with it finds it", str(fifth))
+        self.started(fifth, port=new[1], stem=new[0],
+                     tail=f": {other}, so one with this launch's config listens here (in place of an idle one beside "
+                          f"it for another config, pid {gone}); the next launch with it finds it")
         wait_for(lambda: not os.path.exists(f"/proc/{gone}"), 20, "the replaced proxy to exit")
         holds = [socket.create_connection(("127.0.0.1", p)) for p in self.beside().values()]
         for h in holds:
@@ -557,11 +557,10 @@ class ZeroConfig(OwnProxy):
         self.assertIsNotNone(answer, str(result))
         self.assertEqual((result.code, result.stdout.decode().splitlines()[0]),
                          (0, f"HTTPS_PROXY http://127.0.0.1:{moved}"), str(result))
-        self.assertEqual(result.stderr.decode().splitlines()[-1],
-                         f"curlretry: proxy started on http://127.0.0.1:{moved} (pid {answer['pid']}, log "
-                         f"{self.runtime}/curlretry/proxy-127.0.0.1-{self.port}.log): {self.listen} answers but is not "
-                         "your curlretry proxy (no answer to the health request), so yours listens here; the next "
-                         f"launch finds it{self.reason(os.path.basename(harness.PYTHON))}", str(result))
+        self.started(result, port=moved,
+                     tail=f": {self.listen} answers but is not your curlretry proxy (no answer to the health request), "
+                          "so yours listens here; the next launch finds it"
+                          f"{self.reason(os.path.basename(harness.PYTHON))}")
         # The next launch finds it there, even once the port is free again: one proxy, not two.
         holder.close()
         again = self.launch("--listen", self.listen, "--", harness.PYTHON, script)
@@ -586,12 +585,11 @@ class ZeroConfig(OwnProxy):
         answer = health(port)
         self.assertEqual((result.code, result.stdout.decode().splitlines()[0]),
                          (0, f"HTTPS_PROXY http://127.0.0.1:{port}"), str(result))
-        self.assertEqual(result.stderr.decode().splitlines()[-1],
-                         f"curlretry: proxy started on http://127.0.0.1:{port} (pid {answer['pid']}, log "
-                         f"{self.runtime}/curlretry/{stem}.log): your proxy on http://{self.listen} runs with other "
-                         "routes, intercept list and config files than this launch asks, and carries 0 transfers on 1 "
-                         "other connection, so one with this launch's config listens here; the next launch with it "
-                         f"finds it{self.reason(os.path.basename(harness.PYTHON))}", str(result))
+        self.started(result, port=port, stem=stem,
+                     tail=f": your proxy on http://{self.listen} runs with other routes, intercept list and config files "
+                          "than this launch asks, and carries 0 transfers on 1 other connection, so one with this "
+                          "launch's config listens here; the next launch with it finds it"
+                          f"{self.reason(os.path.basename(harness.PYTHON))}")
         self.assertEqual((answer["routes"], health(self.port)["pid"]), (["anthropic", "openai"], pid))
 
     def test_a_proxy_of_the_users_own_is_kept_and_the_command_runs_directly(self):
