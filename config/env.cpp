@@ -4,6 +4,7 @@
 
 #include "config/keys.h"
 #include "config/limits.h"
+#include "config/upstream_proxy.h"
 #include "core/ascii.h"
 
 namespace curlretry::config {
@@ -200,6 +201,19 @@ void read_fleet(Reader& reader, EnvOverrides& out) {
   }
 }
 
+// The proxy of the user's own that `curlretry proxy` goes through. Its value is never shown, in an
+// error either: it may carry a password.
+void read_upstream_proxy(Reader& reader, EnvOverrides& out) {
+  const auto value = reader.raw(kUpstreamProxyVariable);
+  if (!value) return;
+  const std::string problem = upstream_proxy_problem(*value);
+  if (problem.empty()) {
+    out.upstream_proxy = *value;
+  } else if (reader.result.error.empty()) {
+    reader.result.error = std::string(kUpstreamProxyVariable) + ": " + problem + " (the value is not shown)";
+  }
+}
+
 }  // namespace
 
 EnvReadResult read_env(const Environment& env) {
@@ -211,6 +225,7 @@ EnvReadResult read_env(const Environment& env) {
     read_policy(reader, out);
     read_outputs(reader, out);
     read_fleet(reader, out);
+    read_upstream_proxy(reader, out);
   } catch (const std::exception& e) {
     reader.result.error = std::string("cannot read the environment: ") + e.what();
   }
@@ -255,6 +270,8 @@ void apply_env(const EnvOverrides& env, Config& config) {
     s.fleet.redis_url = store.redis_url;
   });
   take(env.fleet_dir, src, [&](const std::string& dir) { s.fleet.dir = dir; });
+  // A proxy key: like the rest of `proxy:`, no source is recorded (`check` lists policy and settings).
+  if (env.upstream_proxy) config.proxy.upstream_proxy = *env.upstream_proxy;
 }
 
 }  // namespace curlretry::config

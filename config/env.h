@@ -30,6 +30,7 @@ struct EnvOverrides {
   std::optional<std::string> config_path;  // CURLRETRY_CONFIG
   std::optional<FromEnv<ParsedStore>> fleet_store;  // CURLRETRY_FLEET
   std::optional<FromEnv<std::string>> fleet_dir;    // CURLRETRY_FLEET_DIR
+  std::optional<std::string> upstream_proxy;        // CURLRETRY_UPSTREAM_PROXY (proxy.upstream_proxy)
 };
 
 struct EnvReadResult {

@@ -79,7 +79,7 @@ inline constexpr PartKey kPartKeys[] = {
     {"auth", "on"}, {"auth", "command"}, {"auth", "header"}, {"auth", "timeout_ms"},
     {"proxy", "routes"}, {"proxy", "token"}, {"proxy", "max_body_bytes"}, {"proxy", "intercept"},
     {"proxy", "upstream_ca_file"}, {"proxy", "forward"}, {"proxy", "tunnel_idle_ms"},
-    {"proxy", "max_connections"},
+    {"proxy", "max_connections"}, {"proxy", "upstream_proxy"},
     {"proxy.forward", "allow_ports"}, {"proxy.forward", "allow_loopback"},
     {"proxy.route", "upstream"}, {"proxy.route", "env"},
 };

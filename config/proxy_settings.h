@@ -33,6 +33,9 @@ struct ProxySettings {
   // Extra trust anchors for the proxy's upstream TLS (a private CA, the tests' upstream), in
   // addition to the system store; verification itself is never switched off.
   std::string upstream_ca_file;
+  // A proxy of the user's own every upstream is reached through (config/upstream_proxy.h): "" for
+  // direct. Names are resolved by that proxy, so proxy.forward's loopback check sees literals only.
+  std::string upstream_proxy;
   ProxyForward forward;
   // A CONNECT tunnel (blind) with no byte either way for this long is closed.
   long long tunnel_idle_ms = 300000;

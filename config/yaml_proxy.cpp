@@ -5,6 +5,7 @@
 
 #include "config/glob.h"
 #include "config/keys.h"
+#include "config/upstream_proxy.h"
 
 namespace curlretry::config {
 namespace {
@@ -126,6 +127,13 @@ void read_upstream_ca(const Values& v, const YamlNode& value, const std::string&
   }
 }
 
+// Never quoted in an error: the URL may carry a password.
+void read_upstream_proxy(const Values& v, const YamlNode& value, const std::string& key, ProxySettings& out) {
+  out.upstream_proxy = v.string(value, key);
+  const std::string problem = upstream_proxy_problem(out.upstream_proxy);
+  if (!problem.empty()) v.fail(value, key, problem + " (the value is not shown)");
+}
+
 void read_route_upstream(const Values& v, const YamlNode& value, const std::string& key, ProxyRoute& out) {
   out.upstream = upstream_or_fail(v, value, key);
 }
@@ -150,6 +158,7 @@ constexpr KeyReader<ProxyReader> kProxyKeys[] = {
     {"forward", nullptr},
     {"tunnel_idle_ms", read_tunnel_idle},
     {"max_connections", read_max_connections},
+    {"upstream_proxy", read_upstream_proxy},
 };
 
 constexpr KeyReader<RouteReader> kRouteKeys[] = {

@@ -78,7 +78,7 @@ TEST(Keys, PartKeysSpellOutARuleAndKeepTheirOrder) {
   EXPECT_EQ(part_keys("codes"), (std::vector<std::string_view>{"path", "retry", "permanent"}));
   EXPECT_EQ(part_keys("proxy"), (std::vector<std::string_view>{"routes", "token", "max_body_bytes", "intercept",
                                                                "upstream_ca_file", "forward", "tunnel_idle_ms",
-                                                               "max_connections"}));
+                                                               "max_connections", "upstream_proxy"}));
   EXPECT_EQ(part_keys("proxy.route"), (std::vector<std::string_view>{"upstream", "env"}));
   EXPECT_TRUE(part_keys("no such part").empty());
 }

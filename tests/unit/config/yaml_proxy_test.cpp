@@ -61,6 +61,32 @@ TEST(YamlProxy, InterceptMistakes) {
             "test.yaml:3:21: proxy.upstream_ca_file: an absolute path to a PEM file of extra CA certificates");
 }
 
+// proxy.upstream_proxy and CURLRETRY_UPSTREAM_PROXY: an http:// proxy (credentials allowed), the
+// variable over the file, and a mistake named without the URL, which may carry a password.
+TEST(YamlProxy, UpstreamProxyFromTheFileOrTheEnvironment) {
+  EXPECT_EQ(load_yaml("version: 1\n").config->proxy.upstream_proxy, "");
+  const std::string file = "version: 1\nproxy:\n  upstream_proxy: http://u:p%40ss@proxy.corp:3128/\n";
+  EXPECT_EQ(load_yaml(file).config->proxy.upstream_proxy, "http://u:p%40ss@proxy.corp:3128/");
+  testing::FakeEnv env;
+  env.vars["CURLRETRY_UPSTREAM_PROXY"] = "proxy.corp:8080";  // no scheme: http://, as curl reads it
+  EXPECT_EQ(load_yaml(file, env).config->proxy.upstream_proxy, "proxy.corp:8080");
+  env.vars["CURLRETRY_UPSTREAM_PROXY"] = "socks5h://u:s3cret@proxy.corp:1080";
+  EXPECT_EQ(load_yaml(file, env).error,
+            "CURLRETRY_UPSTREAM_PROXY: its scheme is socks5h://; curlretry's proxy goes through http:// proxies only "
+            "(the value is not shown)");
+  EXPECT_EQ(error_of("version: 1\nproxy:\n  upstream_proxy: https://u:s3cret@proxy.corp\n"),
+            "test.yaml:3:19: proxy.upstream_proxy: its scheme is https://; curlretry's proxy goes through http:// "
+            "proxies only (the value is not shown)");
+  EXPECT_EQ(error_of("version: 1\nproxy:\n  upstream_proxy: http://u:s3cret@proxy.corp/path\n"),
+            "test.yaml:3:19: proxy.upstream_proxy: a proxy URL has no path, query or fragment (the value is not "
+            "shown)");
+  EXPECT_EQ(error_of("version: 1\nproxy:\n  upstream_proxy: \"http://u:s3cret@\"\n"),
+            "test.yaml:3:19: proxy.upstream_proxy: not a proxy URL: it has no host (the value is not shown)");
+  EXPECT_EQ(error_of("version: 1\nproxy:\n  upstream_proxy: \"http://proxy corp\"\n"),
+            "test.yaml:3:19: proxy.upstream_proxy: a proxy URL has no spaces or control characters (the value is "
+            "not shown)");
+}
+
 TEST(YamlProxy, ForwardLimitsAndTunnelIdle) {
   const ProxySettings defaults = load_yaml("version: 1\n").config->proxy;
   EXPECT_EQ(defaults.forward.allow_ports, (std::vector<unsigned>{80, 443}));
