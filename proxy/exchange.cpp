@@ -44,7 +44,15 @@ bool Exchange::start() {
   curl_easy_setopt(e, CURLOPT_URL, request_.url.c_str());
   curl_easy_setopt(e, CURLOPT_PRIVATE, this);
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(e, CURLOPT_PROXY, "");  // never the proxy variables a program meant for itself
+  // The user's own proxy when configured, else none: never the proxy variables this process
+  // inherited (they name this very proxy in a shell that exports it for every program). No
+  // exceptions either (CURLOPT_NOPROXY "" over a NO_PROXY inherited): one rule for every
+  // upstream, the same as tunnels and upgrades follow.
+  curl_easy_setopt(e, CURLOPT_PROXY, request_.proxy.c_str());
+  curl_easy_setopt(e, CURLOPT_NOPROXY, "");
+  // The user's proxy's answer to libcurl's CONNECT is not the upstream's response: the header
+  // callback below must see the upstream's head only.
+  curl_easy_setopt(e, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
   curl_easy_setopt(e, CURLOPT_PATH_AS_IS, 1L);
   curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 30000L);

@@ -43,6 +43,7 @@ struct UpstreamRequest {
   bool streamed = false;
   std::optional<std::uint64_t> streamed_length;  // none: the client's body was chunked
   std::string ca_file;                           // proxy.upstream_ca_file: trusted besides the system store
+  std::string proxy;                             // proxy.upstream_proxy: "" to connect directly
   bool client_http11 = true;
   bool client_keep_alive = true;
   // A forward or CONNECT target rather than a configured route: loopback addresses are refused

@@ -22,6 +22,7 @@
 #include "config/agent_providers.h"
 #include "config/config.h"
 #include "config/glob.h"
+#include "config/upstream_proxy.h"
 #include "core/ascii.h"
 #include "core/url.h"
 #include "proxy/ca_command.h"
@@ -289,19 +290,34 @@ int ensure_mode(const Args& a, const config::Config& cfg, const boost::asio::ip:
                  "or leave out --proxy: `curlretry -- COMMAND` intercepts the providers curlretry knows\n";
     return 125;
   }
-  // Interception hands COMMAND this proxy in place of the one it was given, and this proxy reaches
-  // upstreams directly: where that proxy is the only way out, every request would fail.
-  if (!a.command.empty() && !cfg.proxy.intercept.empty()) {
+  // A proxy the user gave COMMAND (a company's, the only way out) stays the way out: curlretry's
+  // proxy reaches upstreams through it (proxy.upstream_proxy, handed to the proxy started below
+  // in its environment, which only this user can read; the config digest covers it, so a proxy
+  // running without it is another config). Interception then hands COMMAND curlretry's proxy in
+  // its place. The variable stays set for COMMAND: a launch inside it digests the same config. A
+  // config that names its upstream proxy itself is left to it.
+  if (!a.command.empty() && cfg.proxy.upstream_proxy.empty()) {
     if (const char* name = users_own_proxy_variable(where)) {
-      const std::string what = std::string(name) + " names a proxy of yours, and curlretry's proxy reaches the " +
-                               "providers directly, not through it";
-      if (a.or_direct) {
-        std::cerr << "curlretry: proxy: " << what << '\n';
-        return unprotected(a.command);
+      const std::string problem = config::upstream_proxy_problem(std::getenv(name));
+      if (problem.empty()) {
+        ::setenv(config::kUpstreamProxyVariable, std::getenv(name), 1);
+        if (!a.quiet) {
+          std::cerr << "curlretry: proxy: " << name
+                    << " names a proxy of yours: curlretry's proxy reaches the providers through it\n";
+        }
+      } else if (!cfg.proxy.intercept.empty()) {
+        // Only an http:// proxy can be gone through; handing COMMAND curlretry's proxy in place
+        // of this one would lose the only way out.
+        const std::string what = std::string(name) + " names a proxy of yours that curlretry's proxy cannot go " +
+                                 "through (" + problem + ")";
+        if (a.or_direct) {
+          std::cerr << "curlretry: proxy: " << what << '\n';
+          return unprotected(a.command);
+        }
+        std::cerr << "curlretry: --proxy: " << what << ": " << a.command[0] << " would lose it; unset " << name
+                  << " for this command where the providers are reachable without it\n";
+        return 125;
       }
-      std::cerr << "curlretry: --proxy: " << what << ": " << a.command[0] << " would lose it; unset " << name
-                << " for this command where the providers are reachable without it\n";
-      return 125;
     }
   }
   if (!a.command.empty() && !cfg.proxy.intercept.empty()) {

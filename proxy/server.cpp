@@ -20,7 +20,13 @@ namespace asio = boost::asio;
 namespace curlretry::proxy {
 
 Server::Server(asio::io_context& io, ServerOptions options)
-    : io_(io), options_(std::move(options)), loop_(io), acceptor_(io), grace_(io), sweep_(io) {
+    : io_(io),
+      options_(std::move(options)),
+      loop_(io),
+      acceptor_(io),
+      grace_(io),
+      sweep_(io),
+      parent_(parent_proxy(options_.settings.upstream_proxy)) {
   loop_.on_done = [](CURL* easy, CURLcode code) {
     char* data = nullptr;
     curl_easy_getinfo(easy, CURLINFO_PRIVATE, &data);
@@ -213,6 +219,18 @@ void Server::exchange_ended() {
 
 const core::Policy& Server::policy_for(std::string_view method, std::string_view host, std::string_view path) const {
   return options_.config ? options_.config->policy_for(method, host, path) : default_policy_;
+}
+
+void Server::parent_refused(const TunnelRefusal& refusal, const std::string& host, const std::string& port) {
+  ++parent_refusals_;
+  const bool say = !options_.config || options_.config->settings.log_level >= config::LogLevel::warn;
+  const auto now = std::chrono::steady_clock::now();
+  if (!say || now < next_parent_log_) return;
+  next_parent_log_ = now + kRefusalLogPeriod;
+  // host and port passed the Session's checks (a host name or an IP literal, digits): printable.
+  std::cerr << "curlretry: proxy: warning: your proxy (proxy.upstream_proxy) " << refusal.why << " for " << host << ":"
+            << port << " (" << parent_refusals_ << " so far; this line at most every " << kRefusalLogPeriod.count()
+            << " s)\n";
 }
 
 std::shared_ptr<asio::ssl::context> Server::upstream_tls(std::string* error) {

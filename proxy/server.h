@@ -18,6 +18,7 @@
 #include "config/proxy_settings.h"
 #include "core/policy.h"
 #include "proxy/curl_loop.h"
+#include "proxy/parent_proxy.h"
 
 namespace curlretry::proxy {
 
@@ -71,6 +72,13 @@ class Server {
   // The context presenting a leaf for `host`; nullptr and `error` when it cannot be made.
   std::shared_ptr<boost::asio::ssl::context> tls_context(const std::string& host, std::string* error);
 
+  // proxy.upstream_proxy, read once at start: where tunnels and upgrades connect instead of their
+  // target (libcurl is handed the URL itself). nullopt: upstreams are reached directly.
+  const std::optional<ParentProxy>& parent() const { return parent_; }
+  // A tunnel the parent would not make for host:port: said on stderr (the proxy's log), at most
+  // every kRefusalLogPeriod, without the parent's URL (it may carry a password).
+  void parent_refused(const TunnelRefusal& refusal, const std::string& host, const std::string& port);
+
   // The retry policy for a request the proxy judges itself (a WebSocket handshake, proxy/upgrade.h).
   const core::Policy& policy_for(std::string_view method, std::string_view host, std::string_view path) const;
   // The client context for an upgrade's TLS upstream: the system store plus
@@ -114,6 +122,9 @@ class Server {
   std::list<std::shared_ptr<SessionBase>> sessions_;  // owned here until they close
   std::list<std::shared_ptr<Tunnel>> tunnels_;        // likewise
   std::shared_ptr<boost::asio::ssl::context> upstream_tls_;
+  std::optional<ParentProxy> parent_;
+  std::uint64_t parent_refusals_ = 0;  // tunnels the parent would not make since the start
+  std::chrono::steady_clock::time_point next_parent_log_{};
   core::Policy default_policy_;
   std::size_t active_ = 0;
   std::size_t refusing_ = 0;   // sessions answering 503 (in sessions_, over_limit)

@@ -301,9 +301,12 @@ void Session<Stream>::forward(Request& request, std::string url, bool keep_alive
   else
     up.body = std::move(request.body());
   up.ca_file = server_.options().settings.upstream_ca_file;
+  up.proxy = server_.options().settings.upstream_proxy;
   up.client_http11 = request.version() >= 11;
   up.client_keep_alive = keep_alive;
-  up.refuse_loopback = !route && !server_.options().settings.forward.allow_loopback;
+  // Through the user's own proxy, libcurl connects to that proxy (which may well be on loopback)
+  // and the target's name is resolved there.
+  up.refuse_loopback = !route && !server_.options().settings.forward.allow_loopback && !server_.parent();
   up.opaque_errors = !route;
 
   exchange_ = std::make_unique<Exchange>(server_.loop(), *this, std::move(up), static_cast<SessionBase*>(this));

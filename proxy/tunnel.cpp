@@ -40,32 +40,61 @@ void Tunnel::start() {
       self->upstream_.close(ignored);
     }
   });
-  resolver_.async_resolve(host_, port_, [self](boost::system::error_code ec, tcp::resolver::results_type results) {
-    if (self->closed_) return;
-    // Whichever failed (no such name, refused, filtered, a loopback address refused here), the
-    // client hears the same: a CONNECT is no port scanner.
-    std::vector<tcp::endpoint> allowed;
-    if (!ec) {
-      for (const auto& entry : results) {
-        const tcp::endpoint& endpoint = entry.endpoint();
-        if (self->server_.options().settings.forward.allow_loopback || !loopback_address(endpoint.data())) {
-          allowed.push_back(endpoint);
-        }
-      }
+  // Through the user's own proxy, the connection is to it (their choice, loopback or not) and it
+  // is asked for the tunnel; the target's name is resolved there.
+  const std::optional<ParentProxy>& parent = server_.parent();
+  resolver_.async_resolve(parent ? parent->host : host_, parent ? parent->port : port_,
+                          [self](boost::system::error_code ec, tcp::resolver::results_type results) {
+                            if (self->closed_) return;
+                            self->connect(ec ? tcp::resolver::results_type() : results);
+                          });
+}
+
+void Tunnel::connect(const tcp::resolver::results_type& results) {
+  const bool direct = !server_.parent();
+  // Whichever failed (no such name, refused, filtered, a loopback address refused here), the
+  // client hears the same: a CONNECT is no port scanner.
+  std::vector<tcp::endpoint> allowed;
+  for (const auto& entry : results) {
+    const tcp::endpoint& endpoint = entry.endpoint();
+    if (!direct || server_.options().settings.forward.allow_loopback || !loopback_address(endpoint.data())) {
+      allowed.push_back(endpoint);
     }
-    if (allowed.empty()) {
-      self->refuse(kUnreachable);
-      return;
-    }
-    asio::async_connect(self->upstream_, allowed, [self](boost::system::error_code ec2, const tcp::endpoint&) {
-      self->connect_timer_.cancel();
-      if (self->closed_) return;
-      if (ec2)
-        self->refuse(kUnreachable);
-      else
-        self->connected();
-    });
-  });
+  }
+  if (allowed.empty()) {
+    connect_timer_.cancel();
+    refuse(kUnreachable);
+    return;
+  }
+  asio::async_connect(upstream_, allowed,
+                      [self = shared_from_this(), direct](boost::system::error_code ec, const tcp::endpoint&) {
+                        if (self->closed_) return;
+                        if (ec) {
+                          self->connect_timer_.cancel();
+                          self->refuse(kUnreachable);
+                        } else if (direct) {
+                          self->connect_timer_.cancel();
+                          self->connected({});
+                        } else {
+                          self->ask_parent();
+                        }
+                      });
+}
+
+// The connect timer still runs: a parent that never answers is cut like an upstream that never
+// accepts.
+void Tunnel::ask_parent() {
+  async_tunnel_through(upstream_, *server_.parent(), host_, port_,
+                       [self = shared_from_this()](std::optional<TunnelRefusal> refusal, std::string early) {
+                         self->connect_timer_.cancel();
+                         if (self->closed_) return;
+                         if (refusal) {
+                           self->server_.parent_refused(*refusal, self->host_, self->port_);
+                           self->refuse(kUnreachable);
+                         } else {
+                           self->connected(std::move(early));
+                         }
+                       });
 }
 
 void Tunnel::refuse(const std::string& detail) {
@@ -77,8 +106,8 @@ void Tunnel::refuse(const std::string& detail) {
                     [self = shared_from_this()](boost::system::error_code, std::size_t) { self->close(); });
 }
 
-void Tunnel::connected() {
-  reply_ = "HTTP/1.1 200 Connection Established\r\n\r\n";
+void Tunnel::connected(std::string early_down) {
+  reply_ = "HTTP/1.1 200 Connection Established\r\n\r\n" + early_down;
   auto self = shared_from_this();
   asio::async_write(client_, asio::buffer(reply_), [self](boost::system::error_code ec, std::size_t) {
     if (ec) {

@@ -2,6 +2,7 @@
 // retried (HTTPS through HTTPS_PROXY when the host is not intercepted). The client connection is
 // handed over by its Session once the CONNECT head is read. A tunnel counts among the Server's
 // connections (max_connections) and closes after proxy.tunnel_idle_ms without a byte either way.
+// With proxy.upstream_proxy it is made through that proxy (a CONNECT of its own there).
 #pragma once
 
 #include <array>
@@ -33,7 +34,11 @@ class Tunnel : public std::enable_shared_from_this<Tunnel> {
     std::array<char, 16 * 1024> buffer{};
     bool done = false;
   };
-  void connected();
+  // To the target, or to the user's own proxy (then ask_parent): `results` empty when resolving failed.
+  void connect(const boost::asio::ip::tcp::resolver::results_type& results);
+  void ask_parent();
+  // `early_down`: bytes the user's own proxy passed on after its answer, for the client.
+  void connected(std::string early_down);
   void refuse(const std::string& detail);
   void pump(Direction& d);
   void finish_direction(Direction& d);

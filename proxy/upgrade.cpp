@@ -161,31 +161,66 @@ class Relay final : public Upgrade, public std::enable_shared_from_this<Relay<Cl
     } else {
       up_stream_ = std::make_shared<Up>(socket_of(client_).get_executor());
     }
-    resolver_.async_resolve(target_.host, target_.port,
-                            [self = self(), gen = attempt_, up = up_stream_](boost::system::error_code ec, tcp::resolver::results_type results) {
-                              if (self->stale(gen)) return;
-                              std::vector<tcp::endpoint> allowed;
-                              if (!ec) {
-                                for (const auto& entry : results) {
-                                  if (!self->target_.refuse_loopback || !loopback_address(entry.endpoint().data())) {
-                                    allowed.push_back(entry.endpoint());
-                                  }
-                                }
-                              }
-                              if (allowed.empty()) {
-                                self->failed(core::Transport::connect_refused);
-                                return;
-                              }
-                              beast::get_lowest_layer(*self->up_stream_)
-                                  .async_connect(allowed, [self, gen, up](boost::system::error_code ec2, const tcp::endpoint&) {
-                                    if (self->stale(gen)) return;
-                                    if (ec2) {
-                                      self->failed(core::Transport::connect_refused);
-                                      return;
-                                    }
-                                    self->connected();
-                                  });
-                            });
+    // Through the user's own proxy, the connection is to it (their choice, loopback or not) and it
+    // is asked for a tunnel to the target, whose name is resolved there.
+    const std::optional<ParentProxy>& parent = server_.parent();
+    resolver_.async_resolve(
+        parent ? parent->host : target_.host, parent ? parent->port : target_.port,
+        [self = self(), gen = attempt_](boost::system::error_code ec, tcp::resolver::results_type results) {
+          if (self->stale(gen)) return;
+          self->connect(gen, ec ? tcp::resolver::results_type() : results);
+        });
+  }
+
+  // To the target (the loopback rule applied), or to the user's own proxy (then through_parent).
+  void connect(int gen, const tcp::resolver::results_type& results) {
+    const bool direct = !server_.parent();
+    std::vector<tcp::endpoint> allowed;
+    for (const auto& entry : results) {
+      if (!direct || !target_.refuse_loopback || !loopback_address(entry.endpoint().data())) {
+        allowed.push_back(entry.endpoint());
+      }
+    }
+    if (allowed.empty()) {
+      failed(core::Transport::connect_refused);
+      return;
+    }
+    beast::get_lowest_layer(*up_stream_)
+        .async_connect(
+            allowed, [self = self(), gen, up = up_stream_, direct](boost::system::error_code ec, const tcp::endpoint&) {
+              if (self->stale(gen)) return;
+              if (ec) {
+                self->failed(core::Transport::connect_refused);
+              } else if (direct) {
+                self->connected();
+              } else {
+                self->through_parent(gen, up);
+              }
+            });
+  }
+
+  // The user's own proxy asked for the tunnel the handshake then goes through. Its refusal is an
+  // attempt that failed to connect (retried under the policy, as libcurl's CONNECT failure is),
+  // except that a proxy refusing the credentials (407, or 401 as tinyproxy answers) or forbidding
+  // the target will not change its mind.
+  void through_parent(int gen, std::shared_ptr<Up> up) {
+    async_tunnel_through(socket_of(*up_stream_), *server_.parent(), target_.host, target_.port,
+                         [self = self(), gen, up](std::optional<TunnelRefusal> refusal, std::string early) {
+                           if (self->stale(gen)) return;
+                           if (refusal) {
+                             self->server_.parent_refused(*refusal, self->target_.host, self->target_.port);
+                             const bool final =
+                                 refusal->status == 401 || refusal->status == 403 || refusal->status == 407;
+                             self->failed(final ? core::Transport::other : core::Transport::connect_refused);
+                             return;
+                           }
+                           // Nothing of the target's can come before the handshake's first byte.
+                           if (!early.empty()) {
+                             self->failed(core::Transport::recv);
+                             return;
+                           }
+                           self->connected();
+                         });
   }
 
   void connected() {

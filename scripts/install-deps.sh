@@ -29,6 +29,8 @@ packages=(
   valgrind
   # test_agents: the agents' own network namespace (ip; unshare and nsenter are util-linux's)
   iproute2 util-linux
+  # test_upstream_proxy: a real proxy of the user's own (Basic auth, CONNECT) to chain through
+  tinyproxy-bin
 )
 # npm: Debian's, unless a Node.js that bundles its own (NodeSource) is installed already.
 command -v npm >/dev/null || packages+=(npm)

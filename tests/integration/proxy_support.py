@@ -12,6 +12,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import unittest
 from pathlib import Path
 
 import harness
@@ -224,3 +225,66 @@ def node(*args: str, timeout: float = 60, env: dict[str, str] | None = None) -> 
     lines = done.stdout.decode().strip().splitlines()
     result = json.loads(lines[-1]) if lines else {}
     return done.returncode, result, done.stderr.decode(errors="replace")
+
+
+TINYPROXY = shutil.which("tinyproxy")
+
+
+class TinyProxy:
+    """A real proxy of the user's own (Debian's tinyproxy) on 127.0.0.1, the kind a company puts
+    between its machines and the Internet: Basic auth, CONNECT to any port, every request logged."""
+
+    USER = "user"
+    PASSWORD = "s3cret-pw"  # tinyproxy's config takes letters, digits, '.' and '-' only
+
+    def __init__(self):
+        self._dir = tempfile.TemporaryDirectory(prefix="curlretry-tinyproxy-")
+        self.log_path = os.path.join(self._dir.name, "tinyproxy.log")
+        self.proc: subprocess.Popen | None = None
+        self.port = 0
+
+    def start(self) -> "TinyProxy":
+        if not TINYPROXY:
+            raise unittest.SkipTest("tinyproxy is not installed (scripts/install-deps.sh installs tinyproxy-bin)")
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        config = os.path.join(self._dir.name, "tinyproxy.conf")
+        Path(config).write_text(f"Port {self.port}\nListen 127.0.0.1\nTimeout 30\nLogFile \"{self.log_path}\"\n"
+                                f"LogLevel Connect\nMaxClients 50\nAllow 127.0.0.1\n"
+                                f"BasicAuth {self.USER} {self.PASSWORD}\nDisableViaHeader Yes\n")
+        self.proc = subprocess.Popen([TINYPROXY, "-d", "-c", config], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        def listening():
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"tinyproxy exited {self.proc.returncode}:\n{self.log()}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return True
+            except OSError:
+                return False
+        wait_for(listening, 10, "tinyproxy to listen")
+        return self
+
+    def url(self, password: str | None = None) -> str:
+        return f"http://{self.USER}:{self.PASSWORD if password is None else password}@127.0.0.1:{self.port}"
+
+    def log(self) -> str:
+        return Path(self.log_path).read_text(errors="replace") if os.path.exists(self.log_path) else ""
+
+    def requests(self) -> list[str]:
+        """Each request line tinyproxy was sent, in order: "CONNECT 127.0.0.1:443 HTTP/1.1", ..."""
+        marker = "]: Request (file descriptor "
+        return [line.split("): ", 1)[1] for line in self.log().splitlines() if marker in line]
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc = None
+        self._dir.cleanup()

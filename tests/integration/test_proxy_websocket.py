@@ -19,7 +19,7 @@ import unittest
 from pathlib import Path
 
 import harness
-from proxy_support import NODE, Proxy, node_modules, node_problem, wait_for
+from proxy_support import NODE, Proxy, TinyProxy, node_modules, node_problem, wait_for
 
 SCRIPT = str(Path(__file__).resolve().parent / "proxy_clients" / "websocket.mjs")
 
@@ -166,6 +166,19 @@ class WebSocketThroughTheProxy(unittest.TestCase):
         result = self.client(f"wss://127.0.0.1:{server.port}/i", self.ECHO, connect=proxy)
         self.assertEqual(result["echoes"], self.ECHO["send"])
         self.assertEqual([h["answer"] for h in server.handshakes()], [429, 101])
+
+    def test_an_intercepted_wss_goes_through_a_proxy_of_the_users_own(self):
+        # proxy.upstream_proxy: each handshake attempt asks tinyproxy for a tunnel (CONNECT, with
+        # the URL's Basic credentials) and the TLS handshake runs inside it. Before: the upgrade
+        # connected directly and tinyproxy saw nothing.
+        parent = TinyProxy().start()
+        self.addCleanup(parent.stop)
+        server = self.server(tls=True, refuse=(1, 429))
+        proxy = self.proxy(server, tls=True, extra=f"  upstream_proxy: {parent.url()}\n")
+        result = self.client(f"wss://127.0.0.1:{server.port}/i", self.ECHO, connect=proxy)
+        self.assertEqual(result["echoes"], self.ECHO["send"])
+        self.assertEqual([h["answer"] for h in server.handshakes()], [429, 101])
+        self.assertEqual(parent.requests(), [f"CONNECT 127.0.0.1:{server.port} HTTP/1.1"] * 2)
 
     def test_the_give_up_answer_reaches_the_client_verbatim(self):
         server = self.server(refuse=(10, 503))
