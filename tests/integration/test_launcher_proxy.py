@@ -280,6 +280,10 @@ class OwnProxy(harness.UpstreamTestCase):
                                 "http_proxy": None,
                                 "CURLRETRY_BASE_MS": harness.FAST_BASE_MS, **(env or {})})
 
+    def reason(self, name: str) -> str:
+        return (f"; {name} does not load libcurl: its requests to the providers curlretry knows go through the "
+                "proxy (HTTPS_PROXY and the local CA; --no-proxy runs it directly)")
+
     def busy_proxy_with_route_a(self) -> tuple[int, socket.socket]:
         """The shared proxy started with route "a" and carrying one held connection: (pid, that connection)."""
         self.started(self.launch("--proxy", "--listen", self.listen, "--config", self.route_config("a"), "--", "true"))
@@ -488,10 +492,6 @@ class ZeroConfig(OwnProxy):
     ENV_SCRIPT = ("import os\nfor name in ('HTTPS_PROXY', 'SSL_CERT_FILE', 'NO_PROXY', 'ANTHROPIC_BASE_URL'):\n"
                   "    print(name, os.environ.get(name))\n")
 
-    def reason(self, name: str) -> str:
-        return (f"; {name} does not load libcurl: its requests to the providers curlretry knows go through the "
-                "proxy (HTTPS_PROXY and the local CA; --no-proxy runs it directly)")
-
     def test_python_without_pycurl_gets_the_proxy_and_the_ca(self):
         script = self.write("agent.py", self.ENV_SCRIPT)
         result = self.launch("--listen", self.listen, "--", harness.PYTHON, script)
@@ -592,27 +592,28 @@ class ZeroConfig(OwnProxy):
                           f"{self.reason(os.path.basename(harness.PYTHON))}")
         self.assertEqual((answer["routes"], health(self.port)["pid"]), (["anthropic", "openai"], pid))
 
-    def test_a_proxy_of_the_users_own_is_kept_and_the_command_runs_directly(self):
-        # Before: HTTPS_PROXY was replaced by curlretry's proxy, which reaches the providers
-        # directly: behind a company proxy that is the only way out, every request then failed.
+    def test_a_proxy_of_the_users_own_it_cannot_go_through_is_kept_and_the_command_runs_directly(self):
+        # Before: HTTPS_PROXY was replaced by curlretry's proxy, which cannot go through a SOCKS
+        # proxy: behind a company proxy that is the only way out, every request then failed. (An
+        # http:// one is gone through: test_upstream_proxy.)
         script = self.write("agent.py", self.ENV_SCRIPT)
-        own = "http://user:s3cret@127.0.0.1:9/"  # never contacted; its password never shown
+        own = "socks5://user:s3cret@127.0.0.1:9/"  # never contacted; its password never shown
+        cannot = "names a proxy of yours that curlretry's proxy cannot go through (its scheme is socks5://; " \
+                 "curlretry's proxy goes through http:// proxies only)"
         for name in ("HTTPS_PROXY", "http_proxy"):
             with self.subTest(name=name):
                 result = self.launch("--listen", self.listen, "--", harness.PYTHON, script, env={name: own})
                 self.assertEqual((result.code, result.stdout.decode().splitlines()[0]),
                                  (0, f"HTTPS_PROXY {own if name == 'HTTPS_PROXY' else None}"), str(result))
                 self.assertEqual(result.stderr.decode().splitlines(), [
-                    f"curlretry: proxy: {name} names a proxy of yours, and curlretry's proxy reaches the providers "
-                    "directly, not through it",
+                    f"curlretry: proxy: {name} {cannot}",
                     f"curlretry: running {harness.PYTHON} without the proxy: none of its requests is retried "
                     "(--no-proxy says so quietly)"], str(result))
         config = self.write("intercept.yaml", "version: 1\nproxy:\n  intercept: [\"api.anthropic.com\"]\n")
         explicit = self.launch("--proxy", "--listen", self.listen, "--config", config, "--", "sh", "-c", "echo ran",
                                env={"HTTPS_PROXY": own})
         self.assertEqual((explicit.code, explicit.stdout, explicit.stderr.decode()),
-                         (125, b"", "curlretry: --proxy: HTTPS_PROXY names a proxy of yours, and curlretry's proxy "
-                                    "reaches the providers directly, not through it: sh would lose it; unset "
+                         (125, b"", f"curlretry: --proxy: HTTPS_PROXY {cannot}: sh would lose it; unset "
                                     "HTTPS_PROXY for this command where the providers are reachable without it\n"),
                          str(explicit))
         self.assertIsNone(health(self.port))

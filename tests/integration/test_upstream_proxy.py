@@ -1,0 +1,144 @@
+"""curlretry's proxy reaching every upstream through a proxy of the user's own (proxy.upstream_proxy,
+CURLRETRY_UPSTREAM_PROXY), the way a company network's only way out is used: a real tinyproxy on
+127.0.0.1 with Basic auth. Routes and forward requests go through it as libcurl's proxied requests,
+blind tunnels with a CONNECT of their own, and the zero-config launch (`curlretry -- COMMAND` with
+HTTPS_PROXY set) keeps that proxy as the way out instead of running COMMAND without retries. The
+proxy's password never reaches a log line. Before: the proxy always connected directly (the
+launcher ran COMMAND without it), so tinyproxy saw nothing and each test here fails.
+"""
+
+from __future__ import annotations
+
+import os
+import unittest
+
+import harness
+import test_launcher_proxy as launcher
+from harness import ok_body, overloaded_body
+from proxy_support import Proxy, TinyProxy, raw_exchange
+
+UNREACHABLE = b'{"error":"curlretry proxy","detail":"the upstream could not be reached"}\n'
+
+
+class Parent(harness.UpstreamTestCase):
+    """Each test its own tinyproxy, so its log holds that test's requests only."""
+
+    def setUp(self) -> None:
+        self.parent = TinyProxy().start()
+        self.addCleanup(self.parent.stop)
+
+    def proxy(self, extra: str = "", password: str | None = None) -> Proxy:
+        p = Proxy(f"version: 1\nproxy:\n  upstream_proxy: {self.parent.url(password)}\n"
+                  "  forward: {allow_ports: any, allow_loopback: true}\n"
+                  f"  routes:\n    flaky: {{upstream: \"{self.plain.origin}\"}}\n{extra}").start()
+        self.addCleanup(p.stop)
+        return p
+
+    def assertNoSecret(self, *texts: str) -> None:
+        for text in texts:
+            self.assertNotIn(TinyProxy.PASSWORD, text)
+
+    def test_a_route_goes_through_it_and_is_retried(self):
+        proxy = self.proxy()
+        key = self.key()
+        result = harness.run([harness.CURL, "-q", "-sS", "--noproxy", "*", proxy.url(f"/flaky/s/{key}/503,529,200")],
+                             preload=False)
+        self.assertRun(result, 0, ok_body(key, 3))
+        self.assertCount(self.plain, key, 3, result)
+        # Each attempt is a request tinyproxy forwarded (absolute form, its credentials accepted).
+        self.assertEqual(self.parent.requests(), [f"GET {self.plain.origin}/s/{key}/503,529,200 HTTP/1.1"] * 3)
+        self.assertNoSecret(proxy.log())
+
+    def test_a_give_up_through_it_reaches_the_client_byte_for_byte(self):
+        proxy = self.proxy()
+        key = self.key()
+        result = harness.run([harness.CURL, "-q", "-sS", "-w", " %{http_code}", "--noproxy", "*",
+                              proxy.url(f"/flaky/s/{key}/{','.join(['503'] * 12)}")], preload=False)
+        self.assertRun(result, 0, overloaded_body(key, 3) + b" 503")
+        self.assertEqual(len(self.parent.requests()), 3, self.parent.log())
+
+    def test_a_blind_tunnel_goes_through_its_connect(self):
+        proxy = self.proxy()
+        key = self.key()
+        # curl asks curlretry's proxy for a tunnel (-p): not intercepted, so a blind one, which
+        # asks tinyproxy for its own.
+        result = harness.run([harness.CURL, "-q", "-sS", "-p", "-x", proxy.url(""), self.plain.script_url(key, "200")],
+                             preload=False)
+        self.assertRun(result, 0, ok_body(key, 1))
+        self.assertEqual(self.parent.requests(), [f"CONNECT 127.0.0.1:{self.plain.port} HTTP/1.1"])
+        self.assertNoSecret(proxy.log())
+
+    def test_a_tunnel_it_refuses_is_a_502_and_one_line_without_the_password(self):
+        proxy = self.proxy(password="wrong-pass")
+        key = self.key()
+        target = f"127.0.0.1:{self.plain.port}"
+        result = harness.run([harness.CURL, "-q", "-sS", "-p", "-x", proxy.url(""), "-w", "%{http_connect}",
+                              self.plain.script_url(key, "200")], preload=False)
+        # curl says the CONNECT failed; the 502 and its body are what curlretry's proxy answered.
+        self.assertEqual((result.code, result.stdout), (56, b"502"), str(result))
+        self.assertCount(self.plain, key, 0, result)
+        self.assertEqual(self.parent.requests(), [f"CONNECT {target} HTTP/1.1"])
+        raw = raw_exchange(proxy.port, f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
+        self.assertEqual(raw.split(b"\r\n\r\n", 1)[1], UNREACHABLE)
+        lines = [line for line in proxy.log().splitlines() if "upstream_proxy" in line]
+        # Two refusals, one line: the second came within the line's 10 s.
+        self.assertEqual(lines, [f"curlretry: proxy: warning: your proxy (proxy.upstream_proxy) answered 401 to "
+                                 f"CONNECT for {target} (1 so far; this line at most every 10 s)"], proxy.log())
+        self.assertNoSecret(proxy.log())
+        self.assertNotIn("wrong", proxy.log())
+
+
+class Launched(launcher.OwnProxy):
+    """`curlretry -- COMMAND` with HTTPS_PROXY naming the user's own proxy."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.parent = TinyProxy().start()
+        self.addCleanup(self.parent.stop)
+
+    def test_the_launch_goes_through_the_users_proxy_and_retries(self):
+        tls = self.tls()
+        config = self.write("loop.yaml", "version: 1\nproxy:\n  intercept: [\"127.0.0.1\"]\n"
+                                         f"  upstream_ca_file: {tls.cert}\n"
+                                         "  forward: {allow_ports: any, allow_loopback: true}\n")
+        key = self.key()
+        script = self.write("agent.py", "import os, urllib.request\n"
+                                        "print(os.environ['HTTPS_PROXY'])\n"
+                                        f"r = urllib.request.urlopen('{tls.script_url(key, '503,529,200')}')\n"
+                                        "print(r.status, r.read().decode(), end='')\n")
+        result = self.launch("--listen", self.listen, "--config", config, "--", harness.PYTHON, script,
+                             env={"HTTPS_PROXY": self.parent.url()})
+        self.assertRun(result, 0, f"http://{self.listen}\n".encode() + b"200 " + ok_body(key, 3))
+        self.assertCount(tls, key, 3, result)
+        # The intercepted request's attempts left through tinyproxy (one tunnel, or one per attempt
+        # when the upstream closed it), never directly.
+        connects = self.parent.requests()
+        self.assertTrue(connects, self.parent.log())
+        self.assertEqual(set(connects), {f"CONNECT 127.0.0.1:{tls.port} HTTP/1.1"}, self.parent.log())
+        lines = result.stderr.decode().splitlines()
+        self.assertEqual(lines[0], "curlretry: proxy: HTTPS_PROXY names a proxy of yours: curlretry's proxy reaches "
+                                   "the providers through it", str(result))
+        self.started(result, tail=self.reason(os.path.basename(harness.PYTHON)))
+        with open(f"{self.runtime}/curlretry/proxy-127.0.0.1-{self.port}.log") as f:
+            log = f.read()
+        for text in (log, result.stderr.decode()):
+            self.assertNotIn(TinyProxy.PASSWORD, text)
+        # The next launch with the same proxy of the user's finds the proxy it started.
+        quiet = self.write("quiet.py", "")
+        again = self.launch("--listen", self.listen, "--config", config, "--", harness.PYTHON, quiet,
+                            env={"HTTPS_PROXY": self.parent.url()})
+        self.assertEqual(again.code, 0, str(again))
+        self.assertEqual(again.stderr.decode().splitlines(), [
+            lines[0], f"curlretry: proxy already running on http://{self.listen}"
+                      f"{self.reason(os.path.basename(harness.PYTHON))}"], str(again))
+
+    def test_a_proxy_url_it_cannot_go_through_is_named_without_its_value(self):
+        # The launcher's own refusal of a SOCKS proxy: test_launcher_proxy.
+        bad = self.launch("check", env={"CURLRETRY_UPSTREAM_PROXY": "https://user:s3cret@proxy.example:3128"})
+        self.assertEqual((bad.code, bad.stderr.decode().count("s3cret")), (1, 0), str(bad))
+        self.assertIn("CURLRETRY_UPSTREAM_PROXY: its scheme is https://; curlretry's proxy goes through http:// "
+                      "proxies only (the value is not shown)", bad.stderr.decode())
+
+
+if __name__ == "__main__":
+    unittest.main()
