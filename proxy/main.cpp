@@ -390,6 +390,12 @@ std::string origin_of(const boost::asio::ip::tcp::endpoint& where, unsigned shor
 void announce(const config::Config& cfg, const std::string& origin, std::size_t max_connections) {
   if (cfg.settings.log_level < config::LogLevel::info) return;
   std::cerr << "curlretry: proxy listening on " << origin << " (at most " << max_connections << " connections)\n";
+  // Where the upstreams are reached through, by host and port: the URL may carry a password.
+  if (const auto parent = proxy::parent_proxy(cfg.proxy.upstream_proxy)) {
+    const bool v6 = parent->host.find(':') != std::string::npos;
+    std::cerr << "curlretry: proxy reaches every upstream through your proxy " << (v6 ? "[" : "") << parent->host
+              << (v6 ? "]" : "") << ":" << parent->port << " (proxy.upstream_proxy)\n";
+  }
   for (const auto& route : cfg.proxy.routes) {
     std::cerr << "curlretry: proxy route " << origin << "/" << route.name << " -> " << route.upstream
               << (route.env.empty() ? "" : " (" + route.env + "=" + origin + "/" + route.name + ")") << '\n';

@@ -47,6 +47,8 @@ class Parent(harness.UpstreamTestCase):
         self.assertCount(self.plain, key, 3, result)
         # Each attempt is a request tinyproxy forwarded (absolute form, its credentials accepted).
         self.assertEqual(self.parent.requests(), [f"GET {self.plain.origin}/s/{key}/503,529,200 HTTP/1.1"] * 3)
+        self.assertIn(f"curlretry: proxy reaches every upstream through your proxy 127.0.0.1:{self.parent.port} "
+                      "(proxy.upstream_proxy)\n", proxy.log())
         self.assertNoSecret(proxy.log())
 
     def test_a_give_up_through_it_reaches_the_client_byte_for_byte(self):
@@ -80,7 +82,7 @@ class Parent(harness.UpstreamTestCase):
         self.assertEqual(self.parent.requests(), [f"CONNECT {target} HTTP/1.1"])
         raw = raw_exchange(proxy.port, f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
         self.assertEqual(raw.split(b"\r\n\r\n", 1)[1], UNREACHABLE)
-        lines = [line for line in proxy.log().splitlines() if "upstream_proxy" in line]
+        lines = [line for line in proxy.log().splitlines() if "warning: your proxy" in line]
         # Two refusals, one line: the second came within the line's 10 s.
         self.assertEqual(lines, [f"curlretry: proxy: warning: your proxy (proxy.upstream_proxy) answered 401 to "
                                  f"CONNECT for {target} (1 so far; this line at most every 10 s)"], proxy.log())
