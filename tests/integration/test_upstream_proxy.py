@@ -9,12 +9,14 @@ launcher ran COMMAND without it), so tinyproxy saw nothing and each test here fa
 
 from __future__ import annotations
 
+import http.server
 import os
 import unittest
 
 import harness
 import test_launcher_proxy as launcher
 from harness import ok_body, overloaded_body
+from loopback_server import LoopbackHttpServer
 from proxy_support import Proxy, TinyProxy, raw_exchange
 
 UNREACHABLE = b'{"error":"curlretry proxy","detail":"the upstream could not be reached"}\n'
@@ -88,6 +90,45 @@ class Parent(harness.UpstreamTestCase):
                                  f"CONNECT for {target} (1 so far; this line at most every 10 s)"], proxy.log())
         self.assertNoSecret(proxy.log())
         self.assertNotIn("wrong", proxy.log())
+
+
+class ScriptedParent(unittest.TestCase):
+    """A proxy of the user's that answers CONNECT with bytes the test chose: the bounds and the
+    bytes a real proxy rarely sends."""
+
+    def parent(self, reply: bytes) -> list[dict]:
+        seen: list[dict] = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_CONNECT(self):
+                seen.append({"line": self.requestline, "authorization": self.headers.get("Proxy-Authorization")})
+                self.wfile.write(reply)
+                self.wfile.flush()
+                self.close_connection = True
+
+            def log_message(self, *args):
+                pass
+
+        server = LoopbackHttpServer(Handler).start()
+        self.addCleanup(server.stop)
+        self.proxy = Proxy(f"version: 1\nproxy:\n  upstream_proxy: http://u%40x:p@127.0.0.1:{server.port}\n"
+                           "  forward: {allow_ports: any, allow_loopback: true}\n").start()
+        self.addCleanup(self.proxy.stop)
+        return seen
+
+    def test_an_answer_head_past_16_kib_is_refused_not_buffered(self):
+        seen = self.parent(b"HTTP/1.1 200 OK\r\nX-Pad: " + b"a" * (20 * 1024) + b"\r\n\r\n")
+        raw = raw_exchange(self.proxy.port, b"CONNECT 127.0.0.1:9 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n\r\n")
+        self.assertEqual(raw.split(b"\r\n\r\n", 1)[1], UNREACHABLE)
+        # The credentials went as Basic, decoded from the URL ("u@x:p").
+        self.assertEqual(seen, [{"line": "CONNECT 127.0.0.1:9 HTTP/1.1", "authorization": "Basic dUB4OnA="}])
+        self.assertIn("curlretry: proxy: warning: your proxy (proxy.upstream_proxy) sent no answer to CONNECT it "
+                      "could be read from for 127.0.0.1:9 (1 so far; this line at most every 10 s)\n", self.proxy.log())
+
+    def test_bytes_it_sends_after_its_200_reach_the_client(self):
+        self.parent(b"HTTP/1.1 200 Connection established\r\nX-Any: 1\r\n\r\nfirst bytes of the target")
+        raw = raw_exchange(self.proxy.port, b"CONNECT 127.0.0.1:9 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n\r\n")
+        self.assertEqual(raw, b"HTTP/1.1 200 Connection Established\r\n\r\nfirst bytes of the target")
 
 
 class Launched(launcher.OwnProxy):
