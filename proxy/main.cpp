@@ -99,12 +99,22 @@ int run_with_routes(const std::vector<std::string>& command, const config::Confi
                     const boost::asio::ip::tcp::endpoint& where, const std::vector<std::string>& builtin,
                     bool builtin_variables) {
   const std::string origin = "http://" + where.address().to_string() + ":" + std::to_string(where.port());
+  bool handed_route = false;
   for (const auto& route : cfg.proxy.routes) {
     if (route.env.empty()) continue;
     const bool ours = std::find(builtin.begin(), builtin.end(), route.name) != builtin.end();
     const char* set = std::getenv(route.env.c_str());
     if (ours && (!builtin_variables || (set != nullptr && *set != '\0'))) continue;
     ::setenv(route.env.c_str(), (origin + "/" + route.name).c_str(), 1);
+    handed_route = true;
+  }
+  // A route's URL is this proxy on loopback: a proxy of the user's that COMMAND keeps (routes
+  // alone leave HTTPS_PROXY as it was) must not be asked for it.
+  if (handed_route || !cfg.proxy.intercept.empty()) {
+    const std::string no_proxy =
+        no_proxy_with_loopback(std::getenv("NO_PROXY") ? std::getenv("NO_PROXY") : std::getenv("no_proxy"), cfg.proxy);
+    ::setenv("NO_PROXY", no_proxy.c_str(), 1);
+    ::setenv("no_proxy", no_proxy.c_str(), 1);
   }
   if (!cfg.proxy.intercept.empty()) {
     std::string error;
@@ -113,10 +123,6 @@ int run_with_routes(const std::vector<std::string>& command, const config::Confi
     for (const char* name : kProxyVariables) ::setenv(name, origin.c_str(), 1);
     // Node from 22.21 / 24.5 makes its fetch and http follow HTTPS_PROXY with this (older ones ignore it).
     ::setenv("NODE_USE_ENV_PROXY", "1", 0);
-    const std::string no_proxy =
-        no_proxy_with_loopback(std::getenv("NO_PROXY") ? std::getenv("NO_PROXY") : std::getenv("no_proxy"), cfg.proxy);
-    ::setenv("NO_PROXY", no_proxy.c_str(), 1);
-    ::setenv("no_proxy", no_proxy.c_str(), 1);
   }
   // Its libcurl children's requests that this proxy answers are retried here, not twice.
   ::setenv(shim::kViaProxyVariable, (where.address().to_string() + ":" + std::to_string(where.port())).c_str(), 1);

@@ -175,6 +175,23 @@ class Launched(launcher.OwnProxy):
             lines[0], f"curlretry: proxy already running on http://{self.listen}"
                       f"{self.reason(os.path.basename(harness.PYTHON))}"], str(again))
 
+    def test_routes_keep_the_users_proxy_for_the_rest_and_go_through_it_upstream(self):
+        # Routes only: COMMAND keeps its own proxy variables, and is handed the route's URL on
+        # loopback, which must not be asked of that proxy (before: NO_PROXY was left as it was,
+        # so urllib sent the route's request to tinyproxy). Upstream, the attempts go through it.
+        key = self.key()
+        script = self.write("agent.py", "import os, urllib.request\n"
+                                        "print(os.environ['http_proxy'] == os.environ['CURLRETRY_UPSTREAM_PROXY'])\n"
+                                        f"r = urllib.request.urlopen(os.environ['FLAKY_BASE_URL'] + '/s/{key}/503,200')\n"
+                                        "print(r.status, r.read().decode(), end='')\n")
+        result = self.launch("--proxy", "--listen", self.listen, "--config", self.route_config("flaky"), "--",
+                             harness.PYTHON, script, env={"http_proxy": self.parent.url()})
+        self.assertRun(result, 0, b"True\n200 " + ok_body(key, 2))
+        self.assertCount(self.plain, key, 2, result)
+        self.assertEqual(self.parent.requests(), [f"GET {self.plain.origin}/s/{key}/503,200 HTTP/1.1"] * 2)
+        self.assertEqual(result.stderr.decode().splitlines()[0], "curlretry: proxy: http_proxy names a proxy of "
+                         "yours: curlretry's proxy reaches the providers through it", str(result))
+
     def test_a_proxy_url_it_cannot_go_through_is_named_without_its_value(self):
         # The launcher's own refusal of a SOCKS proxy: test_launcher_proxy.
         bad = self.launch("check", env={"CURLRETRY_UPSTREAM_PROXY": "https://user:s3cret@proxy.example:3128"})
