@@ -174,8 +174,12 @@ class Sandbox:
         # cd by a shell, not nsenter --wd: Codex fails ("No such file or directory") in a
         # directory nsenter entered for it.
         where = ["sh", "-c", 'cd "$0" && exec "$@"', cwd] if cwd else []
-        return subprocess.run(["nsenter", "--target", str(self.pid), "--net", "--mount", "--pid", "--", *where, *cmd],
-                              env=env, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        return subprocess.run([*self.enter(), *where, *cmd], env=env, capture_output=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+
+    def enter(self) -> list[str]:
+        """The prefix that runs a command inside (its network, mounts and PIDs)."""
+        return ["nsenter", "--target", str(self.pid), "--net", "--mount", "--pid", "--"]
 
     def _upstream_get(self, host: str, path: str) -> bytes:
         done = self.inside([harness.CURL, "-q", "-sS", "--fail", "--cacert", self.cert, f"https://{host}{path}"],

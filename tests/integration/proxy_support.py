@@ -237,7 +237,8 @@ class TinyProxy:
     USER = "user"
     PASSWORD = "s3cret-pw"  # tinyproxy's config takes letters, digits, '.' and '-' only
 
-    def __init__(self):
+    def __init__(self, enter: list[str] | None = None):
+        self.enter = list(enter or [])  # a prefix running it elsewhere (agent_sandbox.Sandbox.enter)
         self._dir = tempfile.TemporaryDirectory(prefix="curlretry-tinyproxy-")
         self.log_path = os.path.join(self._dir.name, "tinyproxy.log")
         self.proc: subprocess.Popen | None = None
@@ -253,17 +254,18 @@ class TinyProxy:
         Path(config).write_text(f"Port {self.port}\nListen 127.0.0.1\nTimeout 30\nLogFile \"{self.log_path}\"\n"
                                 f"LogLevel Connect\nMaxClients 50\nAllow 127.0.0.1\n"
                                 f"BasicAuth {self.USER} {self.PASSWORD}\nDisableViaHeader Yes\n")
-        self.proc = subprocess.Popen([TINYPROXY, "-d", "-c", config], stdin=subprocess.DEVNULL,
+        self.proc = subprocess.Popen([*self.enter, TINYPROXY, "-d", "-c", config], stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # Its listening socket, in the network namespace it runs in (nsenter joins it before it
+        # forks): a connection from here could not reach it there.
+        table = f"/proc/{self.proc.pid}/net/tcp"
+        local = f"0100007F:{self.port:04X}"
 
         def listening():
             if self.proc.poll() is not None:
                 raise RuntimeError(f"tinyproxy exited {self.proc.returncode}:\n{self.log()}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return True
-            except OSError:
-                return False
+            rows = Path(table).read_text().splitlines()[1:]
+            return any(row.split()[1] == local and row.split()[3] == "0A" for row in rows)
         wait_for(listening, 10, "tinyproxy to listen")
         return self
 
@@ -280,6 +282,10 @@ class TinyProxy:
 
     def stop(self) -> None:
         if self.proc is not None:
+            # Through nsenter, tinyproxy is its child (it forks to enter the PID namespace).
+            children = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children")
+            for pid in children.read_text().split() if children.exists() else ():
+                os.kill(int(pid), signal.SIGTERM)
             self.proc.terminate()
             try:
                 self.proc.wait(timeout=10)

@@ -90,12 +90,12 @@ class AgentScenarios:
         cls.healthy = cls._launch(cls.healthy_key, cls.good)
 
     @classmethod
-    def _launch(cls, key: str, script: str) -> harness.Result:
+    def _launch(cls, key: str, script: str, extra: dict[str, str] | None = None) -> harness.Result:
         cls.sandbox.arm(cls.host, cls.prefix, key, script)
         # Under the sanitizer presets the launched programs need the sanitizer runtime first.
         runtime = {"LD_PRELOAD": harness.PRELOAD_PREFIX} if harness.PRELOAD_PREFIX else {}
         env = {**runtime, "CURLRETRY_LIBRARY": harness.LIB, "CURLRETRY_BASE_MS": harness.FAST_BASE_MS,
-               "CURLRETRY_EVENTS": str(cls.events), **cls.agent_env()}
+               "CURLRETRY_EVENTS": str(cls.events), **cls.agent_env(), **(extra or {})}
         # No config file, no flag: what curlretry knows of the providers decides.
         return cls.sandbox.run([harness.CURLRETRY_BIN, "--", *cls.command(cls.modules)], env)
 
@@ -189,8 +189,7 @@ class ClaudeCode(AgentScenarios, unittest.TestCase):
         script = Path(d.name) / "fake.py"
         script.write_text(FAKE_HEALTH)
         seen = drop / "seen"
-        enter = ("nsenter", "--target", str(self.sandbox.pid), "--net", "--mount", "--pid", "--")
-        fake = users.start(attacker, harness.PYTHON, str(script), "7878", str(seen), enter=enter)
+        fake = users.start(attacker, harness.PYTHON, str(script), "7878", str(seen), enter=tuple(self.sandbox.enter()))
         proxy_support.wait_for(lambda: fake.poll() is not None or os.path.exists(f"{seen}.ready"), 20,
                                "the squatter's server")
         self.assertIsNone(fake.poll(), "the squatter's server exited")
@@ -205,6 +204,28 @@ class ClaudeCode(AgentScenarios, unittest.TestCase):
                          rf"127\.0\.0\.1:7878 is held by uid {attacker.pw_uid} \({attacker.pw_name}\), not by you, "
                          "so yours listens here; the next launch finds it; ")
         self.assertEqual(seen.read_bytes() if seen.exists() else b"", b"")
+
+
+    def test_529_behind_a_company_proxy(self):
+        # HTTPS_PROXY names the user's own proxy, the only way out as a company's is: a real
+        # tinyproxy inside the sandbox, with Basic auth. Before: claude ran directly with it, so
+        # the 529 reached claude unretried by curlretry (no attempt in the proxy's log). Now
+        # curlretry's proxy goes through tinyproxy and retries.
+        self.sandbox.stop_proxy()
+        self.addCleanup(self.sandbox.stop_proxy)
+        parent = proxy_support.TinyProxy(enter=self.sandbox.enter()).start()
+        self.addCleanup(parent.stop)
+        key = self.key()
+        since = self.events_size()
+        result = self._launch(key, f"529,{self.good}", {"HTTPS_PROXY": parent.url()})
+        self.assertEqual((result.code, result.stdout), (0, self.healthy.stdout), str(result))
+        self.assertEqual(self.sandbox.count(self.host, key), 2, str(result))
+        self.assertEqual([e["attempt"] for e in self.completion_events(since)], [1, 2], str(result))
+        connects = parent.requests()
+        self.assertTrue(connects, parent.log())
+        self.assertEqual(set(connects), {f"CONNECT {self.host}:443 HTTP/1.1"}, parent.log())
+        self.assertIn("curlretry: proxy: HTTPS_PROXY names a proxy of yours: curlretry's proxy reaches the providers "
+                      "through it", result.stderr.decode().splitlines(), str(result))
 
 
 class Pi(AgentScenarios, unittest.TestCase):
