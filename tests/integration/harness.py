@@ -298,6 +298,16 @@ def _empty_dir() -> str:
     return _empty.name
 
 
+def end_process(proc: subprocess.Popen, timeout: float = 10) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within `timeout`; reaped either way."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def run(cmd: list[str], *, preload: bool, env: dict[str, str] | None = None,
         input: bytes | None = None, timeout: float = DEFAULT_TIMEOUT, cwd: str | None = None) -> Result:
     """Runs `cmd` to completion (killed after `timeout`), stdin from `input` (a pipe) or

@@ -286,11 +286,6 @@ class TinyProxy:
             children = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children")
             for pid in children.read_text().split() if children.exists() else ():
                 os.kill(int(pid), signal.SIGTERM)
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+            harness.end_process(self.proc)
             self.proc = None
         self._dir.cleanup()

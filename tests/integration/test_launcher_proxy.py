@@ -280,6 +280,12 @@ class OwnProxy(harness.UpstreamTestCase):
                                 "http_proxy": None,
                                 "CURLRETRY_BASE_MS": harness.FAST_BASE_MS, **(env or {})})
 
+    def loopback_intercept_config(self, tls: harness.Upstream) -> str:
+        """A config intercepting 127.0.0.1, where `tls` (the TLS flaky upstream) listens."""
+        return self.write("loop.yaml", "version: 1\nproxy:\n  intercept: [\"127.0.0.1\"]\n"
+                                       f"  upstream_ca_file: {tls.cert}\n"
+                                       "  forward: {allow_ports: any, allow_loopback: true}\n")
+
     def reason(self, name: str) -> str:
         return (f"; {name} does not load libcurl: its requests to the providers curlretry knows go through the "
                 "proxy (HTTPS_PROXY and the local CA; --no-proxy runs it directly)")
@@ -650,9 +656,7 @@ class ZeroConfig(OwnProxy):
         # Items 1 and 5: interception (HTTPS_PROXY + CA variables) of a host the config names on a
         # loopback address (before: 127.0.0.1 always went into NO_PROXY, so the client went direct).
         tls = self.tls()
-        config = self.write("loop.yaml", "version: 1\nproxy:\n  intercept: [\"127.0.0.1\"]\n"
-                                         f"  upstream_ca_file: {tls.cert}\n"
-                                         "  forward: {allow_ports: any, allow_loopback: true}\n")
+        config = self.loopback_intercept_config(tls)
         key = self.key()
         script = self.write("agent.py", "import urllib.request\n"
                                         f"r = urllib.request.urlopen('{tls.script_url(key, '503,529,200')}')\n"

@@ -77,12 +77,7 @@ class Http2Parallel(UpstreamTestCase):
 
     @classmethod
     def _stop_proxy(cls) -> None:
-        cls.proxy.terminate()
-        try:
-            cls.proxy.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            cls.proxy.kill()
-            cls.proxy.wait()
+        harness.end_process(cls.proxy)
 
     def fetch(self, script: str, *, preload: bool) -> tuple[harness.Result, Path, list[str]]:
         out = self.temp_dir()

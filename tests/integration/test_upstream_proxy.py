@@ -141,9 +141,7 @@ class Launched(launcher.OwnProxy):
 
     def test_the_launch_goes_through_the_users_proxy_and_retries(self):
         tls = self.tls()
-        config = self.write("loop.yaml", "version: 1\nproxy:\n  intercept: [\"127.0.0.1\"]\n"
-                                         f"  upstream_ca_file: {tls.cert}\n"
-                                         "  forward: {allow_ports: any, allow_loopback: true}\n")
+        config = self.loopback_intercept_config(tls)
         key = self.key()
         script = self.write("agent.py", "import os, urllib.request\n"
                                         "print(os.environ['HTTPS_PROXY'])\n"
