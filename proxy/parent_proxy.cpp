@@ -55,7 +55,6 @@ std::optional<ParentProxy> parent_proxy(const std::string& url) {
     return std::nullopt;
   }
   ParentProxy out;
-  out.url = url;
   out.host = part(parsed.get(), CURLUPART_HOST, 0);
   if (out.host.size() > 2 && out.host.front() == '[') out.host = out.host.substr(1, out.host.size() - 2);
   out.port = part(parsed.get(), CURLUPART_PORT, 0);

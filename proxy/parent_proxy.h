@@ -12,7 +12,6 @@
 namespace curlretry::proxy {
 
 struct ParentProxy {
-  std::string url;            // as configured, for libcurl (never logged: it may carry a password)
   std::string host;           // no brackets
   std::string port;           // 1080 when the URL names none, libcurl's default for a proxy
   std::string authorization;  // "Basic …" from the URL's user and password (decoded), or ""

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/glob.h"
+#include "core/log_text.h"
 #include "proxy/exchange.h"
 #include "proxy/local_ca.h"
 #include "proxy/session.h"
@@ -227,10 +228,11 @@ void Server::parent_refused(const TunnelRefusal& refusal, const std::string& hos
   const auto now = std::chrono::steady_clock::now();
   if (!say || now < next_parent_log_) return;
   next_parent_log_ = now + kRefusalLogPeriod;
-  // host and port passed the Session's checks (a host name or an IP literal, digits): printable.
-  std::cerr << "curlretry: proxy: warning: your proxy (proxy.upstream_proxy) " << refusal.why << " for " << host << ":"
-            << port << " (" << parent_refusals_ << " so far; this line at most every " << kRefusalLogPeriod.count()
-            << " s)\n";
+  // host and port passed the Session's checks (a host name or an IP literal, digits); escaped
+  // anyway, as every line of the network's text is (core/log_text.h).
+  std::cerr << "curlretry: proxy: warning: your proxy (proxy.upstream_proxy) " << refusal.why << " for "
+            << core::log_text::escape(host) << ":" << core::log_text::escape(port) << " (" << parent_refusals_
+            << " so far; this line at most every " << kRefusalLogPeriod.count() << " s)\n";
 }
 
 std::shared_ptr<asio::ssl::context> Server::upstream_tls(std::string* error) {

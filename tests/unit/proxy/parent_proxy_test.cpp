@@ -14,7 +14,6 @@ TEST(ParentProxy, HostPortAndDecodedBasicCredentials) {
   EXPECT_EQ(parent->port, "3128");
   // base64("us@er:p:ss"): the percent-escapes decoded, as libcurl sends them.
   EXPECT_EQ(parent->authorization, "Basic dXNAZXI6cDpzcw==");
-  EXPECT_EQ(parent->url, "http://us%40er:p%3Ass@proxy.corp:3128/");
 }
 
 TEST(ParentProxy, NoSchemeNoPortNoCredentialsAndIpv6) {
