@@ -214,6 +214,16 @@ void read_upstream_proxy(Reader& reader, EnvOverrides& out) {
   }
 }
 
+void read_upstream_ca_file(Reader& reader, EnvOverrides& out) {
+  const auto value = reader.raw(kUpstreamCaFileVariable);
+  if (!value) return;
+  if ((*value)[0] == '/') {
+    out.upstream_ca_file = *value;
+  } else {
+    reader.fail(kUpstreamCaFileVariable, *value, "not an absolute path");
+  }
+}
+
 }  // namespace
 
 EnvReadResult read_env(const Environment& env) {
@@ -226,6 +236,7 @@ EnvReadResult read_env(const Environment& env) {
     read_outputs(reader, out);
     read_fleet(reader, out);
     read_upstream_proxy(reader, out);
+    read_upstream_ca_file(reader, out);
   } catch (const std::exception& e) {
     reader.result.error = std::string("cannot read the environment: ") + e.what();
   }
@@ -270,8 +281,9 @@ void apply_env(const EnvOverrides& env, Config& config) {
     s.fleet.redis_url = store.redis_url;
   });
   take(env.fleet_dir, src, [&](const std::string& dir) { s.fleet.dir = dir; });
-  // A proxy key: like the rest of `proxy:`, no source is recorded (`check` lists policy and settings).
+  // Proxy keys: like the rest of `proxy:`, no source is recorded (`check` lists policy and settings).
   if (env.upstream_proxy) config.proxy.upstream_proxy = *env.upstream_proxy;
+  if (env.upstream_ca_file) config.proxy.upstream_ca_file = *env.upstream_ca_file;
 }
 
 }  // namespace curlretry::config

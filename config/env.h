@@ -31,6 +31,7 @@ struct EnvOverrides {
   std::optional<FromEnv<ParsedStore>> fleet_store;  // CURLRETRY_FLEET
   std::optional<FromEnv<std::string>> fleet_dir;    // CURLRETRY_FLEET_DIR
   std::optional<std::string> upstream_proxy;        // CURLRETRY_UPSTREAM_PROXY (proxy.upstream_proxy)
+  std::optional<std::string> upstream_ca_file;      // CURLRETRY_UPSTREAM_CA_FILE (proxy.upstream_ca_file)
 };
 
 struct EnvReadResult {

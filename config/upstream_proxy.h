@@ -10,6 +10,9 @@
 namespace curlretry::config {
 
 inline constexpr const char* kUpstreamProxyVariable = "CURLRETRY_UPSTREAM_PROXY";
+// proxy.upstream_ca_file's variable: the launcher hands curlretry's proxy the certificates the
+// command trusted (a TLS-inspecting proxy's CA, proxy/command_trust.h) through it.
+inline constexpr const char* kUpstreamCaFileVariable = "CURLRETRY_UPSTREAM_CA_FILE";
 
 // "" when `url` is a proxy curlretry's proxy can go through: http://[user[:password]@]host[:port][/]
 // (no scheme means http://, as curl reads it; no port means 1080, libcurl's default). Otherwise

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "proxy/ca_files.h"
 #include "proxy/request_rules.h"
 #include "state/private_dir.h"
 #include "x509/build.h"
@@ -70,47 +71,8 @@ bool exists(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
-// Written to a temporary file beside `path`, then renamed: a reader never sees half a file.
-std::string write_file(const std::string& path, const std::string& data, mode_t mode) {
-  const std::string temp = path + ".tmp" + std::to_string(::getpid());
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-  if (fd < 0) return "cannot create " + temp + ": " + std::strerror(errno);
-  std::size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const std::string why = std::strerror(errno);
-      ::close(fd);
-      ::unlink(temp.c_str());
-      return "cannot write " + temp + ": " + why;
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  ::fchmod(fd, mode);  // whatever the umask
-  if (::fsync(fd) != 0 || ::close(fd) != 0 || ::rename(temp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    ::unlink(temp.c_str());
-    return "cannot write " + path + ": " + why;
-  }
-  return {};
-}
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
-std::string system_store() {
-  const char* candidates[] = {X509_get_default_cert_file(), "/etc/ssl/certs/ca-certificates.crt",
-                              "/etc/pki/tls/certs/ca-bundle.crt"};
-  for (const char* c : candidates) {
-    if (c != nullptr && ::access(c, R_OK) == 0) return c;
-  }
-  return {};
-}
 
 std::string create_ca(const CaPaths& paths) {
   KeyPtr key(EVP_EC_gen("P-256"));

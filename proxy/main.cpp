@@ -26,6 +26,7 @@
 #include "core/ascii.h"
 #include "core/url.h"
 #include "proxy/ca_command.h"
+#include "proxy/command_trust.h"
 #include "proxy/connection_limit.h"
 #include "proxy/ensure.h"
 #include "proxy/ensure_digest.h"
@@ -97,7 +98,7 @@ constexpr const char* kProxyVariables[] = {"HTTPS_PROXY", "https_proxy", "HTTP_P
 // the user has not set it.
 int run_with_routes(const std::vector<std::string>& command, const config::Config& cfg,
                     const boost::asio::ip::tcp::endpoint& where, const std::vector<std::string>& builtin,
-                    bool builtin_variables) {
+                    bool builtin_variables, const std::vector<std::pair<std::string, std::string>>& trust) {
   const std::string origin = "http://" + where.address().to_string() + ":" + std::to_string(where.port());
   bool handed_route = false;
   for (const auto& route : cfg.proxy.routes) {
@@ -117,9 +118,7 @@ int run_with_routes(const std::vector<std::string>& command, const config::Confi
     ::setenv("no_proxy", no_proxy.c_str(), 1);
   }
   if (!cfg.proxy.intercept.empty()) {
-    std::string error;
-    const proxy::CaPaths paths = proxy::ca_paths(&error);
-    for (const auto& [name, value] : proxy::ca_environment(paths)) ::setenv(name.c_str(), value.c_str(), 1);
+    for (const auto& [name, value] : trust) ::setenv(name.c_str(), value.c_str(), 1);
     for (const char* name : kProxyVariables) ::setenv(name, origin.c_str(), 1);
     // Node from 22.21 / 24.5 makes its fetch and http follow HTTPS_PROXY with this (older ones ignore it).
     ::setenv("NODE_USE_ENV_PROXY", "1", 0);
@@ -326,6 +325,7 @@ int ensure_mode(const Args& a, const config::Config& cfg, const boost::asio::ip:
       }
     }
   }
+  std::vector<std::pair<std::string, std::string>> trust;  // the CA variables COMMAND is handed
   if (!a.command.empty() && !cfg.proxy.intercept.empty()) {
     // COMMAND is told to trust the CA, and the proxy about to start needs it: made now if missing.
     std::string error;
@@ -337,6 +337,18 @@ int ensure_mode(const Args& a, const config::Config& cfg, const boost::asio::ip:
       return a.or_direct ? unprotected(a.command) : 1;
     }
     if (created) std::cerr << "curlretry: proxy: created the local CA in " << paths.dir << '\n';
+    // What COMMAND trusted stays trusted, beside the CA, and curlretry's proxy verifies the
+    // intercepted upstreams with it too (a company's TLS-inspecting proxy signs them).
+    proxy::KeptTrust kept;
+    error = proxy::keep_command_trust(paths, &kept);
+    if (!error.empty()) {
+      std::cerr << "curlretry: proxy: " << error << '\n';
+      return a.or_direct ? unprotected(a.command) : 1;
+    }
+    if (!kept.upstream.empty() && cfg.proxy.upstream_ca_file.empty()) {
+      ::setenv(config::kUpstreamCaFileVariable, kept.upstream.c_str(), 1);
+    }
+    trust = std::move(kept.environment);
   }
   // COMMAND is handed the URL it runs with, so a port of its own will do when another holds
   // `where` (not with --port-file: the user asked for where it listens to be written there).
@@ -346,7 +358,7 @@ int ensure_mode(const Args& a, const config::Config& cfg, const boost::asio::ip:
   const int status = proxy::ensure_running(where, request, &serving);
   if (status != 0 && a.or_direct && !a.command.empty()) return unprotected(a.command);
   if (status != 0 || a.command.empty()) return status;
-  return run_with_routes(a.command, cfg, serving, builtin_route_names, a.builtin_routes);
+  return run_with_routes(a.command, cfg, serving, builtin_route_names, a.builtin_routes, trust);
 }
 
 // The local CA for proxy.intercept; nullptr (and `ok` false after the message) when it cannot be loaded.

@@ -190,6 +190,31 @@ class Launched(launcher.OwnProxy):
         self.assertEqual(result.stderr.decode().splitlines()[0], "curlretry: proxy: http_proxy names a proxy of "
                          "yours: curlretry's proxy reaches the providers through it", str(result))
 
+    def test_the_certificates_the_command_trusted_stay_trusted(self):
+        # A company's TLS-inspecting proxy signs every site with a CA of its own, given to programs
+        # in SSL_CERT_FILE or NODE_EXTRA_CA_CERTS: here the TLS upstream's certificate, which no
+        # system store holds, and a config naming no upstream_ca_file. Before: the launch replaced
+        # both with curlretry's CA alone, so python could not verify the host it reaches directly,
+        # and curlretry's proxy could not verify the intercepted one.
+        tls = self.tls()
+        config = self.write("bare.yaml", "version: 1\nproxy:\n  intercept: [\"127.0.0.1\"]\n"
+                                         "  forward: {allow_ports: any, allow_loopback: true}\n")
+        key, direct = self.key(), self.key("direct")
+        ca = f"{self.runtime}/curlretry/ca/ca.pem"
+        script = self.write("agent.py", "import os, urllib.request\n"
+                                        f"r = urllib.request.urlopen('{tls.script_url(key, '503,200')}')\n"
+                                        "print(r.status, r.read().decode())\n"
+                                        f"r = urllib.request.urlopen('https://localhost:{tls.port}/s/{direct}/200')\n"
+                                        "print(r.status, r.read().decode())\n"
+                                        "node = open(os.environ['NODE_EXTRA_CA_CERTS']).read()\n"
+                                        f"print(node == open('{tls.cert}').read() + open('{ca}').read())\n")
+        result = self.launch("--listen", self.listen, "--config", config, "--", harness.PYTHON, script,
+                             env={"SSL_CERT_FILE": tls.cert, "NODE_EXTRA_CA_CERTS": tls.cert,
+                                  "REQUESTS_CA_BUNDLE": None, "GIT_SSL_CAINFO": None, "CURL_CA_BUNDLE": None})
+        self.assertRun(result, 0, b"200 " + ok_body(key, 2) + b"\n200 " + ok_body(direct, 1) + b"\nTrue\n")
+        self.assertCount(tls, key, 2, result)
+        self.assertCount(tls, direct, 1, result)
+
     def test_a_proxy_url_it_cannot_go_through_is_named_without_its_value(self):
         # The launcher's own refusal of a SOCKS proxy: test_launcher_proxy.
         bad = self.launch("check", env={"CURLRETRY_UPSTREAM_PROXY": "https://user:s3cret@proxy.example:3128"})

@@ -87,6 +87,16 @@ TEST(YamlProxy, UpstreamProxyFromTheFileOrTheEnvironment) {
             "not shown)");
 }
 
+// CURLRETRY_UPSTREAM_CA_FILE: how the launcher hands the proxy what a command trusted.
+TEST(YamlProxy, UpstreamCaFileFromTheEnvironment) {
+  testing::FakeEnv env;
+  env.vars["CURLRETRY_UPSTREAM_CA_FILE"] = "/run/trust-0123.pem";
+  EXPECT_EQ(load_yaml("version: 1\nproxy:\n  upstream_ca_file: /etc/ca.pem\n", env).config->proxy.upstream_ca_file,
+            "/run/trust-0123.pem");
+  env.vars["CURLRETRY_UPSTREAM_CA_FILE"] = "trust.pem";
+  EXPECT_EQ(load_yaml("version: 1\n", env).error, "CURLRETRY_UPSTREAM_CA_FILE=trust.pem: not an absolute path");
+}
+
 TEST(YamlProxy, ForwardLimitsAndTunnelIdle) {
   const ProxySettings defaults = load_yaml("version: 1\n").config->proxy;
   EXPECT_EQ(defaults.forward.allow_ports, (std::vector<unsigned>{80, 443}));

@@ -1,0 +1,22 @@
+// The files of the local CA's directory as the CA and the trust handed to commands write and read
+// them: whole files, replaced atomically, and the system's certificate store.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+namespace curlretry::proxy {
+
+// Written to a temporary file beside `path`, then renamed: a reader never sees half a file. The
+// error text, empty on success.
+std::string write_file(const std::string& path, const std::string& data, mode_t mode);
+
+// The whole file, "" when it cannot be read.
+std::string read_file(const std::string& path);
+
+// The system's store of trusted certificates (OpenSSL's default file, else Debian's or Red Hat's
+// bundle), "" when none is readable.
+std::string system_store();
+
+}  // namespace curlretry::proxy
