@@ -275,6 +275,26 @@ const char* users_own_proxy_variable(const boost::asio::ip::tcp::endpoint& where
   return nullptr;
 }
 
+// For interception: the CA COMMAND is told to trust, which the proxy about to start needs too (made
+// now if missing), and the variables handing it over beside what COMMAND trusted already, which
+// curlretry's proxy verifies the intercepted upstreams with as well (a company's TLS-inspecting
+// proxy signs them: proxy/command_trust.h). The error text, empty on success.
+std::string prepare_trust(const config::Config& cfg, std::vector<std::pair<std::string, std::string>>* trust) {
+  std::string error;
+  const proxy::CaPaths paths = proxy::ca_paths(&error);
+  bool created = false;
+  if (error.empty()) error = proxy::ensure_ca(paths, &created);
+  if (!error.empty()) return error;
+  if (created) std::cerr << "curlretry: proxy: created the local CA in " << paths.dir << '\n';
+  proxy::KeptTrust kept;
+  if (error = proxy::keep_command_trust(paths, &kept); !error.empty()) return error;
+  if (!kept.upstream.empty() && cfg.proxy.upstream_ca_file.empty()) {
+    ::setenv(config::kUpstreamCaFileVariable, kept.upstream.c_str(), 1);
+  }
+  *trust = std::move(kept.environment);
+  return {};
+}
+
 // --ensure [-- COMMAND]: a healthy proxy of this user's at `where`, started if need be, then COMMAND.
 int ensure_mode(const Args& a, const config::Config& cfg, const boost::asio::ip::tcp::endpoint& where,
                 const std::vector<std::string>& builtin_route_names, int argc, char** argv) {
@@ -327,28 +347,10 @@ int ensure_mode(const Args& a, const config::Config& cfg, const boost::asio::ip:
   }
   std::vector<std::pair<std::string, std::string>> trust;  // the CA variables COMMAND is handed
   if (!a.command.empty() && !cfg.proxy.intercept.empty()) {
-    // COMMAND is told to trust the CA, and the proxy about to start needs it: made now if missing.
-    std::string error;
-    const proxy::CaPaths paths = proxy::ca_paths(&error);
-    bool created = false;
-    if (error.empty()) error = proxy::ensure_ca(paths, &created);
-    if (!error.empty()) {
+    if (const std::string error = prepare_trust(cfg, &trust); !error.empty()) {
       std::cerr << "curlretry: proxy: " << error << '\n';
       return a.or_direct ? unprotected(a.command) : 1;
     }
-    if (created) std::cerr << "curlretry: proxy: created the local CA in " << paths.dir << '\n';
-    // What COMMAND trusted stays trusted, beside the CA, and curlretry's proxy verifies the
-    // intercepted upstreams with it too (a company's TLS-inspecting proxy signs them).
-    proxy::KeptTrust kept;
-    error = proxy::keep_command_trust(paths, &kept);
-    if (!error.empty()) {
-      std::cerr << "curlretry: proxy: " << error << '\n';
-      return a.or_direct ? unprotected(a.command) : 1;
-    }
-    if (!kept.upstream.empty() && cfg.proxy.upstream_ca_file.empty()) {
-      ::setenv(config::kUpstreamCaFileVariable, kept.upstream.c_str(), 1);
-    }
-    trust = std::move(kept.environment);
   }
   // COMMAND is handed the URL it runs with, so a port of its own will do when another holds
   // `where` (not with --port-file: the user asked for where it listens to be written there).

@@ -37,9 +37,8 @@ SYSTEM_STORE = "/etc/ssl/certs/ca-certificates.crt"
 RUN_TIMEOUT = 90.0  # no agent run may take longer, whatever it tries to reach
 # What a user's shell would not have: the host's CA overrides (the launcher sets its own) and any
 # provider settings of the machine running the tests.
-_DROPPED = ("NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE",
-            "GIT_SSL_CAINFO", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy",
-            "ALL_PROXY", "all_proxy", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL",
+_DROPPED = (*harness.CA_VARIABLES, "SSL_CERT_DIR", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy",
+            "NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL",
             "ANTHROPIC_AUTH_TOKEN", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "CODEX_HOME")
 
 

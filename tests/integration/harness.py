@@ -298,6 +298,12 @@ def _empty_dir() -> str:
     return _empty.name
 
 
+# The variables a program reads trusted certificates from, which the proxy launcher hands curlretry's
+# CA in (keeping what they named: proxy/command_trust.h). A test that asserts what a command is
+# handed clears the host's, as a user's shell would not have them.
+CA_VARIABLES = ("NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "GIT_SSL_CAINFO", "CURL_CA_BUNDLE")
+
+
 def end_process(proc: subprocess.Popen, timeout: float = 10) -> None:
     """SIGTERM, then SIGKILL if it has not exited within `timeout`; reaped either way."""
     proc.terminate()

@@ -277,7 +277,7 @@ class OwnProxy(harness.UpstreamTestCase):
                            env={**runtime, "CURLRETRY_LIBRARY": harness.LIB, "XDG_RUNTIME_DIR": self.runtime,
                                 "XDG_DATA_HOME": self.runtime, "HOME": self.runtime, "NO_PROXY": None,
                                 "no_proxy": None, "HTTPS_PROXY": None, "https_proxy": None, "HTTP_PROXY": None,
-                                "http_proxy": None,
+                                "http_proxy": None, **{name: None for name in harness.CA_VARIABLES},
                                 "CURLRETRY_BASE_MS": harness.FAST_BASE_MS, **(env or {})})
 
     def loopback_intercept_config(self, tls: harness.Upstream) -> str:

@@ -279,7 +279,7 @@ class EnsureCommandEnvironment(harness.UpstreamTestCase):
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
         env = {"XDG_RUNTIME_DIR": str(runtime), "XDG_DATA_HOME": str(home), "CURLRETRY_BASE_MS": harness.FAST_BASE_MS,
-               "NO_PROXY": "internal.example", "no_proxy": None}
+               "NO_PROXY": "internal.example", "no_proxy": None, **{name: None for name in harness.CA_VARIABLES}}
         script = ("import json, os\n"
                   "names = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'NO_PROXY', 'no_proxy', 'NODE_EXTRA_CA_CERTS',"
                   " 'SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'GIT_SSL_CAINFO', 'CURL_CA_BUNDLE']\n"

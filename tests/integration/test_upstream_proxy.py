@@ -209,8 +209,7 @@ class Launched(launcher.OwnProxy):
                                         "node = open(os.environ['NODE_EXTRA_CA_CERTS']).read()\n"
                                         f"print(node == open('{tls.cert}').read() + open('{ca}').read())\n")
         result = self.launch("--listen", self.listen, "--config", config, "--", harness.PYTHON, script,
-                             env={"SSL_CERT_FILE": tls.cert, "NODE_EXTRA_CA_CERTS": tls.cert,
-                                  "REQUESTS_CA_BUNDLE": None, "GIT_SSL_CAINFO": None, "CURL_CA_BUNDLE": None})
+                             env={"SSL_CERT_FILE": tls.cert, "NODE_EXTRA_CA_CERTS": tls.cert})
         self.assertRun(result, 0, b"200 " + ok_body(key, 2) + b"\n200 " + ok_body(direct, 1) + b"\nTrue\n")
         self.assertCount(tls, key, 2, result)
         self.assertCount(tls, direct, 1, result)
