@@ -5,10 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace curlretry::proxy {
 
@@ -37,11 +36,23 @@ std::string write_file(const std::string& path, const std::string& data, mode_t 
   return {};
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
+std::string read_file(const std::string& path, std::size_t limit) {
+  // Non-blocking: opening a FIFO must not wait for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return {};
+  std::string out;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    char buffer[64 * 1024];
+    while (out.size() < limit) {
+      const ssize_t n = ::read(fd, buffer, std::min(sizeof buffer, limit - out.size()));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      out.append(buffer, static_cast<std::size_t>(n));
+    }
+  }
+  ::close(fd);
+  return out;
 }
 
 std::string system_store() {

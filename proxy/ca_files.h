@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <string>
 
 namespace curlretry::proxy {
@@ -12,8 +13,9 @@ namespace curlretry::proxy {
 // error text, empty on success.
 std::string write_file(const std::string& path, const std::string& data, mode_t mode);
 
-// The whole file, "" when it cannot be read.
-std::string read_file(const std::string& path);
+// The file's first `limit` bytes (all of it by default), "" when it cannot be read or is not a
+// regular file: a path from the environment may name a FIFO or /dev/zero.
+std::string read_file(const std::string& path, std::size_t limit = static_cast<std::size_t>(-1));
 
 // The system's store of trusted certificates (OpenSSL's default file, else Debian's or Red Hat's
 // bundle), "" when none is readable.

@@ -48,17 +48,16 @@ std::string resolved(const std::string& path) {
 // variable, as many CI images do, keeps nothing).
 std::string command_certificates(const CaPaths& paths) {
   std::vector<std::string> seen{resolved(system_store())};
+  const std::string own = resolved(paths.dir) + "/";
   std::string out;
   for (const auto& [name, ours] : ca_environment(paths)) {
     const char* value = std::getenv(name.c_str());
     if (value == nullptr || *value != '/') continue;
     const std::string path = resolved(value);
-    if (path.rfind(paths.dir + "/", 0) == 0) continue;  // curlretry's own: a launch inside a launch
+    if (path.rfind(own, 0) == 0) continue;  // curlretry's own: a launch inside a launch
     if (std::find(seen.begin(), seen.end(), path) != seen.end()) continue;
     seen.push_back(path);
-    std::string text = read_file(path);
-    if (text.size() > kFileLimit) text.resize(kFileLimit);
-    out += certificates(text);
+    out += certificates(read_file(path, kFileLimit));
   }
   return out;
 }

@@ -214,6 +214,21 @@ class Launched(launcher.OwnProxy):
         self.assertCount(tls, key, 2, result)
         self.assertCount(tls, direct, 1, result)
 
+    def test_trust_variables_naming_no_certificates_keep_nothing_and_never_block(self):
+        # /dev/zero would never end, a FIFO would wait for a writer, a file of junk holds no
+        # certificate (libcurl handed it would refuse every verification): the command gets
+        # curlretry's CA as if the variables were unset, at once.
+        fifo = os.path.join(self.runtime, "fifo")
+        os.mkfifo(fifo)
+        junk = self.write("junk.pem", "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n")
+        script = self.write("agent.py", "import os\nprint(os.environ['NODE_EXTRA_CA_CERTS'], "
+                                        "os.environ['SSL_CERT_FILE'], os.environ['CURL_CA_BUNDLE'])\n")
+        result = self.launch("--listen", self.listen, "--", harness.PYTHON, script,
+                             env={"NODE_EXTRA_CA_CERTS": "/dev/zero", "SSL_CERT_FILE": fifo, "CURL_CA_BUNDLE": junk})
+        ca = f"{self.runtime}/curlretry/ca"
+        self.assertRun(result, 0, f"{ca}/ca.pem {ca}/bundle.pem {ca}/bundle.pem\n".encode())
+        self.assertEqual(sorted(n for n in os.listdir(ca) if n.endswith(".pem")), ["bundle.pem", "ca-key.pem", "ca.pem"])
+
     def test_a_proxy_url_it_cannot_go_through_is_named_without_its_value(self):
         # The launcher's own refusal of a SOCKS proxy: test_launcher_proxy.
         bad = self.launch("check", env={"CURLRETRY_UPSTREAM_PROXY": "https://user:s3cret@proxy.example:3128"})
