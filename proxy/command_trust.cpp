@@ -3,10 +3,11 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
 
 #include "proxy/ca_files.h"
 #include "proxy/identity.h"
@@ -34,13 +35,11 @@ std::string certificates(const std::string& pem) {
   return out;
 }
 
-// `path` with its links resolved, or itself when it cannot be.
+// `path` with its links resolved (as far as it exists), or itself when that fails.
 std::string resolved(const std::string& path) {
-  char* real = ::realpath(path.c_str(), nullptr);
-  if (real == nullptr) return path;
-  std::string out(real);
-  std::free(real);
-  return out;
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::weakly_canonical(path, ec);
+  return ec ? path : real.string();
 }
 
 // The certificates of the files this process's trust variables name, each file once. The system
