@@ -69,12 +69,15 @@ void Server::accept() {
     // delayed ACK (40 ms a response).
     boost::system::error_code ignored;
     socket.set_option(asio::ip::tcp::no_delay(true), ignored);
-    if (!admit(socket)) {
+    bool owner = false;
+    if (!admit(socket, &owner)) {
       // answered 403 or closed: not a connection of this proxy's user
     } else if (connections() >= options_.max_connections) {
       refuse(std::move(socket));
     } else {
-      std::make_shared<Session<PlainStream>>(*this, std::move(socket))->start();
+      auto session = std::make_shared<Session<PlainStream>>(*this, std::move(socket));
+      session->owner = owner;
+      session->start();
     }
     if (refusing_ >= kRefusalSlots) {
       accept_paused_ = true;  // resume_accept() when a connection ends
@@ -107,10 +110,11 @@ void Server::refuse(asio::ip::tcp::socket socket) {
   session->start();
 }
 
-bool Server::admit(asio::ip::tcp::socket& socket) {
-  if (!options_.settings.token.empty()) return true;
+bool Server::admit(asio::ip::tcp::socket& socket, bool* owner) {
   const Peer peer = connected_peer(socket.native_handle());
   const uid_t me = ::geteuid();
+  *owner = peer.kind == Peer::Kind::socket && peer.held && (peer.uid == me || peer.uid == 0);
+  if (*owner || !options_.settings.token.empty()) return true;
   if (peer.kind == Peer::Kind::unknown) {
     if (!said_unknown_peer_) {
       said_unknown_peer_ = true;
@@ -119,7 +123,6 @@ bool Server::admit(asio::ip::tcp::socket& socket) {
     }
     return true;
   }
-  if (peer.kind == Peer::Kind::socket && peer.held && (peer.uid == me || peer.uid == 0)) return true;
   boost::system::error_code ignored;
   if (peer.kind == Peer::Kind::gone || !peer.held) {
     // Closed before it was accepted: nobody is there to answer, and its request is nobody's.

@@ -103,7 +103,10 @@ class Server {
   // and the credential it caches), so another local user's connection would act with them. False:
   // the connection was answered 403 (another user's) or closed (its peer already let go of it).
   // With proxy.token set, whoever presents it may (Session::dispatch): the token is the sharing.
-  bool admit(boost::asio::ip::tcp::socket& socket);
+  // `*owner`: the kernel says the connection is this proxy's user's (or root's), which needs no
+  // token: the launcher hands COMMAND the proxy's URL without one (a URL with credentials is
+  // refused by fetch), and the user can read it in the config anyway.
+  bool admit(boost::asio::ip::tcp::socket& socket, bool* owner);
   void resume_accept();
   void stop_now();
   void arm_sweep();

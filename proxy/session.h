@@ -52,6 +52,9 @@ class SessionBase : public std::enable_shared_from_this<SessionBase>, public Sin
   // Another local user's connection to a proxy without proxy.token: answered 403 at start, then
   // closed (Server::admit).
   bool foreign = false;
+  // The connection of the proxy's own user (or root), as the kernel says: served without
+  // proxy.token (Server::admit).
+  bool owner = false;
 };
 
 // The intercepted side of a CONNECT: the certificate presented, and where requests go.

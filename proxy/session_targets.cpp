@@ -32,7 +32,7 @@ void Session<Stream>::dispatch(Request& request) {
     forward(request, interception_.origin + std::string(request.target()), keep_alive, /*route=*/false);
     return;
   }
-  if (!o.settings.token.empty() &&
+  if (!o.settings.token.empty() && !owner &&
       !same_secret(presented_token(request[http::field::proxy_authorization]), o.settings.token)) {
     respond(407, "application/json", "{\"error\":\"proxy authentication required\"}\n", !keep_alive,
             "Proxy-Authenticate: Bearer realm=\"curlretry\"\r\nProxy-Authenticate: Basic realm=\"curlretry\"\r\n");

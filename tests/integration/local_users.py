@@ -50,6 +50,22 @@ FAKE_HEALTH = textwrap.dedent("""
 """)
 
 
+# A client of another user's: sends its stdin as is to 127.0.0.1:PORT and writes what it gets back,
+# until the server closes, to stdout.
+RAW_CLIENT = textwrap.dedent("""
+    import socket, sys
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+    s.sendall(sys.stdin.buffer.read())
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    sys.stdout.buffer.write(data)
+""")
+
+
 def needs_root(test):
     return unittest.skipUnless(os.geteuid() == 0 and shutil.which("useradd") and shutil.which("runuser"),
                                "needs root, useradd and runuser to make a second local user")(test)
@@ -92,6 +108,16 @@ class LocalUsers:
         done = subprocess.run(["userdel", user.pw_name], capture_output=True)
         if done.returncode != 0:
             raise AssertionError(f"userdel {user.pw_name}: {done.stderr!r}")
+
+    @staticmethod
+    def exchange(user: pwd.struct_passwd, port: int, request: bytes, python: str) -> bytes:
+        """REQUEST sent as USER on a fresh connection to 127.0.0.1:PORT (it must say Connection:
+        close); what came back."""
+        done = subprocess.run(["runuser", "-u", user.pw_name, "--", python, "-c", RAW_CLIENT, str(port)],
+                              input=request, capture_output=True, timeout=30)
+        if done.returncode != 0:
+            raise AssertionError(f"the client as {user.pw_name}: {done.stderr!r}")
+        return done.stdout
 
     def start(self, user: pwd.struct_passwd, *cmd: str, enter: tuple[str, ...] = ()) -> subprocess.Popen:
         """CMD as USER in its own process group, killed (the group) at cleanup, before userdel;

@@ -492,6 +492,40 @@ class NeverSilentlyNothing(OwnProxy):
         self.assertEqual((none.code, none.stdout.decode()), (3, f"no proxy on http://{self.listen}\n"), str(none))
 
 
+class WithAToken(OwnProxy):
+    """proxy.token shares the proxy with other users; the launch's own COMMAND, handed the proxy's
+    URL without it, is its user's and is served as without one (before: every request 407)."""
+
+    TOKEN = "tok-0123456789abcdef"
+
+    def test_a_route_of_a_proxy_with_a_token(self):
+        key = self.key()
+        config = self.write("token.yaml", f"version: 1\nproxy:\n  token: \"{self.TOKEN}\"\n  routes:\n"
+                                          f"    flaky: {{upstream: \"{self.plain.origin}\", env: FLAKY_BASE_URL}}\n")
+        script = self.write("agent.py", "import os, urllib.request\n"
+                                        f"r = urllib.request.urlopen(os.environ['FLAKY_BASE_URL'] + '/s/{key}/503,200')\n"
+                                        "print(r.status, r.read().decode(), end='')\n")
+        result = self.launch("--proxy", "--listen", self.listen, "--config", config, "--", harness.PYTHON, script)
+        self.assertRun(result, 0, b"200 " + ok_body(key, 2))
+        self.assertCount(self.plain, key, 2, result)
+        self.started(result)
+
+    def test_an_intercepted_host_of_a_proxy_with_a_token(self):
+        tls = self.tls()
+        config = self.write("token.yaml", f"version: 1\nproxy:\n  token: \"{self.TOKEN}\"\n"
+                                          "  intercept: [\"127.0.0.1\"]\n"
+                                          f"  upstream_ca_file: {tls.cert}\n"
+                                          "  forward: {allow_ports: any, allow_loopback: true}\n")
+        key = self.key()
+        script = self.write("agent.py", "import urllib.request\n"
+                                        f"r = urllib.request.urlopen('{tls.script_url(key, '529,200')}')\n"
+                                        "print(r.status, r.read().decode(), end='')\n")
+        result = self.launch("--listen", self.listen, "--config", config, "--", harness.PYTHON, script)
+        self.assertRun(result, 0, b"200 " + ok_body(key, 2))
+        self.assertCount(tls, key, 2, result)
+        self.started(result, tail=self.reason(os.path.basename(harness.PYTHON)))
+
+
 class ZeroConfig(OwnProxy):
     """Item 1: a command that will not load libcurl goes through the shared proxy by itself."""
 

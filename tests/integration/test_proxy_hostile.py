@@ -20,6 +20,7 @@ from pathlib import Path
 
 import harness
 from harness import ok_body
+from local_users import LocalUsers, needs_root
 from proxy_support import Mirror, Proxy, raw_exchange, recv_all, wait_for
 
 ESTABLISHED = b"HTTP/1.1 200 Connection Established\r\n\r\n"
@@ -186,7 +187,11 @@ class RoutePaths(MirrorCase):
         self.assertEqual(json.loads(body.decode("utf-8"))["route"], 'no"ro\\ute\ufffd')
 
 
+@needs_root
 class Token(harness.UpstreamTestCase):
+    """How the token is presented, by another local user (the proxy's own user needs none:
+    test_shared_machine)."""
+
     TOKEN = "t0ken-0123456789abcdef"
 
     @classmethod
@@ -198,9 +203,13 @@ class Token(harness.UpstreamTestCase):
                           "  forward: {allow_ports: any, allow_loopback: true}\n").start()
         cls.addClassCleanup(cls.proxy.stop)
 
+    def setUp(self) -> None:
+        self.user = LocalUsers(self).make("client")
+
     def ask(self, key: str, authorization: str) -> bytes:
-        return raw_exchange(self.proxy.port, f"GET /flaky/s/{key}/200 HTTP/1.1\r\nHost: x\r\n"
-                            f"Proxy-Authorization: {authorization}\r\nConnection: close\r\n\r\n".encode())
+        return LocalUsers.exchange(self.user, self.proxy.port, f"GET /flaky/s/{key}/200 HTTP/1.1\r\nHost: x\r\n"
+                                   f"Proxy-Authorization: {authorization}\r\nConnection: close\r\n\r\n".encode(),
+                                   harness.PYTHON)
 
     def test_basic_credentials_and_any_case_of_bearer_carry_the_token(self):
         basic = base64.b64encode(f"anyone:{self.TOKEN}".encode()).decode()
@@ -218,8 +227,9 @@ class Token(harness.UpstreamTestCase):
     def test_curl_with_the_token_in_the_proxy_url(self):
         key = self.key()
         # HTTP_PROXY=http://user:TOKEN@host:port, as curl -x reads it: Basic credentials.
-        result = harness.curl(["-sS", "-x", f"http://user:{self.TOKEN}@127.0.0.1:{self.proxy.port}",
-                               self.plain.script_url(key, "503,200")], preload=False)
+        result = harness.run(["runuser", "-u", self.user.pw_name, "--", harness.CURL, "-q", "-sS", "-x",
+                              f"http://user:{self.TOKEN}@127.0.0.1:{self.proxy.port}",
+                              self.plain.script_url(key, "503,200")], preload=False)
         self.assertRun(result, 0, ok_body(key, 2))
         self.assertCount(self.plain, key, 2, result)
 

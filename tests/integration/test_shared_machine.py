@@ -484,33 +484,17 @@ class AnotherUserAtTheProxy(harness.UpstreamTestCase):
     later requests), so it serves its own user (and root) only, as ssh-agent does; the token is
     how a user shares it. The attacker is a real second user (useradd)."""
 
-    CLIENT = textwrap.dedent("""
-        import socket, sys
-        port, path, token = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-        s = socket.create_connection(("127.0.0.1", port), timeout=10)
-        auth = ("Proxy-Authorization: Bearer " + token + "\\r\\n") if token else ""
-        s.sendall(("GET " + path + " HTTP/1.1\\r\\nHost: x\\r\\n" + auth + "Connection: close\\r\\n\\r\\n").encode())
-        data = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-        sys.stdout.buffer.write(data)
-    """)
-
     def proxy(self, extra: str = "") -> Proxy:
         proxy = Proxy(f"version: 1\nproxy:\n{extra}  routes:\n    up: {{upstream: \"{self.plain.origin}\"}}\n").start()
         self.addCleanup(proxy.stop)
         return proxy
 
     def ask_as(self, user: pwd.struct_passwd | None, proxy: Proxy, key: str, token: str = "") -> bytes:
-        cmd = [harness.PYTHON, "-c", self.CLIENT, str(proxy.port), f"/up/s/{key}/200", token]
-        if user is not None:
-            cmd = ["runuser", "-u", user.pw_name, "--", *cmd]
-        done = subprocess.run(cmd, capture_output=True, timeout=30)
-        self.assertEqual(done.returncode, 0, done.stderr)
-        return done.stdout
+        auth = f"Proxy-Authorization: Bearer {token}\r\n" if token else ""
+        request = f"GET /up/s/{key}/200 HTTP/1.1\r\nHost: x\r\n{auth}Connection: close\r\n\r\n".encode()
+        if user is None:
+            return raw_exchange(proxy.port, request)
+        return LocalUsers.exchange(user, proxy.port, request, harness.PYTHON)
 
     @needs_root
     def test_another_users_request_is_refused_and_never_reaches_the_upstream(self):
@@ -529,15 +513,22 @@ class AnotherUserAtTheProxy(harness.UpstreamTestCase):
         self.assertCount(self.plain, key, 1)
 
     @needs_root
-    def test_with_proxy_token_another_user_who_presents_it_is_served(self):
+    def test_with_proxy_token_another_user_who_presents_it_is_served_and_its_own_needs_none(self):
         attacker = LocalUsers(self).make("attacker")
         proxy = self.proxy('  token: "s3cret-token-for-the-test"\n')
         key = self.key()
-        self.assertTrue(self.ask_as(attacker, proxy, key).startswith(b"HTTP/1.1 407 "))
+        for token in ("", "wrong-token-for-the-test!!"):
+            denied = self.ask_as(attacker, proxy, key, token)
+            self.assertTrue(denied.startswith(b"HTTP/1.1 407 "), denied)
+            self.assertIn(b"\r\nProxy-Authenticate: Bearer realm=\"curlretry\"\r\n", denied)
         self.assertCount(self.plain, key, 0)
         self.assertTrue(self.ask_as(attacker, proxy, key, token="s3cret-token-for-the-test")
                         .endswith(b"\r\n\r\n" + harness.ok_body(key, 1)))
         self.assertCount(self.plain, key, 1)
+        # The proxy's own user is served without it, as without a token: its launches hand
+        # COMMAND the proxy's URL with no credentials (before: 407 for each of its requests).
+        self.assertTrue(self.ask_as(None, proxy, key).endswith(b"\r\n\r\n" + harness.ok_body(key, 2)))
+        self.assertCount(self.plain, key, 2)
 
 
 class LogLinesEscapeWhatTheyDidNotWrite(harness.UpstreamTestCase):
