@@ -11,9 +11,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cstdlib>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <thread>
@@ -190,6 +191,17 @@ Probe probe(const boost::asio::ip::tcp::endpoint& where, int timeout_ms, const s
   } while (false);
   ::close(fd);
   return out;
+}
+
+bool listens_as_ours(const boost::asio::ip::tcp::endpoint& where, const std::string& token) {
+  const std::optional<pid_t> pid = listening_process(where.data(), static_cast<socklen_t>(where.size()));
+  std::error_code ec;
+  if (!pid ||
+      std::filesystem::read_symlink("/proc/" + std::to_string(*pid) + "/exe", ec).filename() != "curlretry-proxy") {
+    return false;
+  }
+  const Identity id = load_identity();
+  return !id.secret.empty() && probe(where, 1000, id.secret, token).kind == Probe::Kind::ours;
 }
 
 namespace {

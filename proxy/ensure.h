@@ -39,6 +39,13 @@ long long health_number(const std::string& body, const char* name);
 Probe probe(const boost::asio::ip::tcp::endpoint& where, int timeout_ms, const std::string& secret,
             const std::string& token);
 
+// Whether this user's curlretry proxy listens at `where`: a process of this user's running
+// curlretry-proxy holds the listening socket (asked of the kernel and /proc: nothing is sent to
+// anything else, a proxy of the user's own that is not ours among them), and then it proves the
+// secret as --ensure's probe asks it to. The launcher never goes through one as if it were a
+// proxy of the user's own: that would put two retry layers on each request.
+bool listens_as_ours(const boost::asio::ip::tcp::endpoint& where, const std::string& token);
+
 // What --ensure is asked to make sure of.
 struct EnsureRequest {
   std::vector<std::string> args;           // this program's arguments without --ensure, for the proxy it starts

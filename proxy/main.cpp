@@ -33,7 +33,9 @@
 #include "proxy/identity.h"
 #include "proxy/listen_address.h"
 #include "proxy/local_ca.h"
+#include "proxy/parent_proxy.h"
 #include "proxy/preload.h"
+#include "proxy/request_rules.h"
 #include "proxy/server.h"
 #include "shim/proxy_layer.h"
 #include "state/private_dir.h"
@@ -246,9 +248,24 @@ int unprotected(const std::vector<std::string>& command) {
   return exec_direct(command);
 }
 
+// Whether the loopback proxy `url` (of the URL `value`) proves it is this user's curlretry proxy:
+// one started by hand on another port that the shell exports, say. Going through it as through a
+// company's would put two retry layers on each request, and its interception a CA in the way that
+// curlretry's proxy does not trust (every intercepted request then failed with 502). The token
+// probed with is the URL's password, which COMMAND would present to that address anyway.
+bool proves_curlretry_proxy(std::string_view value, const core::UrlParts& url, const std::string& port) {
+  boost::system::error_code bad;
+  const auto address = boost::asio::ip::make_address(url.host == "localhost" ? "127.0.0.1" : url.host, bad);
+  if (bad || !address.is_loopback()) return false;  // split_url checked the port: digits, at most 65535
+  const std::optional<proxy::ParentProxy> parent = proxy::parent_proxy(std::string(value));
+  const std::string token = parent ? proxy::presented_token(parent->authorization) : std::string();
+  return proxy::listens_as_ours({address, static_cast<std::uint16_t>(std::stoul(port))}, token);
+}
+
 // Whether the proxy URL `value` names curlretry's own proxy: the address this launch ensures (a
-// shell that exports HTTPS_PROXY=http://127.0.0.1:7878 for every program), or the one a launch
-// above this one set (CURLRETRY_VIA_PROXY). "localhost" names the loopback address.
+// shell that exports HTTPS_PROXY=http://127.0.0.1:7878 for every program), the one a launch above
+// this one set (CURLRETRY_VIA_PROXY), or another that proves it is. "localhost" names the loopback
+// address.
 bool names_curlretry_proxy(std::string_view value, const boost::asio::ip::tcp::endpoint& where) {
   const std::optional<core::UrlParts> url = core::split_url(value);
   if (!url) return false;
@@ -259,9 +276,11 @@ bool names_curlretry_proxy(std::string_view value, const boost::asio::ip::tcp::e
   };
   if (same(where.address().to_string(), std::to_string(where.port()))) return true;
   const char* via = std::getenv(shim::kViaProxyVariable);
-  if (via == nullptr || *via == '\0') return false;
-  const std::optional<core::UrlParts> above = core::split_url("http://" + std::string(via));
-  return above && same(above->host, above->port);
+  if (via != nullptr && *via != '\0') {
+    const std::optional<core::UrlParts> above = core::split_url("http://" + std::string(via));
+    if (above && same(above->host, above->port)) return true;
+  }
+  return proves_curlretry_proxy(value, *url, port);
 }
 
 // The proxy variable run_with_routes would overwrite that names a proxy of the user's own (a

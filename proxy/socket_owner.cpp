@@ -6,12 +6,15 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <string>
 #include <thread>
 
 namespace curlretry::proxy {
@@ -113,6 +116,52 @@ Peer connected_peer(int connected) {
   }
   ::close(netlink);
   return out;
+}
+
+namespace {
+
+// The process of this user's with `inode` among its open files, as `ss -p` finds it: nullopt when
+// none. Errors are skipped, never thrown: a process may end while its descriptors are read.
+std::optional<pid_t> process_holding(unsigned inode) {
+  namespace fs = std::filesystem;
+  const std::string target = "socket:[" + std::to_string(inode) + "]";
+  std::error_code ec;
+  for (fs::directory_iterator process("/proc", ec), end; !ec && process != end; process.increment(ec)) {
+    const std::string pid = process->path().filename().string();
+    struct stat st {};
+    if (pid.find_first_not_of("0123456789") != std::string::npos || ::stat(process->path().c_str(), &st) != 0 ||
+        st.st_uid != ::getuid()) {
+      continue;
+    }
+    std::error_code fd_error;
+    for (fs::directory_iterator fd(process->path() / "fd", fd_error); !fd_error && fd != end; fd.increment(fd_error)) {
+      std::error_code link_error;
+      if (fs::read_symlink(fd->path(), link_error).native() == target) return std::stoi(pid);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<pid_t> listening_process(const sockaddr* address, socklen_t size) {
+  sockaddr_storage listener{};
+  if (size > sizeof listener) return std::nullopt;
+  std::memcpy(&listener, address, size);
+  sockaddr_storage anyone{};  // the kernel's exact lookup of an incoming connection from nowhere finds the listener
+  anyone.ss_family = listener.ss_family;
+  if (listener.ss_family != AF_INET && listener.ss_family != AF_INET6) return std::nullopt;
+  const int netlink = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+  if (netlink < 0) return std::nullopt;
+  timeval timeout{1, 0};
+  ::setsockopt(netlink, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  int state = 0;
+  uid_t uid = 0;
+  unsigned inode = 0;
+  const Lookup found = look_up(netlink, anyone, listener, &state, &uid, &inode);
+  ::close(netlink);
+  if (found != Lookup::found || state != TCP_LISTEN || uid != ::getuid() || inode == 0) return std::nullopt;
+  return process_holding(inode);
 }
 
 std::optional<uid_t> peer_socket_owner(int connected) {

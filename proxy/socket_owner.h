@@ -3,6 +3,7 @@
 // of the listener, so the launcher learns whose server it reached before sending it a byte.
 #pragma once
 
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <optional>
@@ -22,6 +23,11 @@ struct Peer {
   bool held = false;
 };
 Peer connected_peer(int connected);
+
+// The process of this user's that holds the socket listening at `address` (an IPv4 or IPv6
+// address and port), found in the kernel's socket tables and /proc without a connection to it:
+// nullopt when nothing listens there, another user's socket does, or the kernel cannot say.
+std::optional<pid_t> listening_process(const sockaddr* address, socklen_t size);
 
 // The owner uid of the socket at the far end of `connected` (the launcher asks it of the socket
 // that accepted its connection: held or still in the accept queue); nullopt when the kernel

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import http.server
 import os
+import signal
 import unittest
 
 import harness
 import test_launcher_proxy as launcher
 from harness import ok_body, overloaded_body
 from loopback_server import LoopbackHttpServer
-from proxy_support import Proxy, TinyProxy, raw_exchange
+from proxy_support import Proxy, TinyProxy, raw_exchange, wait_for
 
 UNREACHABLE = b'{"error":"curlretry proxy","detail":"the upstream could not be reached"}\n'
 
@@ -228,6 +229,37 @@ class Launched(launcher.OwnProxy):
         ca = f"{self.runtime}/curlretry/ca"
         self.assertRun(result, 0, f"{ca}/ca.pem {ca}/bundle.pem {ca}/bundle.pem\n".encode())
         self.assertEqual(sorted(n for n in os.listdir(ca) if n.endswith(".pem")), ["bundle.pem", "ca-key.pem", "ca.pem"])
+
+    def test_a_proxy_of_curlretrys_own_on_another_port_is_not_gone_through(self):
+        # A shell that exports HTTPS_PROXY for a proxy the user started by hand (`curlretry proxy
+        # --listen 127.0.0.1:OTHER`) names curlretry's proxy, not a company's: going through it
+        # would put two retry layers on one request (each attempt of one retried by the other).
+        # The health proof tells it from a proxy of the user's own; the launch uses its own
+        # proxy and hands COMMAND that one, as for the address it ensures.
+        tls = self.tls()
+        config = self.loopback_intercept_config(tls)
+        other = launcher.free_port()
+        self.addCleanup(self.stop_other, other)
+        self.assertEqual(self.launch("--proxy", "--listen", f"127.0.0.1:{other}", "--config", config, "--",
+                                     "true").code, 0)
+        key = self.key()
+        script = self.write("agent.py", "import os, urllib.request\n"
+                                        "print(os.environ['HTTPS_PROXY'])\n"
+                                        f"r = urllib.request.urlopen('{tls.script_url(key, '503,503,200')}')\n"
+                                        "print(r.status, r.read().decode(), end='')\n")
+        result = self.launch("--listen", self.listen, "--config", config, "--", harness.PYTHON, script,
+                             env={"HTTPS_PROXY": f"http://localhost:{other}"})
+        self.assertRun(result, 0, f"http://{self.listen}\n".encode() + b"200 " + ok_body(key, 3))
+        self.assertCount(tls, key, 3, result)
+        self.assertEqual(len(result.stderr.decode().splitlines()), 1, str(result))
+        self.started(result, tail=self.reason(os.path.basename(harness.PYTHON)))
+        self.assertEqual(self.parent.requests(), [])
+
+    def stop_other(self, port: int) -> None:
+        answer = launcher.health(port)
+        if answer:
+            os.kill(answer["pid"], signal.SIGTERM)
+            wait_for(lambda: not os.path.exists(f"/proc/{answer['pid']}"), 20, "the other proxy to exit")
 
     def test_a_proxy_url_it_cannot_go_through_is_named_without_its_value(self):
         # The launcher's own refusal of a SOCKS proxy: test_launcher_proxy.
