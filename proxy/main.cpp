@@ -21,9 +21,8 @@
 
 #include "config/agent_providers.h"
 #include "config/config.h"
-#include "config/glob.h"
 #include "config/upstream_proxy.h"
-#include "core/ascii.h"
+#include "core/log_text.h"
 #include "core/url.h"
 #include "proxy/ca_command.h"
 #include "proxy/command_trust.h"
@@ -33,6 +32,7 @@
 #include "proxy/identity.h"
 #include "proxy/listen_address.h"
 #include "proxy/local_ca.h"
+#include "proxy/no_proxy.h"
 #include "proxy/parent_proxy.h"
 #include "proxy/preload.h"
 #include "proxy/request_rules.h"
@@ -66,30 +66,6 @@ bool write_port_file(const std::string& path, unsigned short port) {
   return false;
 }
 
-// A NO_PROXY that keeps loopback direct (the routes' URLs, local servers), whatever it held,
-// except a loopback host the config intercepts and lets the proxy reach (proxy.forward.allow_loopback):
-// that one must go through the proxy to be retried.
-std::string no_proxy_with_loopback(const char* current, const config::ProxySettings& proxy) {
-  std::string out = current != nullptr ? current : "";
-  for (const char* host : {"localhost", "127.0.0.1", "::1"}) {
-    if (proxy.forward.allow_loopback &&
-        std::any_of(proxy.intercept.begin(), proxy.intercept.end(),
-                    [host](const std::string& glob) { return config::glob_match(glob, host, true); })) {
-      continue;
-    }
-    bool present = false;
-    std::size_t start = 0;
-    while (start <= out.size()) {
-      const std::size_t comma = std::min(out.find(',', start), out.size());
-      const std::string_view item = std::string_view(out).substr(start, comma - start);
-      if (core::ascii::strip_trailing(core::ascii::strip_leading(item, " "), " ") == host) present = true;
-      start = comma + 1;
-    }
-    if (!present) out += (out.empty() ? "" : ",") + std::string(host);
-  }
-  return out;
-}
-
 // The variables a command reads its proxy from, which interception sets to this proxy.
 constexpr const char* kProxyVariables[] = {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"};
 
@@ -100,7 +76,7 @@ constexpr const char* kProxyVariables[] = {"HTTPS_PROXY", "https_proxy", "HTTP_P
 // the user has not set it.
 int run_with_routes(const std::vector<std::string>& command, const config::Config& cfg,
                     const boost::asio::ip::tcp::endpoint& where, const std::vector<std::string>& builtin,
-                    bool builtin_variables, const std::vector<std::pair<std::string, std::string>>& trust) {
+                    bool builtin_variables, const std::vector<std::pair<std::string, std::string>>& trust, bool quiet) {
   const std::string origin = "http://" + where.address().to_string() + ":" + std::to_string(where.port());
   bool handed_route = false;
   for (const auto& route : cfg.proxy.routes) {
@@ -112,12 +88,22 @@ int run_with_routes(const std::vector<std::string>& command, const config::Confi
     handed_route = true;
   }
   // A route's URL is this proxy on loopback: a proxy of the user's that COMMAND keeps (routes
-  // alone leave HTTPS_PROXY as it was) must not be asked for it.
+  // alone leave HTTPS_PROXY as it was) must not be asked for it. An entry covering an intercepted
+  // host would send it around this proxy: dropped, unless a proxy of the user's is in play (there
+  // NO_PROXY may be how the user's network reaches that host), which is then said.
   if (handed_route || !cfg.proxy.intercept.empty()) {
-    const std::string no_proxy =
-        no_proxy_with_loopback(std::getenv("NO_PROXY") ? std::getenv("NO_PROXY") : std::getenv("no_proxy"), cfg.proxy);
-    ::setenv("NO_PROXY", no_proxy.c_str(), 1);
-    ::setenv("no_proxy", no_proxy.c_str(), 1);
+    const char* users_proxy = std::getenv(config::kUpstreamProxyVariable);
+    const bool through_users_proxy =
+        !cfg.proxy.upstream_proxy.empty() || (users_proxy != nullptr && *users_proxy != '\0');
+    const proxy::CommandNoProxy no_proxy = proxy::command_no_proxy(
+        std::getenv("NO_PROXY") ? std::getenv("NO_PROXY") : std::getenv("no_proxy"), cfg.proxy, !through_users_proxy);
+    ::setenv("NO_PROXY", no_proxy.value.c_str(), 1);
+    ::setenv("no_proxy", no_proxy.value.c_str(), 1);
+    if (through_users_proxy && !no_proxy.covering.empty() && !quiet) {
+      std::cerr << "curlretry: proxy: NO_PROXY names " << core::log_text::escape(no_proxy.covering.front())
+                << ", which covers a host curlretry intercepts: " << command[0]
+                << " reaches it directly, as you asked, and its requests there are not retried\n";
+    }
   }
   if (!cfg.proxy.intercept.empty()) {
     for (const auto& [name, value] : trust) ::setenv(name.c_str(), value.c_str(), 1);
@@ -379,7 +365,7 @@ int ensure_mode(const Args& a, const config::Config& cfg, const boost::asio::ip:
   const int status = proxy::ensure_running(where, request, &serving);
   if (status != 0 && a.or_direct && !a.command.empty()) return unprotected(a.command);
   if (status != 0 || a.command.empty()) return status;
-  return run_with_routes(a.command, cfg, serving, builtin_route_names, a.builtin_routes, trust);
+  return run_with_routes(a.command, cfg, serving, builtin_route_names, a.builtin_routes, trust, a.quiet);
 }
 
 // The local CA for proxy.intercept; nullptr (and `ok` false after the message) when it cannot be loaded.

@@ -686,6 +686,27 @@ class ZeroConfig(OwnProxy):
             "so quietly)"], str(result))
         self.assertIsNone(health(self.port))
 
+    def test_no_proxy_entries_covering_an_intercepted_host_do_not_take_the_retries_away(self):
+        # A NO_PROXY entry covering a provider host ("127.0.0.1" here, ".anthropic.com" for a
+        # user) made the command go around the proxy: the launch retried nothing and said nothing.
+        # "*" did too for clients that read it anywhere in a list (undici's EnvHttpProxyAgent;
+        # urllib and curl only alone). With no proxy of the user's in play, the entries covering an
+        # intercepted host are dropped from COMMAND's NO_PROXY.
+        tls = self.tls()
+        config = self.loopback_intercept_config(tls)
+        script = self.write("agent.py", "import os, sys, urllib.request\n"
+                                        "print(os.environ['NO_PROXY'], os.environ['no_proxy'])\n"
+                                        "r = urllib.request.urlopen(sys.argv[1])\n"
+                                        "print(r.status, r.read().decode(), end='')\n")
+        for no_proxy in ("127.0.0.1", "*", "internal.example *,127.0.0.1"):
+            with self.subTest(no_proxy=no_proxy):
+                key = self.key()
+                result = self.launch("--listen", self.listen, "--config", config, "--", harness.PYTHON, script,
+                                     tls.script_url(key, "503,200"), env={"NO_PROXY": no_proxy, "no_proxy": no_proxy})
+                kept = "internal.example," if no_proxy.startswith("internal") else ""
+                self.assertRun(result, 0, f"{kept}localhost,::1 {kept}localhost,::1\n200 ".encode() + ok_body(key, 2))
+                self.assertCount(tls, key, 2, result)
+
     def test_an_intercepted_loopback_upstream_is_retried(self):
         # Items 1 and 5: interception (HTTPS_PROXY + CA variables) of a host the config names on a
         # loopback address (before: 127.0.0.1 always went into NO_PROXY, so the client went direct).

@@ -279,7 +279,8 @@ class EnsureCommandEnvironment(harness.UpstreamTestCase):
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
         env = {"XDG_RUNTIME_DIR": str(runtime), "XDG_DATA_HOME": str(home), "CURLRETRY_BASE_MS": harness.FAST_BASE_MS,
-               "NO_PROXY": "internal.example", "no_proxy": None, **{name: None for name in harness.CA_VARIABLES}}
+               "NO_PROXY": "internal.example  *,127.0.0.1:443", "no_proxy": None,
+               **{name: None for name in harness.CA_VARIABLES}}
         script = ("import json, os\n"
                   "names = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'NO_PROXY', 'no_proxy', 'NODE_EXTRA_CA_CERTS',"
                   " 'SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'GIT_SSL_CAINFO', 'CURL_CA_BUNDLE']\n"
@@ -303,7 +304,9 @@ class EnsureCommandEnvironment(harness.UpstreamTestCase):
         seen = json.loads(result.stdout)
         origin = f"http://127.0.0.1:{port}"
         ca = home / "curlretry" / "ca"
-        # 127.0.0.1 is intercepted and allowed (proxy.forward.allow_loopback): it must not go direct (issue 26).
+        # 127.0.0.1 is intercepted and allowed (proxy.forward.allow_loopback): it must not go direct (issue 26),
+        # nor may the user's entries that cover it ("*", "127.0.0.1:443"; before: kept, so the
+        # command went around the proxy). Blanks separate entries too, as curl and Node read them.
         self.assertEqual(seen, {"HTTPS_PROXY": origin, "https_proxy": origin, "HTTP_PROXY": origin,
                                 "NO_PROXY": "internal.example,localhost,::1",
                                 "no_proxy": "internal.example,localhost,::1",

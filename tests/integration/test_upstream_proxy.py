@@ -230,6 +230,26 @@ class Launched(launcher.OwnProxy):
         self.assertRun(result, 0, f"{ca}/ca.pem {ca}/bundle.pem {ca}/bundle.pem\n".encode())
         self.assertEqual(sorted(n for n in os.listdir(ca) if n.endswith(".pem")), ["bundle.pem", "ca-key.pem", "ca.pem"])
 
+    def test_a_no_proxy_entry_for_an_intercepted_host_is_kept_and_said(self):
+        # With a proxy of the user's in play, NO_PROXY may be how the user's network reaches a
+        # provider: the entry stays, COMMAND reaches the host directly, and one line says that its
+        # requests there are not retried (before: the same, without a word).
+        tls = self.tls()
+        config = self.loopback_intercept_config(tls)
+        key = self.key()
+        script = self.write("agent.py", "import os, urllib.request\n"
+                                        f"r = urllib.request.urlopen('{tls.script_url(key, '200')}')\n"
+                                        "print(r.status, os.environ['NO_PROXY'])\n")
+        result = self.launch("--listen", self.listen, "--config", config, "--", harness.PYTHON, script,
+                             env={"HTTPS_PROXY": self.parent.url(), "NO_PROXY": "127.0.0.1,x.example",
+                                  "SSL_CERT_FILE": tls.cert})
+        self.assertRun(result, 0, b"200 127.0.0.1,x.example,localhost,::1\n")
+        self.assertCount(tls, key, 1, result)
+        self.assertEqual(self.parent.requests(), [])
+        self.assertEqual(result.stderr.decode().splitlines()[-1],
+                         "curlretry: proxy: NO_PROXY names 127.0.0.1, which covers a host curlretry intercepts: "
+                         f"{harness.PYTHON} reaches it directly, as you asked, and its requests there are not retried")
+
     def test_a_proxy_of_curlretrys_own_on_another_port_is_not_gone_through(self):
         # A shell that exports HTTPS_PROXY for a proxy the user started by hand (`curlretry proxy
         # --listen 127.0.0.1:OTHER`) names curlretry's proxy, not a company's: going through it
