@@ -174,8 +174,9 @@ void add_options(CLI::App& app, Args& a) {
 }
 
 // The built-in routes are served whenever the providers are (one config for every client, so
-// one shared proxy); --builtin-routes says whether COMMAND is given their variables. Returns the
-// names of the routes added.
+// one shared proxy); --builtin-routes says whether COMMAND is given their variables. Forward
+// proxying and CONNECT may reach any port unless the config says otherwise. Returns the names of
+// the routes added.
 std::vector<std::string> add_builtin_providers(config::Config& cfg) {
   std::vector<std::string> names;
   for (config::ProxyRoute& route : config::builtin_provider_routes()) {
@@ -191,6 +192,11 @@ std::vector<std::string> add_builtin_providers(config::Config& cfg) {
       cfg.proxy.intercept.emplace_back(host);
     }
   }
+  // The agent is handed this proxy in HTTPS_PROXY and HTTP_PROXY for every host it does not keep
+  // direct, so the proxy must reach every port the agent reached before: a local network's Ollama
+  // on 11434, a gateway on 4000, a cluster on 6443, not 80 and 443 only (before: 403 for each).
+  // Only this user's programs can use it (Server::admit). A config that sets the key keeps it.
+  if (cfg.settings_sources.count("proxy.forward.allow_ports") == 0) cfg.proxy.forward.allow_ports.clear();
   return names;
 }
 

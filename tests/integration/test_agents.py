@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 import unittest
 from pathlib import Path
@@ -310,3 +311,66 @@ class AnthropicSdkScript(AgentScenarios, unittest.TestCase):
         return {"ANTHROPIC_API_KEY": "sk-ant-test-not-a-key", "CURLRETRY_NODE_MODULES": cls.sdk_modules}
 
 
+
+class TheRestOfItsTraffic(unittest.TestCase):
+    """What an agent reaches besides its provider under `curlretry -- AGENT`, which hands it
+    curlretry's proxy in HTTPS_PROXY and HTTP_PROXY for every host it does not keep direct: servers
+    on ports other than 80 and 443 of a host not on loopback (a local network's Ollama on 11434, a
+    cluster on 6443), here two flaky upstreams on the sandbox's 198.18.0.1. Python's urllib stands
+    in for the agent's own fetches. Before: 403 `port ... is not in proxy.forward.allow_ports` for
+    each request the command made fine without curlretry."""
+
+    PLAIN, TLS = 11434, 6443
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        problem = harness.library_problem()
+        if problem:
+            raise AssertionError(problem)
+        problem = agent_sandbox.namespace_problem()
+        if problem:
+            raise unittest.SkipTest(problem)
+        cls.sandbox = Sandbox().start()
+        cls.addClassCleanup(cls.sandbox.stop)
+        for port, tls in ((cls.PLAIN, []), (cls.TLS, ["--tls"])):
+            # Inside the namespace, ended with it (its PID 1 is the sandbox's upstream).
+            server = subprocess.Popen([*cls.sandbox.enter(), harness._upstream_binary(), "--listen",
+                                       agent_sandbox.UPSTREAM_ADDRESS, "--port", str(port), *tls],
+                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            cls.addClassCleanup(server.wait, 20)
+            cls.addClassCleanup(server.kill)
+            cls.addClassCleanup(server.stdout.close)
+            cls.addClassCleanup(server.stderr.close)
+            line = harness.first_line(server, 20, f"the upstream on port {port} printed no port",
+                                      lambda: f"it exited: {server.stderr.read()!r}")
+            if line != f"port={port}\n".encode():
+                raise RuntimeError(f"the upstream on port {port} said {line!r}")
+
+    def count(self, key: str) -> int:
+        done = self.sandbox.inside([harness.CURL, "-q", "-sS", "--fail",
+                                    f"http://{agent_sandbox.UPSTREAM_ADDRESS}:{self.PLAIN}/count/{key}"],
+                                   env=harness.environment(False), timeout=20)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        return int(done.stdout)
+
+    def test_other_ports_of_other_hosts_are_reached_as_without_curlretry(self):
+        self.addCleanup(self.sandbox.stop_proxy)
+        plain, tls = f"plain-{os.getpid()}", f"tls-{os.getpid()}"
+        at = agent_sandbox.UPSTREAM_ADDRESS
+        script = ("import os, ssl, urllib.request\n"
+                  "print(os.environ['HTTP_PROXY'] == os.environ['HTTPS_PROXY'] != '')\n"
+                  f"r = urllib.request.urlopen('http://{at}:{self.PLAIN}/s/{plain}/200')\n"
+                  "print(r.status, r.read().decode(), end='')\n"
+                  f"r = urllib.request.urlopen('https://{at}:{self.TLS}/s/{tls}/200',"
+                  " context=ssl._create_unverified_context())\n"
+                  "print(r.status, r.read().decode(), end='')\n")
+        fetch = self.sandbox.work / "fetch.py"  # a script (with -c, python3 is taken to load pycurl)
+        fetch.write_text(script)
+        runtime = {"LD_PRELOAD": harness.PRELOAD_PREFIX} if harness.PRELOAD_PREFIX else {}
+        result = self.sandbox.run([harness.CURLRETRY_BIN, "--", harness.PYTHON, str(fetch)],
+                                  {**runtime, "CURLRETRY_LIBRARY": harness.LIB})
+        self.assertEqual((result.code, result.stdout),
+                         (0, b"True\n200 " + harness.ok_body(plain, 1) + b"200 " + harness.ok_body(tls, 1)),
+                         str(result))
+        self.assertEqual(self.count(plain), 1)
