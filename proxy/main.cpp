@@ -192,6 +192,21 @@ std::vector<std::string> add_builtin_providers(config::Config& cfg) {
       cfg.proxy.intercept.emplace_back(host);
     }
   }
+  // A provider the user points the agent at by its base-URL variable (ANTHROPIC_BASE_URL naming
+  // Kimi's, MiniMax's or a company gateway's https:// endpoint) is the agent's provider: its host
+  // is intercepted as the known ones are (before: tunnelled blind, so none of its failures was
+  // retried, without a word). The proxy this launch starts inherits the variable, and the config
+  // digest covers the intercept list: a launch naming another host gets a proxy of its own.
+  for (const config::BuiltinProvider& provider : config::builtin_providers()) {
+    const char* value =
+        provider.base_url_env.empty() ? nullptr : std::getenv(std::string(provider.base_url_env).c_str());
+    const std::optional<core::UrlParts> url = value != nullptr ? core::split_url(value) : std::nullopt;
+    if (!url || url->scheme != "https" || url->host.empty() || proxy::loopback_host(url->host) ||
+        std::find(cfg.proxy.intercept.begin(), cfg.proxy.intercept.end(), url->host) != cfg.proxy.intercept.end()) {
+      continue;
+    }
+    cfg.proxy.intercept.push_back(url->host);
+  }
   // The agent is handed this proxy in HTTPS_PROXY and HTTP_PROXY for every host it does not keep
   // direct, so the proxy must reach every port the agent reached before: a local network's Ollama
   // on 11434, a gateway on 4000, a cluster on 6443, not 80 and 443 only (before: 403 for each).

@@ -30,6 +30,8 @@ import proxy_support
 
 UPSTREAM_ADDRESS = "198.18.0.1"  # RFC 2544 benchmark range, on the namespace's own lo only
 PROVIDER_HOSTS = ("api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com")
+# A provider curlretry does not know, for a user's ANTHROPIC_BASE_URL (a gateway's https:// endpoint).
+GATEWAY_HOST = "llm-gateway.example"
 CLIENTS_DIR = Path(__file__).resolve().parent / "proxy_clients"
 AGENTS_MANIFEST = CLIENTS_DIR / "agents" / "package.json"
 SETUP_CLIENTS = str(harness.REPO / "scripts" / "proxy-test-clients.sh")
@@ -117,7 +119,7 @@ class Sandbox:
 
     def start(self) -> "Sandbox":
         binary = harness._upstream_binary()
-        names = [arg for host in PROVIDER_HOSTS for arg in ("--tls-name", host)]
+        names = [arg for host in (*PROVIDER_HOSTS, GATEWAY_HOST) for arg in ("--tls-name", host)]
         setup = (f"ip link set lo up && ip addr add {UPSTREAM_ADDRESS}/32 dev lo && exec \"$0\" \"$@\"")
         self._proc = subprocess.Popen(
             ["unshare", "--net", "--mount", "--pid", "--fork", "--mount-proc", "--propagation", "private",
@@ -129,7 +131,7 @@ class Sandbox:
             self.pid = self._namespace_init()
             hosts = self.root / "hosts"
             hosts.write_text("127.0.0.1 localhost\n::1 localhost\n"
-                             + "".join(f"{UPSTREAM_ADDRESS} {h}\n" for h in PROVIDER_HOSTS))
+                             + "".join(f"{UPSTREAM_ADDRESS} {h}\n" for h in (*PROVIDER_HOSTS, GATEWAY_HOST)))
             store = self.root / "ca-certificates.crt"
             store.write_bytes(Path(SYSTEM_STORE).read_bytes() + Path(self.cert).read_bytes())
             for source, target in ((hosts, "/etc/hosts"), (store, SYSTEM_STORE)):

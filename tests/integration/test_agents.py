@@ -91,8 +91,9 @@ class AgentScenarios:
         cls.healthy = cls._launch(cls.healthy_key, cls.good)
 
     @classmethod
-    def _launch(cls, key: str, script: str, extra: dict[str, str] | None = None) -> harness.Result:
-        cls.sandbox.arm(cls.host, cls.prefix, key, script)
+    def _launch(cls, key: str, script: str | None, extra: dict[str, str] | None = None) -> harness.Result:
+        if script is not None:  # None: armed by the caller
+            cls.sandbox.arm(cls.host, cls.prefix, key, script)
         # Under the sanitizer presets the launched programs need the sanitizer runtime first.
         runtime = {"LD_PRELOAD": harness.PRELOAD_PREFIX} if harness.PRELOAD_PREFIX else {}
         env = {**runtime, "CURLRETRY_LIBRARY": harness.LIB, "CURLRETRY_BASE_MS": harness.FAST_BASE_MS,
@@ -206,6 +207,24 @@ class ClaudeCode(AgentScenarios, unittest.TestCase):
                          "so yours listens here; the next launch finds it; ")
         self.assertEqual(seen.read_bytes() if seen.exists() else b"", b"")
 
+
+    def test_529_from_a_gateway_its_base_url_names(self):
+        # ANTHROPIC_BASE_URL naming a provider curlretry does not know (Kimi's, MiniMax's or a
+        # company gateway's https:// endpoint) makes that host claude's provider: it is intercepted
+        # as the known ones are. Before: its CONNECT was tunnelled blind, and claude's own retry
+        # hid the 529 (no attempt in curlretry's log).
+        gateway = agent_sandbox.GATEWAY_HOST
+        self.sandbox.arm(gateway, "/api/claude_code/", f"side-{os.getpid()}", "404+close")
+        key = self.key()
+        self.sandbox.arm(gateway, self.prefix, key, f"529,{self.good}")
+        since = self.events_size()
+        result = self._launch(key, None, {"ANTHROPIC_BASE_URL": f"https://{gateway}"})
+        self.assertEqual((result.code, result.stdout), (0, self.healthy.stdout), str(result))
+        self.assertEqual(self.sandbox.count(gateway, key), 2, str(result))
+        lines = self.events.read_bytes()[since:].decode().splitlines() if self.events.exists() else []
+        attempts = [e["attempt"] for e in map(json.loads, lines)
+                    if e.get("host") == gateway and e.get("path", "").startswith(self.prefix)]
+        self.assertEqual(attempts, [1, 2], str(result))
 
     def test_529_behind_a_company_proxy(self):
         # HTTPS_PROXY names the user's own proxy, the only way out as a company's is: a real
