@@ -24,6 +24,7 @@
 #include "config/upstream_proxy.h"
 #include "core/log_text.h"
 #include "core/url.h"
+#include "proxy/agent_settings.h"
 #include "proxy/ca_command.h"
 #include "proxy/command_trust.h"
 #include "proxy/connection_limit.h"
@@ -173,6 +174,20 @@ void add_options(CLI::App& app, Args& a) {
                "Stop your proxy at --listen and any beside it (proven yours, as --ensure proves it)");
 }
 
+// The built-in providers' base-URL variables as the user gave them: in the environment, then in
+// Claude Code's settings files (proxy/agent_settings.h).
+std::vector<std::string> base_urls_given() {
+  std::vector<std::string_view> names;
+  std::vector<std::string> out;
+  for (const config::BuiltinProvider& provider : config::builtin_providers()) {
+    if (provider.base_url_env.empty()) continue;
+    names.push_back(provider.base_url_env);
+    if (const char* value = std::getenv(std::string(provider.base_url_env).c_str())) out.emplace_back(value);
+  }
+  for (std::string& value : proxy::claude_settings_values(names)) out.push_back(std::move(value));
+  return out;
+}
+
 // The built-in routes are served whenever the providers are (one config for every client, so
 // one shared proxy); --builtin-routes says whether COMMAND is given their variables. Forward
 // proxying and CONNECT may reach any port unless the config says otherwise. Returns the names of
@@ -193,15 +208,14 @@ std::vector<std::string> add_builtin_providers(config::Config& cfg) {
     }
   }
   // A provider the user points the agent at by its base-URL variable (ANTHROPIC_BASE_URL naming
-  // Kimi's, MiniMax's or a company gateway's https:// endpoint) is the agent's provider: its host
-  // is intercepted as the known ones are (before: tunnelled blind, so none of its failures was
-  // retried, without a word). The proxy this launch starts inherits the variable, and the config
-  // digest covers the intercept list: a launch naming another host gets a proxy of its own.
-  for (const config::BuiltinProvider& provider : config::builtin_providers()) {
-    const char* value =
-        provider.base_url_env.empty() ? nullptr : std::getenv(std::string(provider.base_url_env).c_str());
-    const std::optional<core::UrlParts> url = value != nullptr ? core::split_url(value) : std::nullopt;
-    if (!url || url->scheme != "https" || url->host.empty() || proxy::loopback_host(url->host) ||
+  // Kimi's, MiniMax's or a company gateway's https:// endpoint), in the environment or in Claude
+  // Code's settings files (their `env` block), is the agent's provider: its host is intercepted as
+  // the known ones are (before: tunnelled blind, so none of its failures was retried, without a
+  // word). The proxy this launch starts inherits the environment and the working directory, and
+  // the config digest covers the intercept list: a launch naming another host gets its own proxy.
+  for (const std::string& value : base_urls_given()) {
+    const std::optional<core::UrlParts> url = core::split_url(value);
+    if (!url || url->scheme != "https" || proxy::loopback_host(url->host) ||
         std::find(cfg.proxy.intercept.begin(), cfg.proxy.intercept.end(), url->host) != cfg.proxy.intercept.end()) {
       continue;
     }

@@ -213,17 +213,31 @@ class ClaudeCode(AgentScenarios, unittest.TestCase):
         # company gateway's https:// endpoint) makes that host claude's provider: it is intercepted
         # as the known ones are. Before: its CONNECT was tunnelled blind, and claude's own retry
         # hid the 529 (no attempt in curlretry's log).
+        self.assertGatewayRetried({"ANTHROPIC_BASE_URL": f"https://{agent_sandbox.GATEWAY_HOST}"})
+
+    def test_529_from_a_gateway_its_settings_name(self):
+        # The same gateway named where Claude Code's guides put it, the `env` block of
+        # ~/.claude/settings.json, which the launcher's environment does not show.
+        settings = self.sandbox.home / ".claude" / "settings.json"
+        settings.parent.mkdir(exist_ok=True)
+        settings.write_text(json.dumps({"env": {"ANTHROPIC_BASE_URL": f"https://{agent_sandbox.GATEWAY_HOST}"}}))
+        self.addCleanup(settings.unlink)
+        self.assertGatewayRetried({})
+
+    def assertGatewayRetried(self, extra: dict[str, str]) -> None:
+        """A 529 then a good stream from the sandbox's gateway host: retried by curlretry."""
         gateway = agent_sandbox.GATEWAY_HOST
         self.sandbox.arm(gateway, "/api/claude_code/", f"side-{os.getpid()}", "404+close")
         key = self.key()
         self.sandbox.arm(gateway, self.prefix, key, f"529,{self.good}")
         since = self.events_size()
-        result = self._launch(key, None, {"ANTHROPIC_BASE_URL": f"https://{gateway}"})
+        result = self._launch(key, None, extra)
         self.assertEqual((result.code, result.stdout), (0, self.healthy.stdout), str(result))
         self.assertEqual(self.sandbox.count(gateway, key), 2, str(result))
         lines = self.events.read_bytes()[since:].decode().splitlines() if self.events.exists() else []
         attempts = [e["attempt"] for e in map(json.loads, lines)
                     if e.get("host") == gateway and e.get("path", "").startswith(self.prefix)]
+        # [1, 2]: one request of claude's, retried by curlretry; [] would be a blind tunnel.
         self.assertEqual(attempts, [1, 2], str(result))
 
     def test_529_behind_a_company_proxy(self):

@@ -1,0 +1,100 @@
+#include "proxy/agent_settings.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include "core/json_cursor.h"
+#include "proxy/ca_files.h"
+
+namespace curlretry::proxy {
+namespace {
+
+constexpr int kMaxDepth = 64;                       // as deep as a settings file needs, and bounded
+constexpr std::size_t kMaxSettingsBytes = 1 << 20;  // a settings file is a few KiB
+
+// The "env" object at the cursor: the string members named in `names` appended to `out`.
+bool read_env(core::JsonCursor& c, const std::vector<std::string_view>& names, std::vector<std::string>& out) {
+  c.skip_space();
+  if (!c.eat('{')) return c.skip_value(1);  // not an object: Claude Code ignores it, so do we
+  c.skip_space();
+  if (c.eat('}')) return true;
+  std::string key;
+  std::string value;
+  do {
+    c.skip_space();
+    if (!c.string(&key)) return false;
+    c.skip_space();
+    if (!c.eat(':')) return false;
+    c.skip_space();
+    const bool wanted = std::find(names.begin(), names.end(), key) != names.end();
+    if (wanted && !c.at_end() && c.peek() == '"') {
+      if (!c.string(&value)) return false;
+      out.push_back(value);
+    } else if (!c.skip_value(2)) {
+      return false;
+    }
+    c.skip_space();
+  } while (c.eat(','));
+  return c.eat('}');
+}
+
+}  // namespace
+
+std::vector<std::string> settings_env_values(std::string_view json, const std::vector<std::string_view>& names) {
+  core::JsonCursor c(json, kMaxDepth);
+  std::vector<std::string> out;
+  c.skip_bom();
+  c.skip_space();
+  if (!c.eat('{')) return {};
+  c.skip_space();
+  if (c.eat('}')) return {};
+  std::string key;
+  do {
+    c.skip_space();
+    if (!c.string(&key)) return {};
+    c.skip_space();
+    if (!c.eat(':')) return {};
+    if (key == "env" ? !read_env(c, names, out) : !c.skip_value(1)) return {};
+    c.skip_space();
+  } while (c.eat(','));
+  if (!c.eat('}')) return {};
+  c.skip_space();
+  return c.at_end() ? out : std::vector<std::string>{};
+}
+
+std::vector<std::string> claude_settings_files() {
+  std::vector<std::string> files;
+  const char* config_dir = std::getenv("CLAUDE_CONFIG_DIR");
+  const char* home = std::getenv("HOME");
+  if (config_dir != nullptr && *config_dir != '\0') {
+    files.push_back(std::string(config_dir) + "/settings.json");
+  } else if (home != nullptr && *home != '\0') {
+    files.push_back(std::string(home) + "/.claude/settings.json");
+  }
+  files.emplace_back(".claude/settings.json");
+  files.emplace_back(".claude/settings.local.json");
+  files.emplace_back("/etc/claude-code/managed-settings.json");
+  std::vector<std::string> drop_ins;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it("/etc/claude-code/managed-settings.d", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (it->path().extension() == ".json") drop_ins.push_back(it->path().string());
+  }
+  std::sort(drop_ins.begin(), drop_ins.end());
+  files.insert(files.end(), drop_ins.begin(), drop_ins.end());
+  return files;
+}
+
+std::vector<std::string> claude_settings_values(const std::vector<std::string_view>& names) {
+  std::vector<std::string> out;
+  for (const std::string& file : claude_settings_files()) {
+    const std::string text = read_file(file, kMaxSettingsBytes);
+    if (text.empty() || text.size() >= kMaxSettingsBytes) continue;  // unreadable, or cut short
+    for (std::string& value : settings_env_values(text, names)) out.push_back(std::move(value));
+  }
+  return out;
+}
+
+}  // namespace curlretry::proxy

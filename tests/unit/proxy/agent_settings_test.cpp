@@ -1,0 +1,43 @@
+// What the launcher reads of Claude Code's settings files (proxy/agent_settings.h): the top-level
+// "env" block's base URLs, nothing nested elsewhere, nothing from a file that is not JSON.
+#include "proxy/agent_settings.h"
+
+#include <gtest/gtest.h>
+
+namespace curlretry::proxy {
+namespace {
+
+const std::vector<std::string_view> kNames = {"ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"};
+
+using Values = std::vector<std::string>;
+
+TEST(ClaudeSettings, TheEnvBlocksBaseUrls) {
+  EXPECT_EQ(settings_env_values(
+                R"({"model": "opus", "env": {"FOO": "bar", "ANTHROPIC_BASE_URL": "https://gw.example/anthropic",
+                                     "OPENAI_BASE_URL": "https:\/\/o.example"}, "permissions": {"allow": []}})",
+                kNames),
+            (Values{"https://gw.example/anthropic", "https://o.example"}));
+  EXPECT_EQ(settings_env_values("\xEF\xBB\xBF\n{ \"env\" : { \"ANTHROPIC_BASE_URL\" : \"https://gw\" } }\n", kNames),
+            Values{"https://gw"});
+}
+
+TEST(ClaudeSettings, NothingNestedElsewhereOrNotAString) {
+  EXPECT_EQ(settings_env_values(R"({"mcpServers": {"a": {"env": {"ANTHROPIC_BASE_URL": "https://no"}}}})", kNames),
+            Values{});
+  EXPECT_EQ(settings_env_values(R"({"env": {"ANTHROPIC_BASE_URL": 3, "OPENAI_BASE_URL": null}})", kNames), Values{});
+  EXPECT_EQ(settings_env_values(R"({"env": ["ANTHROPIC_BASE_URL", "https://no"]})", kNames), Values{});
+}
+
+TEST(ClaudeSettings, NothingFromTextThatIsNotOneJsonObject) {
+  EXPECT_EQ(settings_env_values(R"({"env": {"ANTHROPIC_BASE_URL": "https://gw"}} trailing)", kNames), Values{});
+  EXPECT_EQ(settings_env_values(R"({"env": {"ANTHROPIC_BASE_URL": "https://gw"})", kNames), Values{});
+  EXPECT_EQ(settings_env_values(R"(// a comment
+{"env": {"ANTHROPIC_BASE_URL": "https://gw"}})",
+                                kNames),
+            Values{});
+  EXPECT_EQ(settings_env_values("", kNames), Values{});
+  EXPECT_EQ(settings_env_values(std::string(100, '['), kNames), Values{});
+}
+
+}  // namespace
+}  // namespace curlretry::proxy
