@@ -90,7 +90,9 @@ std::vector<std::string> claude_settings_files() {
 std::vector<std::string> claude_settings_values(const std::vector<std::string_view>& names) {
   std::vector<std::string> out;
   for (const std::string& file : claude_settings_files()) {
-    const std::string text = read_file(file, kMaxSettingsBytes);
+    // Only a file this user (or root, the managed ones) owns: a working directory another user
+    // could write to (/tmp) must not choose which hosts this user's proxy intercepts and retries.
+    const std::string text = read_file(file, kMaxSettingsBytes, /*owned=*/true);
     if (text.empty() || text.size() >= kMaxSettingsBytes) continue;  // unreadable, or cut short
     for (std::string& value : settings_env_values(text, names)) out.push_back(std::move(value));
   }

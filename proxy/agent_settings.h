@@ -21,7 +21,8 @@ std::vector<std::string> settings_env_values(std::string_view json, const std::v
 // managed-settings.d beside it (sorted).
 std::vector<std::string> claude_settings_files();
 
-// `names`' values in those files, each file read as a regular file of at most 1 MiB.
+// `names`' values in those of the files this user or root owns, each read as a regular file of
+// at most 1 MiB.
 std::vector<std::string> claude_settings_values(const std::vector<std::string_view>& names);
 
 }  // namespace curlretry::proxy

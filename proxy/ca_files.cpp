@@ -36,13 +36,13 @@ std::string write_file(const std::string& path, const std::string& data, mode_t 
   return {};
 }
 
-std::string read_file(const std::string& path, std::size_t limit) {
+std::string read_file(const std::string& path, std::size_t limit, bool owned) {
   // Non-blocking: opening a FIFO must not wait for a writer.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return {};
   std::string out;
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (!owned || st.st_uid == ::getuid() || st.st_uid == 0)) {
     char buffer[64 * 1024];
     while (out.size() < limit) {
       const ssize_t n = ::read(fd, buffer, std::min(sizeof buffer, limit - out.size()));

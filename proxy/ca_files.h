@@ -14,8 +14,9 @@ namespace curlretry::proxy {
 std::string write_file(const std::string& path, const std::string& data, mode_t mode);
 
 // The file's first `limit` bytes (all of it by default), "" when it cannot be read or is not a
-// regular file: a path from the environment may name a FIFO or /dev/zero.
-std::string read_file(const std::string& path, std::size_t limit = static_cast<std::size_t>(-1));
+// regular file: a path from the environment may name a FIFO or /dev/zero. With `owned`, "" too
+// for a file that neither this user nor root owns (checked on the file opened, not its name).
+std::string read_file(const std::string& path, std::size_t limit = static_cast<std::size_t>(-1), bool owned = false);
 
 // The system's store of trusted certificates (OpenSSL's default file, else Debian's or Red Hat's
 // bundle), "" when none is readable.
