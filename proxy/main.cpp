@@ -96,8 +96,9 @@ int run_with_routes(const std::vector<std::string>& command, const config::Confi
     const char* users_proxy = std::getenv(config::kUpstreamProxyVariable);
     const bool through_users_proxy =
         !cfg.proxy.upstream_proxy.empty() || (users_proxy != nullptr && *users_proxy != '\0');
+    // no_proxy first, as curl, Python and Node read them when both are set.
     const proxy::CommandNoProxy no_proxy = proxy::command_no_proxy(
-        std::getenv("NO_PROXY") ? std::getenv("NO_PROXY") : std::getenv("no_proxy"), cfg.proxy, !through_users_proxy);
+        std::getenv("no_proxy") ? std::getenv("no_proxy") : std::getenv("NO_PROXY"), cfg.proxy, !through_users_proxy);
     ::setenv("NO_PROXY", no_proxy.value.c_str(), 1);
     ::setenv("no_proxy", no_proxy.value.c_str(), 1);
     if (through_users_proxy && !no_proxy.covering.empty() && !quiet) {

@@ -279,7 +279,7 @@ class EnsureCommandEnvironment(harness.UpstreamTestCase):
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
         env = {"XDG_RUNTIME_DIR": str(runtime), "XDG_DATA_HOME": str(home), "CURLRETRY_BASE_MS": harness.FAST_BASE_MS,
-               "NO_PROXY": "internal.example  *,127.0.0.1:443", "no_proxy": None,
+               "NO_PROXY": "ignored.example", "no_proxy": "internal.example  *,127.0.0.1:443",
                **{name: None for name in harness.CA_VARIABLES}}
         script = ("import json, os\n"
                   "names = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'NO_PROXY', 'no_proxy', 'NODE_EXTRA_CA_CERTS',"
@@ -306,7 +306,8 @@ class EnsureCommandEnvironment(harness.UpstreamTestCase):
         ca = home / "curlretry" / "ca"
         # 127.0.0.1 is intercepted and allowed (proxy.forward.allow_loopback): it must not go direct (issue 26),
         # nor may the user's entries that cover it ("*", "127.0.0.1:443"; before: kept, so the
-        # command went around the proxy). Blanks separate entries too, as curl and Node read them.
+        # command went around the proxy). Blanks separate entries too, as curl and Node read them,
+        # and no_proxy is the one they read when both are set (before: NO_PROXY was taken).
         self.assertEqual(seen, {"HTTPS_PROXY": origin, "https_proxy": origin, "HTTP_PROXY": origin,
                                 "NO_PROXY": "internal.example,localhost,::1",
                                 "no_proxy": "internal.example,localhost,::1",
