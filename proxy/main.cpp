@@ -223,10 +223,16 @@ std::vector<std::string> add_builtin_providers(config::Config& cfg) {
     cfg.proxy.intercept.push_back(url->host);
   }
   // The agent is handed this proxy in HTTPS_PROXY and HTTP_PROXY for every host it does not keep
-  // direct, so the proxy must reach every port the agent reached before: a local network's Ollama
-  // on 11434, a gateway on 4000, a cluster on 6443, not 80 and 443 only (before: 403 for each).
-  // Only this user's programs can use it (Server::admit). A config that sets the key keeps it.
+  // direct, so the proxy must reach whatever the agent reached before: every port (a local
+  // network's Ollama on 11434, a gateway on 4000, a cluster on 6443; before: 403 for each), and
+  // names that resolve to loopback, which NO_PROXY's loopback entries do not cover (Debian's own
+  // host name on 127.0.1.1, a developer's `127.0.0.1 myapp.test` in /etc/hosts; before: 502).
+  // Only this user's programs can use it (Server::admit); with proxy.token other users can, so
+  // loopback stays closed to them. A config that sets a key keeps it.
   if (cfg.settings_sources.count("proxy.forward.allow_ports") == 0) cfg.proxy.forward.allow_ports.clear();
+  if (cfg.settings_sources.count("proxy.forward.allow_loopback") == 0 && cfg.proxy.token.empty()) {
+    cfg.proxy.forward.allow_loopback = true;
+  }
   return names;
 }
 

@@ -32,6 +32,8 @@ UPSTREAM_ADDRESS = "198.18.0.1"  # RFC 2544 benchmark range, on the namespace's 
 PROVIDER_HOSTS = ("api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com")
 # A provider curlretry does not know, for a user's ANTHROPIC_BASE_URL (a gateway's https:// endpoint).
 GATEWAY_HOST = "llm-gateway.example"
+# A developer's own name for a server on this machine (/etc/hosts), which NO_PROXY does not cover.
+LOOPBACK_NAME = "dev-app.test"
 CLIENTS_DIR = Path(__file__).resolve().parent / "proxy_clients"
 AGENTS_MANIFEST = CLIENTS_DIR / "agents" / "package.json"
 SETUP_CLIENTS = str(harness.REPO / "scripts" / "proxy-test-clients.sh")
@@ -130,7 +132,7 @@ class Sandbox:
             self._await_port()
             self.pid = self._namespace_init()
             hosts = self.root / "hosts"
-            hosts.write_text("127.0.0.1 localhost\n::1 localhost\n"
+            hosts.write_text(f"127.0.0.1 localhost {LOOPBACK_NAME}\n::1 localhost\n"
                              + "".join(f"{UPSTREAM_ADDRESS} {h}\n" for h in (*PROVIDER_HOSTS, GATEWAY_HOST)))
             store = self.root / "ca-certificates.crt"
             store.write_bytes(Path(SYSTEM_STORE).read_bytes() + Path(self.cert).read_bytes())

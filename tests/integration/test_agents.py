@@ -349,11 +349,13 @@ class TheRestOfItsTraffic(unittest.TestCase):
     """What an agent reaches besides its provider under `curlretry -- AGENT`, which hands it
     curlretry's proxy in HTTPS_PROXY and HTTP_PROXY for every host it does not keep direct: servers
     on ports other than 80 and 443 of a host not on loopback (a local network's Ollama on 11434, a
-    cluster on 6443), here two flaky upstreams on the sandbox's 198.18.0.1. Python's urllib stands
-    in for the agent's own fetches. Before: 403 `port ... is not in proxy.forward.allow_ports` for
-    each request the command made fine without curlretry."""
+    cluster on 6443), here two flaky upstreams on the sandbox's 198.18.0.1, and a developer's own
+    name for a server on loopback (/etc/hosts), which NO_PROXY's loopback entries do not cover.
+    Python's urllib stands in for the agent's own fetches. Before: 403 `port ... is not in
+    proxy.forward.allow_ports`, and 502 for the loopback name, for requests the command made fine
+    without curlretry."""
 
-    PLAIN, TLS = 11434, 6443
+    PLAIN, TLS, LOOPBACK = 11434, 6443, 3000
 
     @classmethod
     def setUpClass(cls) -> None:
@@ -366,10 +368,12 @@ class TheRestOfItsTraffic(unittest.TestCase):
             raise unittest.SkipTest(problem)
         cls.sandbox = Sandbox().start()
         cls.addClassCleanup(cls.sandbox.stop)
-        for port, tls in ((cls.PLAIN, []), (cls.TLS, ["--tls"])):
+        for address, port, tls in ((agent_sandbox.UPSTREAM_ADDRESS, cls.PLAIN, []),
+                                   (agent_sandbox.UPSTREAM_ADDRESS, cls.TLS, ["--tls"]),
+                                   ("127.0.0.1", cls.LOOPBACK, [])):
             # Inside the namespace, ended with it (its PID 1 is the sandbox's upstream).
             server = subprocess.Popen([*cls.sandbox.enter(), harness._upstream_binary(), "--listen",
-                                       agent_sandbox.UPSTREAM_ADDRESS, "--port", str(port), *tls],
+                                       address, "--port", str(port), *tls],
                                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             cls.addClassCleanup(server.wait, 20)
             cls.addClassCleanup(server.kill)
@@ -387,9 +391,9 @@ class TheRestOfItsTraffic(unittest.TestCase):
         self.assertEqual(done.returncode, 0, done.stderr)
         return int(done.stdout)
 
-    def test_other_ports_of_other_hosts_are_reached_as_without_curlretry(self):
+    def test_other_ports_and_names_of_loopback_are_reached_as_without_curlretry(self):
         self.addCleanup(self.sandbox.stop_proxy)
-        plain, tls = f"plain-{os.getpid()}", f"tls-{os.getpid()}"
+        plain, tls, local = f"plain-{os.getpid()}", f"tls-{os.getpid()}", f"local-{os.getpid()}"
         at = agent_sandbox.UPSTREAM_ADDRESS
         script = ("import os, ssl, urllib.request\n"
                   "print(os.environ['HTTP_PROXY'] == os.environ['HTTPS_PROXY'] != '')\n"
@@ -397,6 +401,8 @@ class TheRestOfItsTraffic(unittest.TestCase):
                   "print(r.status, r.read().decode(), end='')\n"
                   f"r = urllib.request.urlopen('https://{at}:{self.TLS}/s/{tls}/200',"
                   " context=ssl._create_unverified_context())\n"
+                  "print(r.status, r.read().decode(), end='')\n"
+                  f"r = urllib.request.urlopen('http://{agent_sandbox.LOOPBACK_NAME}:{self.LOOPBACK}/s/{local}/200')\n"
                   "print(r.status, r.read().decode(), end='')\n")
         fetch = self.sandbox.work / "fetch.py"  # a script (with -c, python3 is taken to load pycurl)
         fetch.write_text(script)
@@ -404,6 +410,7 @@ class TheRestOfItsTraffic(unittest.TestCase):
         result = self.sandbox.run([harness.CURLRETRY_BIN, "--", harness.PYTHON, str(fetch)],
                                   {**runtime, "CURLRETRY_LIBRARY": harness.LIB})
         self.assertEqual((result.code, result.stdout),
-                         (0, b"True\n200 " + harness.ok_body(plain, 1) + b"200 " + harness.ok_body(tls, 1)),
+                         (0, b"True\n200 " + harness.ok_body(plain, 1) + b"200 " + harness.ok_body(tls, 1)
+                          + b"200 " + harness.ok_body(local, 1)),
                          str(result))
         self.assertEqual(self.count(plain), 1)
