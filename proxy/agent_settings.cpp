@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "core/json_cursor.h"
+#include "core/log_text.h"
 #include "proxy/ca_files.h"
 
 namespace curlretry::proxy {
@@ -15,7 +16,7 @@ constexpr int kMaxDepth = 64;                       // as deep as a settings fil
 constexpr std::size_t kMaxSettingsBytes = 1 << 20;  // a settings file is a few KiB
 
 // The "env" object at the cursor: the string members named in `names` appended to `out`.
-bool read_env(core::JsonCursor& c, const std::vector<std::string_view>& names, std::vector<std::string>& out) {
+bool read_env(core::JsonCursor& c, const std::vector<std::string_view>& names, std::vector<SettingsValue>& out) {
   c.skip_space();
   if (!c.eat('{')) return c.skip_value(1);  // not an object: Claude Code ignores it, so do we
   c.skip_space();
@@ -31,7 +32,7 @@ bool read_env(core::JsonCursor& c, const std::vector<std::string_view>& names, s
     const bool wanted = std::find(names.begin(), names.end(), key) != names.end();
     if (wanted && !c.at_end() && c.peek() == '"') {
       if (!c.string(&value)) return false;
-      out.push_back(value);
+      out.push_back({key, value, {}});
     } else if (!c.skip_value(2)) {
       return false;
     }
@@ -42,9 +43,9 @@ bool read_env(core::JsonCursor& c, const std::vector<std::string_view>& names, s
 
 }  // namespace
 
-std::vector<std::string> settings_env_values(std::string_view json, const std::vector<std::string_view>& names) {
+std::vector<SettingsValue> settings_env_values(std::string_view json, const std::vector<std::string_view>& names) {
   core::JsonCursor c(json, kMaxDepth);
-  std::vector<std::string> out;
+  std::vector<SettingsValue> out;
   c.skip_bom();
   c.skip_space();
   if (!c.eat('{')) return {};
@@ -61,7 +62,7 @@ std::vector<std::string> settings_env_values(std::string_view json, const std::v
   } while (c.eat(','));
   if (!c.eat('}')) return {};
   c.skip_space();
-  return c.at_end() ? out : std::vector<std::string>{};
+  return c.at_end() ? out : std::vector<SettingsValue>{};
 }
 
 std::vector<std::string> claude_settings_files() {
@@ -87,16 +88,31 @@ std::vector<std::string> claude_settings_files() {
   return files;
 }
 
-std::vector<std::string> claude_settings_values(const std::vector<std::string_view>& names) {
-  std::vector<std::string> out;
+std::vector<SettingsValue> claude_settings_values(const std::vector<std::string_view>& names) {
+  std::vector<SettingsValue> out;
   for (const std::string& file : claude_settings_files()) {
     // Only a file this user (or root, the managed ones) owns: a working directory another user
     // could write to (/tmp) must not choose which hosts this user's proxy intercepts and retries.
     const std::string text = read_file(file, kMaxSettingsBytes, /*owned=*/true);
     if (text.empty() || text.size() >= kMaxSettingsBytes) continue;  // unreadable, or cut short
-    for (std::string& value : settings_env_values(text, names)) out.push_back(std::move(value));
+    for (SettingsValue& value : settings_env_values(text, names)) {
+      value.file = file;
+      out.push_back(std::move(value));
+    }
   }
   return out;
+}
+
+std::string claude_settings_bypass(std::string_view command, const std::vector<std::string_view>& proxy_variables) {
+  const std::size_t slash = command.rfind('/');
+  if (command.substr(slash == std::string_view::npos ? 0 : slash + 1) != "claude") return {};
+  for (const SettingsValue& set : claude_settings_values(proxy_variables)) {
+    if (set.value.empty()) continue;
+    return "curlretry: proxy: Claude Code's settings file " + core::log_text::escape(set.file) + " sets " + set.name +
+           ", which claude uses in place of curlretry's proxy: none of its requests is retried (set it in your shell "
+           "instead: curlretry's proxy then reaches the providers through it)";
+  }
+  return {};
 }
 
 }  // namespace curlretry::proxy

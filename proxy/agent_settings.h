@@ -11,9 +11,17 @@
 
 namespace curlretry::proxy {
 
-// The string values of `names` in the top-level "env" object of one settings file's JSON text,
-// in file order; none when the text is not a JSON object (Claude Code refuses such a file too).
-std::vector<std::string> settings_env_values(std::string_view json, const std::vector<std::string_view>& names);
+// One variable of a settings file's `env` block: its name and value, and the file.
+struct SettingsValue {
+  std::string name;
+  std::string value;
+  std::string file;
+};
+
+// The string members named in `names` of the top-level "env" object of one settings file's JSON
+// text, in file order (no `file`); none when the text is not a JSON object (Claude Code refuses
+// such a file too).
+std::vector<SettingsValue> settings_env_values(std::string_view json, const std::vector<std::string_view>& names);
 
 // The files Claude Code reads its settings from, for the launcher's environment and working
 // directory: <CLAUDE_CONFIG_DIR or ~/.claude>/settings.json, the project's .claude/settings.json
@@ -23,6 +31,11 @@ std::vector<std::string> claude_settings_files();
 
 // `names`' values in those of the files this user or root owns, each read as a regular file of
 // at most 1 MiB.
-std::vector<std::string> claude_settings_values(const std::vector<std::string_view>& names);
+std::vector<SettingsValue> claude_settings_values(const std::vector<std::string_view>& names);
+
+// When COMMAND is claude and its settings give it one of `proxy_variables`: the line saying that
+// claude goes through that proxy in place of curlretry's (Claude Code applies its settings' env
+// over the environment it was given), so none of its requests is retried, and what to do. "" else.
+std::string claude_settings_bypass(std::string_view command, const std::vector<std::string_view>& proxy_variables);
 
 }  // namespace curlretry::proxy

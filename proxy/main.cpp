@@ -112,6 +112,9 @@ int run_with_routes(const std::vector<std::string>& command, const config::Confi
     for (const char* name : kProxyVariables) ::setenv(name, origin.c_str(), 1);
     // Node from 22.21 / 24.5 makes its fetch and http follow HTTPS_PROXY with this (older ones ignore it).
     ::setenv("NODE_USE_ENV_PROXY", "1", 0);
+    const std::string bypass =
+        proxy::claude_settings_bypass(command[0], {std::begin(kProxyVariables), std::end(kProxyVariables)});
+    if (!bypass.empty()) std::cerr << bypass << '\n';
   }
   // Its libcurl children's requests that this proxy answers are retried here, not twice.
   ::setenv(shim::kViaProxyVariable, (where.address().to_string() + ":" + std::to_string(where.port())).c_str(), 1);
@@ -185,7 +188,7 @@ std::vector<std::string> base_urls_given() {
     names.push_back(provider.base_url_env);
     if (const char* value = std::getenv(std::string(provider.base_url_env).c_str())) out.emplace_back(value);
   }
-  for (std::string& value : proxy::claude_settings_values(names)) out.push_back(std::move(value));
+  for (proxy::SettingsValue& set : proxy::claude_settings_values(names)) out.push_back(std::move(set.value));
   return out;
 }
 

@@ -707,6 +707,23 @@ class ZeroConfig(OwnProxy):
                 self.assertRun(result, 0, f"{kept}localhost,::1 {kept}localhost,::1\n200 ".encode() + ok_body(key, 2))
                 self.assertCount(tls, key, 2, result)
 
+    def test_a_proxy_in_claude_codes_settings_is_said(self):
+        # Claude Code applies its settings' env over the environment it is given, so a proxy named
+        # there takes claude past curlretry's (measured with the real one: HTTPS_PROXY in
+        # ~/.claude/settings.json, and claude never reached curlretry's proxy). Before: not a word.
+        settings = os.path.join(self.runtime, ".claude", "settings.json")
+        os.makedirs(os.path.dirname(settings))
+        with open(settings, "w") as f:
+            json.dump({"env": {"HTTPS_PROXY": "http://proxy.corp.example:3128"}}, f)
+        claude = self.write("claude", f"#!{harness.PYTHON}\nprint('ran')\n")
+        os.chmod(claude, 0o755)
+        result = self.launch("--listen", self.listen, "--", claude)
+        self.assertRun(result, 0, b"ran\n")
+        self.assertIn(f"curlretry: proxy: Claude Code's settings file {settings} sets HTTPS_PROXY, which claude uses "
+                      "in place of curlretry's proxy: none of its requests is retried (set it in your shell instead: "
+                      "curlretry's proxy then reaches the providers through it)", result.stderr.decode().splitlines(),
+                      str(result))
+
     def test_an_intercepted_loopback_upstream_is_retried(self):
         # Items 1 and 5: interception (HTTPS_PROXY + CA variables) of a host the config names on a
         # loopback address (before: 127.0.0.1 always went into NO_PROXY, so the client went direct).

@@ -16,32 +16,35 @@ const std::vector<std::string_view> kNames = {"ANTHROPIC_BASE_URL", "OPENAI_BASE
 
 using Values = std::vector<std::string>;
 
+Values values(std::string_view json) {
+  Values out;
+  for (const SettingsValue& v : settings_env_values(json, kNames)) out.push_back(v.name + "=" + v.value);
+  return out;
+}
+
 TEST(ClaudeSettings, TheEnvBlocksBaseUrls) {
-  EXPECT_EQ(settings_env_values(
+  EXPECT_EQ(values(
                 R"({"model": "opus", "env": {"FOO": "bar", "ANTHROPIC_BASE_URL": "https://gw.example/anthropic",
-                                     "OPENAI_BASE_URL": "https:\/\/o.example"}, "permissions": {"allow": []}})",
-                kNames),
-            (Values{"https://gw.example/anthropic", "https://o.example"}));
-  EXPECT_EQ(settings_env_values("\xEF\xBB\xBF\n{ \"env\" : { \"ANTHROPIC_BASE_URL\" : \"https://gw\" } }\n", kNames),
-            Values{"https://gw"});
+                                     "OPENAI_BASE_URL": "https:\/\/o.example"}, "permissions": {"allow": []}})"),
+            (Values{"ANTHROPIC_BASE_URL=https://gw.example/anthropic", "OPENAI_BASE_URL=https://o.example"}));
+  EXPECT_EQ(values("\xEF\xBB\xBF\n{ \"env\" : { \"ANTHROPIC_BASE_URL\" : \"https://gw\" } }\n"),
+            Values{"ANTHROPIC_BASE_URL=https://gw"});
 }
 
 TEST(ClaudeSettings, NothingNestedElsewhereOrNotAString) {
-  EXPECT_EQ(settings_env_values(R"({"mcpServers": {"a": {"env": {"ANTHROPIC_BASE_URL": "https://no"}}}})", kNames),
-            Values{});
-  EXPECT_EQ(settings_env_values(R"({"env": {"ANTHROPIC_BASE_URL": 3, "OPENAI_BASE_URL": null}})", kNames), Values{});
-  EXPECT_EQ(settings_env_values(R"({"env": ["ANTHROPIC_BASE_URL", "https://no"]})", kNames), Values{});
+  EXPECT_EQ(values(R"({"mcpServers": {"a": {"env": {"ANTHROPIC_BASE_URL": "https://no"}}}})"), Values{});
+  EXPECT_EQ(values(R"({"env": {"ANTHROPIC_BASE_URL": 3, "OPENAI_BASE_URL": null}})"), Values{});
+  EXPECT_EQ(values(R"({"env": ["ANTHROPIC_BASE_URL", "https://no"]})"), Values{});
 }
 
 TEST(ClaudeSettings, NothingFromTextThatIsNotOneJsonObject) {
-  EXPECT_EQ(settings_env_values(R"({"env": {"ANTHROPIC_BASE_URL": "https://gw"}} trailing)", kNames), Values{});
-  EXPECT_EQ(settings_env_values(R"({"env": {"ANTHROPIC_BASE_URL": "https://gw"})", kNames), Values{});
-  EXPECT_EQ(settings_env_values(R"(// a comment
-{"env": {"ANTHROPIC_BASE_URL": "https://gw"}})",
-                                kNames),
+  EXPECT_EQ(values(R"({"env": {"ANTHROPIC_BASE_URL": "https://gw"}} trailing)"), Values{});
+  EXPECT_EQ(values(R"({"env": {"ANTHROPIC_BASE_URL": "https://gw"})"), Values{});
+  EXPECT_EQ(values(R"(// a comment
+{"env": {"ANTHROPIC_BASE_URL": "https://gw"}})"),
             Values{});
-  EXPECT_EQ(settings_env_values("", kNames), Values{});
-  EXPECT_EQ(settings_env_values(std::string(100, '['), kNames), Values{});
+  EXPECT_EQ(values(""), Values{});
+  EXPECT_EQ(values(std::string(100, '[')), Values{});
 }
 
 TEST(ClaudeSettings, AFileAnotherUserOwnsIsNotRead) {
