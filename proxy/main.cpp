@@ -38,6 +38,7 @@
 #include "proxy/preload.h"
 #include "proxy/request_rules.h"
 #include "proxy/server.h"
+#include "proxy/users_proxy.h"
 #include "shim/proxy_layer.h"
 #include "state/private_dir.h"
 
@@ -66,9 +67,6 @@ bool write_port_file(const std::string& path, unsigned short port) {
   errno = error;
   return false;
 }
-
-// The variables a command reads its proxy from, which interception sets to this proxy.
-constexpr const char* kProxyVariables[] = {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"};
 
 // COMMAND with each route's `env` variable pointing at the proxy, and the preload (this process's
 // LD_PRELOAD) still in place for children that do use libcurl. With proxy.intercept, also the
@@ -109,11 +107,11 @@ int run_with_routes(const std::vector<std::string>& command, const config::Confi
   }
   if (!cfg.proxy.intercept.empty()) {
     for (const auto& [name, value] : trust) ::setenv(name.c_str(), value.c_str(), 1);
-    for (const char* name : kProxyVariables) ::setenv(name, origin.c_str(), 1);
+    for (const char* name : proxy::kProxyVariables) ::setenv(name, origin.c_str(), 1);
     // Node from 22.21 / 24.5 makes its fetch and http follow HTTPS_PROXY with this (older ones ignore it).
     ::setenv("NODE_USE_ENV_PROXY", "1", 0);
     const std::string bypass =
-        proxy::claude_settings_bypass(command[0], {std::begin(kProxyVariables), std::end(kProxyVariables)});
+        proxy::claude_settings_bypass(command[0], {std::begin(proxy::kProxyVariables), std::end(proxy::kProxyVariables)});
     if (!bypass.empty()) std::cerr << bypass << '\n';
   }
   // Its libcurl children's requests that this proxy answers are retried here, not twice.
@@ -279,52 +277,6 @@ int unprotected(const std::vector<std::string>& command) {
   return exec_direct(command);
 }
 
-// Whether the loopback proxy `url` (of the URL `value`) proves it is this user's curlretry proxy:
-// one started by hand on another port that the shell exports, say. Going through it as through a
-// company's would put two retry layers on each request, and its interception a CA in the way that
-// curlretry's proxy does not trust (every intercepted request then failed with 502). The token
-// probed with is the URL's password, which COMMAND would present to that address anyway.
-bool proves_curlretry_proxy(std::string_view value, const core::UrlParts& url, const std::string& port) {
-  boost::system::error_code bad;
-  const auto address = boost::asio::ip::make_address(url.host == "localhost" ? "127.0.0.1" : url.host, bad);
-  if (bad || !address.is_loopback()) return false;  // split_url checked the port: digits, at most 65535
-  const std::optional<proxy::ParentProxy> parent = proxy::parent_proxy(std::string(value));
-  const std::string token = parent ? proxy::presented_token(parent->authorization) : std::string();
-  return proxy::listens_as_ours({address, static_cast<std::uint16_t>(std::stoul(port))}, token);
-}
-
-// Whether the proxy URL `value` names curlretry's own proxy: the address this launch ensures (a
-// shell that exports HTTPS_PROXY=http://127.0.0.1:7878 for every program), the one a launch above
-// this one set (CURLRETRY_VIA_PROXY), or another that proves it is. "localhost" names the loopback
-// address.
-bool names_curlretry_proxy(std::string_view value, const boost::asio::ip::tcp::endpoint& where) {
-  const std::optional<core::UrlParts> url = core::split_url(value);
-  if (!url) return false;
-  const std::string port = url->port.empty() ? "1080" : url->port;  // libcurl's default proxy port
-  const auto same = [&](const std::string& host, const std::string& its_port) {
-    return its_port == port &&
-           (url->host == host || (url->host == "localhost" && (host == "127.0.0.1" || host == "::1")));
-  };
-  if (same(where.address().to_string(), std::to_string(where.port()))) return true;
-  const char* via = std::getenv(shim::kViaProxyVariable);
-  if (via != nullptr && *via != '\0') {
-    const std::optional<core::UrlParts> above = core::split_url("http://" + std::string(via));
-    if (above && same(above->host, above->port)) return true;
-  }
-  return proves_curlretry_proxy(value, *url, port);
-}
-
-// The proxy variable run_with_routes would overwrite that names a proxy of the user's own (a
-// company's, say) rather than curlretry's: nullptr when none does. The value is never shown: it
-// may carry a password.
-const char* users_own_proxy_variable(const boost::asio::ip::tcp::endpoint& where) {
-  for (const char* name : kProxyVariables) {
-    const char* value = std::getenv(name);
-    if (value != nullptr && *value != '\0' && !names_curlretry_proxy(value, where)) return name;
-  }
-  return nullptr;
-}
-
 // For interception: the CA COMMAND is told to trust, which the proxy about to start needs too (made
 // now if missing), and the variables handing it over beside what COMMAND trusted already, which
 // curlretry's proxy verifies the intercepted upstreams with as well (a company's TLS-inspecting
@@ -372,7 +324,7 @@ int ensure_mode(const Args& a, const config::Config& cfg, const boost::asio::ip:
   // its place. The variable stays set for COMMAND: a launch inside it digests the same config. A
   // config that names its upstream proxy itself is left to it.
   if (!a.command.empty() && cfg.proxy.upstream_proxy.empty()) {
-    if (const char* name = users_own_proxy_variable(where)) {
+    if (const char* name = proxy::users_own_proxy_variable(where)) {
       const std::string problem = config::upstream_proxy_problem(std::getenv(name));
       if (problem.empty()) {
         ::setenv(config::kUpstreamProxyVariable, std::getenv(name), 1);

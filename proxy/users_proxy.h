@@ -1,0 +1,23 @@
+// The proxy variables a launched COMMAND reads (HTTPS_PROXY and the rest), and which of them name
+// a proxy of the user's own (a company's, the only way out of a network) rather than curlretry's:
+// the launcher hands COMMAND curlretry's proxy in their place and, for a proxy of the user's, has
+// curlretry's proxy reach the providers through it (proxy.upstream_proxy).
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+
+namespace curlretry::proxy {
+
+// The variables a command reads its proxy from, in the order they are looked at (HTTPS_PROXY
+// first); interception sets each of them to curlretry's proxy.
+inline constexpr const char* kProxyVariables[] = {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"};
+
+// The first of them that names a proxy of the user's own rather than curlretry's, whose proxy is
+// at `where` for this launch: nullptr when none does. curlretry's own is that address (a shell
+// that exports HTTPS_PROXY=http://127.0.0.1:7878 for every program), the one a launch above this
+// one set (CURLRETRY_VIA_PROXY), or a loopback one that proves it is this user's curlretry proxy
+// (one started by hand on another port: going through it would put two retry layers on each
+// request). The value is never shown: it may carry a password.
+const char* users_own_proxy_variable(const boost::asio::ip::tcp::endpoint& where);
+
+}  // namespace curlretry::proxy
