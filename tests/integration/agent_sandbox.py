@@ -23,6 +23,7 @@ import signal
 import subprocess
 import tempfile
 import time
+import unittest
 from pathlib import Path
 
 import harness
@@ -65,6 +66,17 @@ def namespace_problem() -> str | None:
 
 _agents: str | None = None
 _agents_error: str | None = None
+
+
+def require() -> None:
+    """The library built, and namespaces this machine lets us make: an error without the first
+    (CI builds it), a visible skip without the second."""
+    problem = harness.library_problem()
+    if problem:
+        raise AssertionError(problem)
+    problem = namespace_problem()
+    if problem:
+        raise unittest.SkipTest(problem)
 
 
 def agent_modules() -> tuple[str | None, str | None]:

@@ -62,12 +62,7 @@ class AgentScenarios:
     @classmethod
     def setUpClass(cls) -> None:
         super().setUpClass()
-        problem = harness.library_problem()
-        if problem:
-            raise AssertionError(problem)
-        problem = agent_sandbox.namespace_problem()
-        if problem:
-            raise unittest.SkipTest(problem)
+        agent_sandbox.require()
         modules, why = agent_sandbox.agent_modules()
         if cls.needs_sdk and modules:
             sdk, why = proxy_support.node_modules()
@@ -360,12 +355,7 @@ class TheRestOfItsTraffic(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
         super().setUpClass()
-        problem = harness.library_problem()
-        if problem:
-            raise AssertionError(problem)
-        problem = agent_sandbox.namespace_problem()
-        if problem:
-            raise unittest.SkipTest(problem)
+        agent_sandbox.require()
         cls.sandbox = Sandbox().start()
         cls.addClassCleanup(cls.sandbox.stop)
         for address, port, tls in ((agent_sandbox.UPSTREAM_ADDRESS, cls.PLAIN, []),

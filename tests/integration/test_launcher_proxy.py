@@ -286,6 +286,13 @@ class OwnProxy(harness.UpstreamTestCase):
                                        f"  upstream_ca_file: {tls.cert}\n"
                                        "  forward: {allow_ports: any, allow_loopback: true}\n")
 
+    def fetch_script(self, url: str) -> str:
+        """agent.py: python's urllib fetches URL (through the proxy variables it is given) and
+        prints the status and the body."""
+        return self.write("agent.py", "import urllib.request\n"
+                                      f"r = urllib.request.urlopen('{url}')\n"
+                                      "print(r.status, r.read().decode(), end='')\n")
+
     def reason(self, name: str) -> str:
         return (f"; {name} does not load libcurl: its requests to the providers curlretry knows go through the "
                 "proxy (HTTPS_PROXY and the local CA; --no-proxy runs it directly)")
@@ -517,9 +524,7 @@ class WithAToken(OwnProxy):
                                           f"  upstream_ca_file: {tls.cert}\n"
                                           "  forward: {allow_ports: any, allow_loopback: true}\n")
         key = self.key()
-        script = self.write("agent.py", "import urllib.request\n"
-                                        f"r = urllib.request.urlopen('{tls.script_url(key, '529,200')}')\n"
-                                        "print(r.status, r.read().decode(), end='')\n")
+        script = self.fetch_script(tls.script_url(key, '529,200'))
         result = self.launch("--listen", self.listen, "--config", config, "--", harness.PYTHON, script)
         self.assertRun(result, 0, b"200 " + ok_body(key, 2))
         self.assertCount(tls, key, 2, result)
@@ -730,9 +735,7 @@ class ZeroConfig(OwnProxy):
         tls = self.tls()
         config = self.loopback_intercept_config(tls)
         key = self.key()
-        script = self.write("agent.py", "import urllib.request\n"
-                                        f"r = urllib.request.urlopen('{tls.script_url(key, '503,529,200')}')\n"
-                                        "print(r.status, r.read().decode(), end='')\n")
+        script = self.fetch_script(tls.script_url(key, '503,529,200'))
         result = self.launch("--listen", self.listen, "--config", config, "--", harness.PYTHON, script)
         self.assertRun(result, 0, b"200 " + ok_body(key, 3))
         self.assertCount(tls, key, 3, result)
