@@ -192,8 +192,8 @@ std::vector<std::string> base_urls_given() {
 
 // The built-in routes are served whenever the providers are (one config for every client, so
 // one shared proxy); --builtin-routes says whether COMMAND is given their variables. Forward
-// proxying and CONNECT may reach any port unless the config says otherwise. Returns the names of
-// the routes added.
+// proxying and CONNECT may reach any port, and loopback without a token, unless the config says
+// otherwise. Returns the names of the routes added.
 std::vector<std::string> add_builtin_providers(config::Config& cfg) {
   std::vector<std::string> names;
   for (config::ProxyRoute& route : config::builtin_provider_routes()) {
