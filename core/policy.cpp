@@ -15,8 +15,11 @@ Policy Policy::builtin() {
   p.retry_markers = {"captcha", "verify failed", "risk control", "风控", "rate limit", "too many requests",
                      "try again"};
   // Quotas and request-shape errors do not clear by waiting a few seconds, even on a 429.
-  p.permanent_markers = {"per day",           "daily quota",        "monthly",        "billing",
-                         "upgrade your plan", "insufficient_quota", "context length", "prompt too long"};
+  // usage_limit_reached: a ChatGPT plan's limit, as Codex signed in with ChatGPT meets it (its
+  // error.type); it resets in hours.
+  p.permanent_markers = {"per day",        "daily quota",       "monthly",
+                         "billing",        "upgrade your plan", "insufficient_quota",
+                         "context length", "prompt too long",   "usage_limit_reached"};
   // Timeouts are left out: a retried timeout multiplies the time the host already waited.
   p.retry_transport = {Transport::connect_refused, Transport::reset,         Transport::send,
                        Transport::recv,            Transport::empty_reply,   Transport::tls_handshake,

@@ -194,7 +194,7 @@ RETRY_STATUS = (408, 429, 500, 502, 503, 504, 529)
 RETRY_MARKERS = ("captcha", "verify failed", "risk control", "风控", "rate limit", "too many requests",
                  "try again")
 PERMANENT_MARKERS = ("per day", "daily quota", "monthly", "billing", "upgrade your plan", "insufficient_quota",
-                     "context length", "prompt too long")
+                     "context length", "prompt too long", "usage_limit_reached")
 RETRY_TRANSPORT = ("connect_refused", "reset", "send", "recv", "empty_reply", "tls_handshake", "http2_stream")
 
 

@@ -315,7 +315,7 @@ TEST(DecideMarkers, EveryBuiltinRiskControlMarkerRetriesA4xx) {
 
 TEST(DecideMarkers, EveryBuiltinPermanentMarkerGivesUpEvenOn429) {
   for (const std::string marker : {"per day", "daily quota", "monthly", "billing", "upgrade your plan",
-                                   "insufficient_quota", "context length", "prompt too long"}) {
+                                   "insufficient_quota", "context length", "prompt too long", "usage_limit_reached"}) {
     const Verdict v = decide_at(kBuiltin, response(429, "error: " + marker));
     EXPECT_EQ(v.action, Action::give_up) << marker;
     EXPECT_EQ(reason_text(v), "permanent:" + marker);

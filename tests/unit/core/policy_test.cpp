@@ -20,9 +20,9 @@ TEST(BuiltinPolicy, EncodesTheSeeds) {
   EXPECT_EQ(p.retry_status, (std::vector<int>{408, 429, 500, 502, 503, 504, 529}));
   EXPECT_EQ(p.retry_markers, (std::vector<std::string>{"captcha", "verify failed", "risk control", "风控",
                                                        "rate limit", "too many requests", "try again"}));
-  EXPECT_EQ(p.permanent_markers,
-            (std::vector<std::string>{"per day", "daily quota", "monthly", "billing", "upgrade your plan",
-                                      "insufficient_quota", "context length", "prompt too long"}));
+  EXPECT_EQ(p.permanent_markers, (std::vector<std::string>{"per day", "daily quota", "monthly", "billing",
+                                                           "upgrade your plan", "insufficient_quota", "context length",
+                                                           "prompt too long", "usage_limit_reached"}));
   EXPECT_EQ(p.retry_transport,
             (std::vector<Transport>{Transport::connect_refused, Transport::reset, Transport::send, Transport::recv,
                                     Transport::empty_reply, Transport::tls_handshake, Transport::http2_stream}));
