@@ -11,10 +11,18 @@ constexpr std::uint64_t kMaxPingBytes = std::uint64_t{64} << 20;
 constexpr long kSplitGapMs = 5;  // between +split pieces: enough for each to be its own read
 constexpr long kCutGapMs = 20;   // between the two halves of +cut
 
-constexpr std::string_view kNames[] = {"sse-overload",       "sse-good",          "sse-late-error",
-                                       "sse-invalid",        "sse-oai-chat-good", "sse-oai-chat-overload",
-                                       "sse-oai-responses-overload", "sse-anthropic-good", "sse-oai-responses-good",
-                                       "sse-gemini-good",    "sse-gemini-overload"};
+constexpr std::string_view kNames[] = {"sse-overload",
+                                       "sse-good",
+                                       "sse-late-error",
+                                       "sse-invalid",
+                                       "sse-oai-chat-good",
+                                       "sse-oai-chat-overload",
+                                       "sse-oai-responses-overload",
+                                       "sse-anthropic-good",
+                                       "sse-oai-responses-good",
+                                       "sse-gemini-good",
+                                       "sse-gemini-overload",
+                                       "sse-code-assist-good"};
 
 std::string event(std::string_view type, std::string_view data) {
   return "event: " + std::string(type) + "\ndata: " + std::string(data) + "\n\n";
@@ -83,11 +91,20 @@ std::vector<std::string> responses_good(std::string_view key, std::uint64_t atte
                                           R"("total_tokens":3}}})")};
 }
 
-std::string gemini_chunk(std::string_view key, std::uint64_t attempt) {
-  return R"(data: {"candidates":[{"content":{"parts":[{"text":"Hello world"}],"role":"model"},)"
+std::string gemini_response(std::string_view key, std::uint64_t attempt) {
+  return R"({"candidates":[{"content":{"parts":[{"text":"Hello world"}],"role":"model"},)"
          R"("finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":2,)"
          R"("totalTokenCount":3},"modelVersion":"gemini-test","responseId":")" +
-         std::string(key) + "_" + std::to_string(attempt) + "\"}\n\n";
+         std::string(key) + "_" + std::to_string(attempt) + "\"}";
+}
+std::string gemini_chunk(std::string_view key, std::uint64_t attempt) {
+  return "data: " + gemini_response(key, attempt) + "\n\n";
+}
+// Code Assist (cloudcode-pa.googleapis.com, Gemini CLI's "Login with Google") wraps each chunk of
+// the same stream: {"response": <chunk>, "traceId": ...}.
+std::string code_assist_chunk(std::string_view key, std::uint64_t attempt) {
+  return "data: {\"response\":" + gemini_response(key, attempt) + ",\"traceId\":\"" + std::string(key) + "_" +
+         std::to_string(attempt) + "\"}\n\n";
 }
 
 std::string chat_chunk(std::string_view key, std::uint64_t attempt, std::string_view delta, std::string_view finish) {
@@ -153,7 +170,7 @@ std::optional<bool> parse_sse_script(std::string_view base, Step& step, std::str
     *error = "unknown SSE script '" + std::string(base) +
              "' (sse-overload, sse-good, sse-late-error, sse-invalid, sse-stall-<ms>, sse-pings-<bytes>, "
              "sse-oai-chat-good, sse-oai-chat-overload, sse-oai-responses-overload, sse-anthropic-good, "
-             "sse-oai-responses-good, sse-gemini-good, sse-gemini-overload)";
+             "sse-oai-responses-good, sse-gemini-good, sse-gemini-overload, sse-code-assist-good)";
   }
   return false;
 }
@@ -192,6 +209,8 @@ std::vector<SsePiece> sse_script_pieces(const Step& step, std::string_view key, 
     events = responses_good(key, attempt);
   } else if (name == "sse-gemini-good") {
     events = {gemini_chunk(key, attempt)};
+  } else if (name == "sse-code-assist-good") {
+    events = {code_assist_chunk(key, attempt)};
   } else if (name == "sse-gemini-overload") {
     events = {R"(data: {"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}})"
               "\n\n"};
