@@ -24,13 +24,19 @@ import subprocess
 import tempfile
 import time
 import unittest
+import urllib.parse
 from pathlib import Path
 
 import harness
 import proxy_support
 
 UPSTREAM_ADDRESS = "198.18.0.1"  # RFC 2544 benchmark range, on the namespace's own lo only
-PROVIDER_HOSTS = ("api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com")
+PROVIDER_HOSTS = ("api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com",
+                  # What the agents reach when their user signs in instead of setting a key: Gemini
+                  # CLI's Code Assist and its token check, Codex's ChatGPT backend, Claude Code's
+                  # Vertex AI region.
+                  "cloudcode-pa.googleapis.com", "oauth2.googleapis.com", "chatgpt.com",
+                  "us-east5-aiplatform.googleapis.com")
 # A provider curlretry does not know, for a user's ANTHROPIC_BASE_URL (a gateway's https:// endpoint).
 GATEWAY_HOST = "llm-gateway.example"
 # A developer's own name for a server on this machine (/etc/hosts), which NO_PROXY does not cover.
@@ -206,6 +212,13 @@ class Sandbox:
     def arm(self, host: str, prefix: str, key: str, script: str) -> None:
         """Requests to https://HOST<prefix>... play /s/KEY/SCRIPT (upstream/README.md, /arm/)."""
         self._upstream_get(host, f"/arm/{key}/{script}?path={prefix}")
+
+    def arm_json(self, host: str, prefix: str, key: str, body: object, status: str = "200 OK") -> None:
+        """Requests to https://HOST<prefix>... are answered STATUS with `body` as JSON (and closed)."""
+        data = json.dumps(body).encode()
+        answer = (b"HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+                  b"Connection: close\r\n\r\n%s" % (status.encode(), len(data), data))
+        self.arm(host, prefix, key, "raw+data=" + urllib.parse.quote(answer, safe=""))
 
     def count(self, host: str, key: str) -> int:
         return int(self._upstream_get(host, f"/count/{key}"))
