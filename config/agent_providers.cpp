@@ -11,12 +11,11 @@ const std::vector<BuiltinProvider>& builtin_providers() {
       {"openai", "api.openai.com", "OPENAI_BASE_URL", "https://api.openai.com/v1"},
       {"gemini", "generativelanguage.googleapis.com"},
       // What the agents reach when their user signs in instead of setting a key, the way most of
-      // them run (each CLI's own default): Gemini CLI's "Login with Google" (Code Assist), Codex's
-      // "Sign in with ChatGPT" (backend-api/codex), and Vertex AI (Claude Code's and Gemini CLI's
-      // Google Cloud mode: regional hosts and the global one). Before, all of these went through a
-      // blind tunnel: none of their 429s or 5xx was retried, and the launch said nothing.
+      // them run: Gemini CLI's "Login with Google" (Code Assist), and Vertex AI (Claude Code's and
+      // Gemini CLI's Google Cloud mode: regional hosts and the global one). Before, these went
+      // through a blind tunnel: none of their 429s or 5xx was retried, and the launch said nothing.
+      // Not chatgpt.com, Codex's when signed in with ChatGPT: proxy/codex_auth.h says why.
       {"gemini-code-assist", "cloudcode-pa.googleapis.com"},
-      {"chatgpt", "chatgpt.com"},
       {"vertex", "*-aiplatform.googleapis.com"},
       {"vertex-global", "aiplatform.googleapis.com"},
       {"zai", "api.z.ai"},

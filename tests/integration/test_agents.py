@@ -14,6 +14,9 @@ proxy's attempt log (CURLRETRY_EVENTS) shows ONE request from the agent holding 
 retries off (CURLRETRY_MAX_ATTEMPTS=1) every scenario here fails, and Pi, Codex and the SDK script
 exit 1 on the in-band error. Claude Code also runs once with the shared proxy's port held by a
 second local user (a real one, useradd): its proxy moves to a port of its own and still retries.
+The same scenarios run with the agents as their users sign in rather than set a key: Gemini CLI
+with Google (Code Assist), Codex with ChatGPT (chatgpt.com, intercepted when the config says so)
+and Claude Code on Vertex AI.
 """
 
 from __future__ import annotations
@@ -373,7 +376,8 @@ class GeminiCliSignedIn(AgentScenarios, unittest.TestCase):
 
 class CodexSignedIn(AgentScenarios, unittest.TestCase):
     """Codex with "Sign in with ChatGPT" (what it offers first): the model is reached through
-    chatgpt.com/backend-api/codex, not api.openai.com."""
+    chatgpt.com/backend-api/codex, not api.openai.com. curlretry intercepts it only when told
+    (proxy/codex_auth.h says why), as this user's config does; without it the launch says so."""
 
     host = "chatgpt.com"
     prefix = "/backend-api/codex/responses"
@@ -390,7 +394,7 @@ class CodexSignedIn(AgentScenarios, unittest.TestCase):
         # Not reachable through a blind tunnel here, unlike the real chatgpt.com: rustls refuses
         # the sandbox upstream's certificate (a CA serving as its own leaf), so before stop 50
         # these runs exit 1 rather than pass on Codex's own retries.
-        return {"OPENAI_API_KEY": None, "CODEX_API_KEY": None}
+        return {"OPENAI_API_KEY": None, "CODEX_API_KEY": None, "CURLRETRY_CONFIG": str(cls.sandbox.home / "chatgpt.yaml")}
 
     @classmethod
     def prepare_home(cls, home):
@@ -404,6 +408,8 @@ class CodexSignedIn(AgentScenarios, unittest.TestCase):
             "%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)), "tokens": {"id_token": unsigned_jwt(claims), "access_token":
             unsigned_jwt(claims), "refresh_token": "rt-test-not-a-token", "account_id": "acct-test"}}))
         shutil.copy(CLIENTS / "agents" / "codex-chatgpt-config.toml", home / ".codex" / "config.toml")
+        # What the launch's line tells the user to do.
+        (home / "chatgpt.yaml").write_text("version: 1\nproxy:\n  intercept: [chatgpt.com]\n")
 
     @classmethod
     def arm_sign_in(cls):
@@ -412,6 +418,18 @@ class CodexSignedIn(AgentScenarios, unittest.TestCase):
                           "workspace_backend_origin": "https://chatgpt.com", "account_routing_override": "NO_CONSTRAINT"}],
             "account_ordering": ["acct-test"]})
 
+
+    def test_without_chatgpt_in_the_config_the_launch_says_none_of_its_requests_is_retried(self):
+        result = self.sandbox.run([harness.CURLRETRY_BIN, "--", *self.command(self.modules)[:1], "--version"],
+                                  {**self.agent_env(), "CURLRETRY_CONFIG": None})
+        self.assertEqual(result.code, 0, str(result))
+        line = (f"curlretry: proxy: codex is signed in with ChatGPT ({self.sandbox.home}/.codex/auth.json): its model "
+                "requests go to chatgpt.com, which curlretry does not intercept unless told (its Cloudflare may refuse "
+                "a client other than Codex itself), so none of them is retried; to retry them, add chatgpt.com to "
+                "proxy.intercept in your config\n")
+        self.assertEqual(result.stderr.decode().count(line), 1, str(result))
+        # Told, it says nothing of it (every other scenario here runs with chatgpt.com in the config).
+        self.assertNotIn(b"signed in with ChatGPT", self.healthy.stderr, str(self.healthy))
 
     def test_its_plans_usage_limit_is_given_to_it_at_once(self):
         # A ChatGPT plan's limit resets in hours: retrying it only delays Codex's own message.

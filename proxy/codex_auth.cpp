@@ -1,0 +1,78 @@
+#include "proxy/codex_auth.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+#include "config/glob.h"
+#include "core/json_cursor.h"
+#include "core/log_text.h"
+#include "proxy/ca_files.h"
+
+namespace curlretry::proxy {
+namespace {
+
+constexpr int kMaxDepth = 64;
+constexpr std::size_t kMaxAuthBytes = 1 << 20;  // auth.json is a few KiB of tokens
+constexpr std::string_view kChatgptHost = "chatgpt.com";
+
+}  // namespace
+
+bool codex_signed_in_with_chatgpt(std::string_view auth_json) {
+  core::JsonCursor c(auth_json, kMaxDepth);
+  c.skip_bom();
+  c.skip_space();
+  if (!c.eat('{')) return false;
+  c.skip_space();
+  if (c.eat('}')) return false;
+  bool tokens = false;
+  bool api_key_mode = false;
+  std::string key;
+  std::string value;
+  do {
+    c.skip_space();
+    if (!c.string(&key)) return false;
+    c.skip_space();
+    if (!c.eat(':')) return false;
+    c.skip_space();
+    if (key == "tokens" && !c.at_end() && c.peek() == '{') tokens = true;
+    if (key == "auth_mode" && !c.at_end() && c.peek() == '"') {
+      if (!c.string(&value)) return false;
+      std::transform(value.begin(), value.end(), value.begin(), [](unsigned char ch) { return std::tolower(ch); });
+      api_key_mode = value.find("apikey") != std::string::npos || value.find("api_key") != std::string::npos;
+    } else if (!c.skip_value(1)) {
+      return false;
+    }
+    c.skip_space();
+  } while (c.eat(','));
+  if (!c.eat('}')) return false;
+  c.skip_space();
+  return c.at_end() && tokens && !api_key_mode;
+}
+
+std::string codex_chatgpt_unretried(std::string_view command, const std::vector<std::string>& intercept) {
+  const std::size_t slash = command.rfind('/');
+  if (command.substr(slash == std::string_view::npos ? 0 : slash + 1) != "codex") return {};
+  if (std::any_of(intercept.begin(), intercept.end(),
+                  [](const std::string& glob) { return config::glob_match(glob, kChatgptHost, true); })) {
+    return {};
+  }
+  const char* codex_home = std::getenv("CODEX_HOME");
+  const char* home = std::getenv("HOME");
+  std::string file;
+  if (codex_home != nullptr && *codex_home != '\0') {
+    file = std::string(codex_home) + "/auth.json";
+  } else if (home != nullptr && *home != '\0') {
+    file = std::string(home) + "/.codex/auth.json";
+  } else {
+    return {};
+  }
+  const std::string text = read_file(file, kMaxAuthBytes, /*owned=*/true);
+  if (text.empty() || text.size() >= kMaxAuthBytes || !codex_signed_in_with_chatgpt(text)) return {};
+  return "curlretry: proxy: codex is signed in with ChatGPT (" + core::log_text::escape(file) +
+         "): its model requests go to chatgpt.com, which curlretry does not intercept unless told (its "
+         "Cloudflare may refuse a client other than Codex itself), so none of them is retried; to retry them, add "
+         "chatgpt.com to proxy.intercept in your config";
+}
+
+}  // namespace curlretry::proxy
