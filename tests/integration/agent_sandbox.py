@@ -33,10 +33,10 @@ import proxy_support
 UPSTREAM_ADDRESS = "198.18.0.1"  # RFC 2544 benchmark range, on the namespace's own lo only
 PROVIDER_HOSTS = ("api.anthropic.com", "api.openai.com", "generativelanguage.googleapis.com",
                   # What the agents reach when their user signs in instead of setting a key: Gemini
-                  # CLI's Code Assist and its token check, Codex's ChatGPT backend, Claude Code's
-                  # Vertex AI region.
+                  # CLI's Code Assist and its token check, Codex's ChatGPT backend, Vertex AI's
+                  # regional (Claude Code) and global (Gemini CLI) hosts.
                   "cloudcode-pa.googleapis.com", "oauth2.googleapis.com", "chatgpt.com",
-                  "us-east5-aiplatform.googleapis.com")
+                  "us-east5-aiplatform.googleapis.com", "aiplatform.googleapis.com")
 # A provider curlretry does not know, for a user's ANTHROPIC_BASE_URL (a gateway's https:// endpoint).
 GATEWAY_HOST = "llm-gateway.example"
 # A developer's own name for a server on this machine (/etc/hosts), which NO_PROXY does not cover.

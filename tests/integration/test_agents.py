@@ -15,8 +15,8 @@ retries off (CURLRETRY_MAX_ATTEMPTS=1) every scenario here fails, and Pi, Codex 
 exit 1 on the in-band error. Claude Code also runs once with the shared proxy's port held by a
 second local user (a real one, useradd): its proxy moves to a port of its own and still retries.
 The same scenarios run with the agents as their users sign in rather than set a key: Gemini CLI
-with Google (Code Assist), Codex with ChatGPT (chatgpt.com, intercepted when the config says so)
-and Claude Code on Vertex AI.
+with Google (Code Assist), Gemini CLI and Claude Code on Vertex AI, Codex with ChatGPT
+(chatgpt.com, intercepted when the config says so).
 """
 
 from __future__ import annotations
@@ -372,6 +372,32 @@ class GeminiCliSignedIn(AgentScenarios, unittest.TestCase):
                              {"aud": "test", "scope": "https://www.googleapis.com/auth/cloud-platform", "expires_in": 3500})
         cls.sandbox.arm_json(cls.host, "/v1internal:loadCodeAssist", f"load-{pid}",
                              {"currentTier": {"id": "free-tier"}, "cloudaicompanionProject": "test-project"})
+
+
+class GeminiCliOnVertex(AgentScenarios, unittest.TestCase):
+    """Gemini CLI on Vertex AI with an API key (GOOGLE_GENAI_USE_VERTEXAI, Vertex's express mode):
+    the model is reached at the global aiplatform.googleapis.com."""
+
+    host = "aiplatform.googleapis.com"
+    prefix = "/v1beta1/publishers/google/models/gemini-2.5-flash:streamGenerateContent"
+    good = GeminiCli.good
+    overload = GeminiCli.overload
+
+    @classmethod
+    def command(cls, modules):
+        return GeminiCli.command(modules)
+
+    @classmethod
+    def agent_env(cls):
+        # The CA: as GeminiCliSignedIn's.
+        return {"GEMINI_API_KEY": None, "GOOGLE_GENAI_USE_VERTEXAI": "true", "GOOGLE_API_KEY": "test-not-a-key",
+                "GEMINI_CLI_TRUST_WORKSPACE": "true", "NODE_EXTRA_CA_CERTS": cls.sandbox.cert}
+
+    @classmethod
+    def prepare_home(cls, home):
+        (home / ".gemini").mkdir()
+        (home / ".gemini" / "settings.json").write_text(json.dumps(
+            {"privacy": {"usageStatisticsEnabled": False}, "security": {"auth": {"selectedType": "vertex-ai"}}}))
 
 
 class CodexSignedIn(AgentScenarios, unittest.TestCase):
