@@ -1,0 +1,190 @@
+"""test_agents.py's scenarios with the agents as their users sign in rather than set a key, the way
+most people run them: Gemini CLI with Google (Code Assist, cloudcode-pa.googleapis.com), Gemini
+CLI and Claude Code on Vertex AI (aiplatform.googleapis.com and a region's host), Codex with
+ChatGPT (chatgpt.com, intercepted when the user's config says so). curlretry intercepts the first
+three since stop 50; before, each went through a blind tunnel: the agent's own retries only, and
+the attempt log empty. Real CLIs from npm in the agents' sandbox, as test_agents.py runs them;
+the sandbox's upstream also answers the sign-in checks they make first (Sandbox.arm_json).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import time
+import unittest
+
+import agent_sandbox
+import harness
+import test_agents  # its agent classes by the module's name only: imported names would run again here
+from test_agents import AgentScenarios
+
+CLIENTS = agent_sandbox.CLIENTS_DIR
+
+
+class GeminiCliSignedIn(AgentScenarios, unittest.TestCase):
+    """Gemini CLI with "Login with Google" (its oauth-personal auth, what it offers first): the
+    model is reached through Code Assist, cloudcode-pa.googleapis.com, not the Gemini API."""
+
+    host = "cloudcode-pa.googleapis.com"
+    prefix = "/v1internal:streamGenerateContent"
+    good = "sse-code-assist-good"
+    # Google's in-band error as its Gemini API streams it; Code Assist documents none of its own.
+    overload = "sse-gemini-overload"
+    side_paths = ("/v1internal:",)  # retrieveUserQuota, listExperiments
+
+    @classmethod
+    def command(cls, modules):
+        return test_agents.GeminiCli.command(modules)
+
+    @classmethod
+    def agent_env(cls):
+        # The user's token is checked at oauth2.googleapis.com (the sandbox's upstream, through a
+        # blind tunnel): the agent trusts it as it would trust Google (and so reaches Code Assist
+        # through a blind tunnel too, as before stop 50, where these tests fail on the attempt log).
+        return {"GEMINI_API_KEY": None, "GEMINI_CLI_TRUST_WORKSPACE": "true", "NODE_EXTRA_CA_CERTS": cls.sandbox.cert}
+
+    @classmethod
+    def prepare_home(cls, home):
+        (home / ".gemini").mkdir()
+        (home / ".gemini" / "settings.json").write_text(json.dumps(
+            {"privacy": {"usageStatisticsEnabled": False}, "security": {"auth": {"selectedType": "oauth-personal"}}}))
+        # What its sign-in leaves (~/.gemini/oauth_creds.json), valid for the next hour.
+        (home / ".gemini" / "oauth_creds.json").write_text(json.dumps(
+            {"access_token": "ya29.test-not-a-token", "refresh_token": "1//test-not-a-token", "token_type": "Bearer",
+             "scope": "https://www.googleapis.com/auth/cloud-platform", "expiry_date": int(time.time() + 3600) * 1000}))
+
+    @classmethod
+    def arm_sign_in(cls):
+        pid = os.getpid()
+        cls.sandbox.arm_json("oauth2.googleapis.com", "/tokeninfo", f"token-{pid}",
+                             {"aud": "test", "scope": "https://www.googleapis.com/auth/cloud-platform", "expires_in": 3500})
+        cls.sandbox.arm_json(cls.host, "/v1internal:loadCodeAssist", f"load-{pid}",
+                             {"currentTier": {"id": "free-tier"}, "cloudaicompanionProject": "test-project"})
+
+
+class GeminiCliOnVertex(AgentScenarios, unittest.TestCase):
+    """Gemini CLI on Vertex AI with an API key (GOOGLE_GENAI_USE_VERTEXAI, Vertex's express mode):
+    the model is reached at the global aiplatform.googleapis.com."""
+
+    host = "aiplatform.googleapis.com"
+    prefix = "/v1beta1/publishers/google/models/gemini-2.5-flash:streamGenerateContent"
+    good = test_agents.GeminiCli.good
+    overload = test_agents.GeminiCli.overload
+
+    @classmethod
+    def command(cls, modules):
+        return test_agents.GeminiCli.command(modules)
+
+    @classmethod
+    def agent_env(cls):
+        # The CA: as GeminiCliSignedIn's.
+        return {"GEMINI_API_KEY": None, "GOOGLE_GENAI_USE_VERTEXAI": "true", "GOOGLE_API_KEY": "test-not-a-key",
+                "GEMINI_CLI_TRUST_WORKSPACE": "true", "NODE_EXTRA_CA_CERTS": cls.sandbox.cert}
+
+    @classmethod
+    def prepare_home(cls, home):
+        (home / ".gemini").mkdir()
+        (home / ".gemini" / "settings.json").write_text(json.dumps(
+            {"privacy": {"usageStatisticsEnabled": False}, "security": {"auth": {"selectedType": "vertex-ai"}}}))
+
+
+class CodexSignedIn(AgentScenarios, unittest.TestCase):
+    """Codex with "Sign in with ChatGPT" (what it offers first): the model is reached through
+    chatgpt.com/backend-api/codex, not api.openai.com. curlretry intercepts it only when told
+    (proxy/codex_auth.h says why), as this user's config does; without it the launch says so."""
+
+    host = "chatgpt.com"
+    prefix = "/backend-api/codex/responses"
+    good = test_agents.Codex.good
+    overload = test_agents.Codex.overload
+    side_paths = ("/backend-api/",)  # its plugins, models, settings, MCP and analytics requests
+
+    @classmethod
+    def command(cls, modules):
+        return test_agents.Codex.command(modules)
+
+    @classmethod
+    def agent_env(cls):
+        # Not reachable through a blind tunnel here, unlike the real chatgpt.com: rustls refuses
+        # the sandbox upstream's certificate (a CA serving as its own leaf), so before stop 50
+        # these runs exit 1 rather than pass on Codex's own retries.
+        return {"OPENAI_API_KEY": None, "CODEX_API_KEY": None, "CURLRETRY_CONFIG": str(cls.sandbox.home / "chatgpt.yaml")}
+
+    @classmethod
+    def prepare_home(cls, home):
+        # What its sign-in leaves (~/.codex/auth.json): tokens Codex reads the account from.
+        now = int(time.time())
+        claims = {"https://api.openai.com/auth": {"chatgpt_plan_type": "plus", "chatgpt_account_id": "acct-test",
+                                                  "chatgpt_user_id": "user-test", "user_id": "user-test"},
+                  "email": "user@example.com", "iat": now, "exp": now + 3600}
+        (home / ".codex").mkdir()
+        (home / ".codex" / "auth.json").write_text(json.dumps({"OPENAI_API_KEY": None, "last_refresh": time.strftime(
+            "%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)), "tokens": {"id_token": unsigned_jwt(claims), "access_token":
+            unsigned_jwt(claims), "refresh_token": "rt-test-not-a-token", "account_id": "acct-test"}}))
+        shutil.copy(CLIENTS / "agents" / "codex-chatgpt-config.toml", home / ".codex" / "config.toml")
+        # What the launch's line tells the user to do.
+        (home / "chatgpt.yaml").write_text("version: 1\nproxy:\n  intercept: [chatgpt.com]\n")
+
+    @classmethod
+    def arm_sign_in(cls):
+        cls.sandbox.arm_json(cls.host, "/backend-api/wham/accounts/check", f"accounts-{os.getpid()}", {
+            "accounts": [{"id": "acct-test", "account_id": "acct-test", "plan_type": "plus", "structure": "personal",
+                          "workspace_backend_origin": "https://chatgpt.com", "account_routing_override": "NO_CONSTRAINT"}],
+            "account_ordering": ["acct-test"]})
+
+
+    def test_without_chatgpt_in_the_config_the_launch_says_none_of_its_requests_is_retried(self):
+        result = self.sandbox.run([harness.CURLRETRY_BIN, "--", *self.command(self.modules)[:1], "--version"],
+                                  {**self.agent_env(), "CURLRETRY_CONFIG": None})
+        self.assertEqual(result.code, 0, str(result))
+        line = (f"curlretry: proxy: codex is signed in with ChatGPT ({self.sandbox.home}/.codex/auth.json): its model "
+                "requests go to chatgpt.com, which curlretry does not intercept unless told (its Cloudflare may refuse "
+                "a client other than Codex itself), so none of them is retried; to retry them, add chatgpt.com to "
+                "proxy.intercept in your config\n")
+        self.assertEqual(result.stderr.decode().count(line), 1, str(result))
+        # Told, it says nothing of it (every other scenario here runs with chatgpt.com in the config).
+        self.assertNotIn(b"signed in with ChatGPT", self.healthy.stderr, str(self.healthy))
+
+    def test_its_plans_usage_limit_is_given_to_it_at_once(self):
+        # A ChatGPT plan's limit resets in hours: retrying it only delays Codex's own message.
+        key = self.key()
+        since = self.events_size()
+        limit = {"error": {"type": "usage_limit_reached", "message": "The usage limit has been reached",
+                           "plan_type": "plus", "resets_at": int(time.time()) + 7200}}
+        self.sandbox.arm_json(self.host, self.prefix, key, limit, "429 Too Many Requests")
+        result = self._launch(key, None)
+        self.assertNotEqual(result.code, 0, str(result))
+        self.assertEqual(self.sandbox.count(self.host, key), 1, f"requests upstream\n{result}")
+        self.assertEqual([(e["attempt"], e["status"], e["verdict"], e["reason"]) for e in self.completion_events(since)],
+                         [(1, 429, "give_up", "permanent:usage_limit_reached")], str(result))
+
+
+def unsigned_jwt(claims: dict) -> str:
+    def part(value: dict) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+    return f"{part({'alg': 'RS256', 'typ': 'JWT'})}.{part(claims)}.c2lnbmF0dXJl"
+
+
+class ClaudeCodeOnVertex(AgentScenarios, unittest.TestCase):
+    """Claude Code on Google Cloud's Vertex AI (CLAUDE_CODE_USE_VERTEX=1): the model is reached at
+    REGION-aiplatform.googleapis.com."""
+
+    host = "us-east5-aiplatform.googleapis.com"
+    prefix = "/v1/projects/test-project/locations/us-east5/publishers/anthropic/models/"
+    good = test_agents.ClaudeCode.good
+    overload = test_agents.ClaudeCode.overload
+
+    @classmethod
+    def command(cls, modules):
+        return test_agents.ClaudeCode.command(modules)
+
+    @classmethod
+    def agent_env(cls):
+        # CLAUDE_CODE_SKIP_VERTEX_AUTH: Claude Code's documented switch for a gateway that signs
+        # requests itself; it spares the test Google's token service. The CA: as GeminiCliSignedIn's.
+        return {"ANTHROPIC_API_KEY": None, "CLAUDE_CODE_USE_VERTEX": "1", "CLAUDE_CODE_SKIP_VERTEX_AUTH": "1",
+                "ANTHROPIC_VERTEX_PROJECT_ID": "test-project", "CLOUD_ML_REGION": "us-east5",
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "NODE_EXTRA_CA_CERTS": cls.sandbox.cert}
