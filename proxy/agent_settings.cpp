@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "config/glob.h"
+#include "core/ascii.h"
 #include "core/json_cursor.h"
 #include "core/log_text.h"
 #include "proxy/ca_files.h"
@@ -113,6 +115,28 @@ std::string claude_settings_bypass(std::string_view command, const std::vector<s
            "instead: curlretry's proxy then reaches the providers through it)";
   }
   return {};
+}
+
+std::string claude_bedrock_unretried(std::string_view command, const std::vector<std::string>& intercept) {
+  const std::size_t slash = command.rfind('/');
+  if (command.substr(slash == std::string_view::npos ? 0 : slash + 1) != "claude") return {};
+  std::string use;
+  if (const char* set = std::getenv("CLAUDE_CODE_USE_BEDROCK")) use = set;
+  for (SettingsValue& set : claude_settings_values({"CLAUDE_CODE_USE_BEDROCK"})) use = std::move(set.value);
+  if (use.empty() || use == "0" || core::ascii::iequals(use, "false")) return {};
+  std::string region = "us-east-1";
+  for (const char* name : {"AWS_DEFAULT_REGION", "AWS_REGION"}) {
+    if (const char* set = std::getenv(name); set != nullptr && *set != '\0') region = set;
+  }
+  const std::string host = "bedrock-runtime." + region + ".amazonaws.com";
+  if (std::any_of(intercept.begin(), intercept.end(),
+                  [&host](const std::string& glob) { return config::glob_match(glob, host, true); })) {
+    return {};
+  }
+  return "curlretry: proxy: claude uses Amazon Bedrock (CLAUDE_CODE_USE_BEDROCK): its requests go to " +
+         core::log_text::escape(host) +
+         ", which curlretry does not intercept unless told (they are signed over their headers), so none of them "
+         "is retried; to retry them, add bedrock-runtime.*.amazonaws.com to proxy.intercept in your config";
 }
 
 }  // namespace curlretry::proxy

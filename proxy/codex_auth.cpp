@@ -1,10 +1,10 @@
 #include "proxy/codex_auth.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 
 #include "config/glob.h"
+#include "core/ascii.h"
 #include "core/json_cursor.h"
 #include "core/log_text.h"
 #include "proxy/ca_files.h"
@@ -38,7 +38,7 @@ bool codex_signed_in_with_chatgpt(std::string_view auth_json) {
     if (key == "tokens" && !c.at_end() && c.peek() == '{') tokens = true;
     if (key == "auth_mode" && !c.at_end() && c.peek() == '"') {
       if (!c.string(&value)) return false;
-      std::transform(value.begin(), value.end(), value.begin(), [](unsigned char ch) { return std::tolower(ch); });
+      value = core::ascii::lower(value);
       api_key_mode = value.find("apikey") != std::string::npos || value.find("api_key") != std::string::npos;
     } else if (!c.skip_value(1)) {
       return false;

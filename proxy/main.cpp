@@ -114,8 +114,10 @@ int run_with_routes(const std::vector<std::string>& command, const config::Confi
     const std::string bypass =
         proxy::claude_settings_bypass(command[0], {std::begin(proxy::kProxyVariables), std::end(proxy::kProxyVariables)});
     if (!bypass.empty()) std::cerr << bypass << '\n';
-    const std::string unretried = proxy::codex_chatgpt_unretried(command[0], cfg.proxy.intercept);
-    if (!unretried.empty()) std::cerr << unretried << '\n';
+    for (const std::string& unretried : {proxy::codex_chatgpt_unretried(command[0], cfg.proxy.intercept),
+                                         proxy::claude_bedrock_unretried(command[0], cfg.proxy.intercept)}) {
+      if (!unretried.empty()) std::cerr << unretried << '\n';
+    }
   }
   // Its libcurl children's requests that this proxy answers are retried here, not twice.
   ::setenv(shim::kViaProxyVariable, (where.address().to_string() + ":" + std::to_string(where.port())).c_str(), 1);

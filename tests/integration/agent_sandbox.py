@@ -85,6 +85,23 @@ def require() -> None:
         raise unittest.SkipTest(problem)
 
 
+def unavailable(why: str) -> None:
+    """npm could not give the tests what they run: a visible skip; under CURLRETRY_STRICT_DEPS=1
+    (CI), a failure."""
+    if strict():
+        raise AssertionError(f"CURLRETRY_STRICT_DEPS=1: {why}")
+    raise unittest.SkipTest(why)
+
+
+def require_agents() -> str:
+    """require(), then the folder whose node_modules/ holds the pinned agents (unavailable() without)."""
+    require()
+    modules, why = agent_modules()
+    if not modules:
+        unavailable(why)
+    return modules
+
+
 def agent_modules() -> tuple[str | None, str | None]:
     """The folder whose node_modules/ holds the pinned agents, installed on first use; (None, why)."""
     global _agents, _agents_error

@@ -188,3 +188,36 @@ class ClaudeCodeOnVertex(AgentScenarios, unittest.TestCase):
         return {"ANTHROPIC_API_KEY": None, "CLAUDE_CODE_USE_VERTEX": "1", "CLAUDE_CODE_SKIP_VERTEX_AUTH": "1",
                 "ANTHROPIC_VERTEX_PROJECT_ID": "test-project", "CLOUD_ML_REGION": "us-east5",
                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "NODE_EXTRA_CA_CERTS": cls.sandbox.cert}
+
+
+class ClaudeCodeOnBedrock(unittest.TestCase):
+    """Claude Code on Amazon Bedrock (CLAUDE_CODE_USE_BEDROCK) is not intercepted unless the config
+    says so (docs/PROXY.md: its requests are signed over their headers): the launch says that none
+    of its requests is retried, and how to have them retried, rather than nothing."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.modules = agent_sandbox.require_agents()
+        cls.sandbox = agent_sandbox.Sandbox().start()
+        cls.addClassCleanup(cls.sandbox.stop)
+
+    def launch(self, extra: dict[str, str]) -> harness.Result:
+        # --version: what the launcher says comes before claude runs.
+        return self.sandbox.run([harness.CURLRETRY_BIN, "--", agent_sandbox.bin_path(self.modules, "claude"), "--version"],
+                                {"CLAUDE_CODE_USE_BEDROCK": "1", "AWS_REGION": "eu-west-3", **extra})
+
+    def test_the_launch_says_none_of_its_requests_is_retried(self):
+        result = self.launch({})
+        self.assertEqual(result.code, 0, str(result))
+        line = ("curlretry: proxy: claude uses Amazon Bedrock (CLAUDE_CODE_USE_BEDROCK): its requests go to "
+                "bedrock-runtime.eu-west-3.amazonaws.com, which curlretry does not intercept unless told (they are "
+                "signed over their headers), so none of them is retried; to retry them, add "
+                "bedrock-runtime.*.amazonaws.com to proxy.intercept in your config\n")
+        self.assertEqual(result.stderr.decode().count(line), 1, str(result))
+
+    def test_told_to_intercept_it_the_launch_says_nothing_of_it(self):
+        config = self.sandbox.home / "bedrock.yaml"
+        config.write_text("version: 1\nproxy:\n  intercept: [bedrock-runtime.*.amazonaws.com]\n")
+        result = self.launch({"CURLRETRY_CONFIG": str(config)})
+        self.assertEqual(result.code, 0, str(result))
+        self.assertNotIn(b"Bedrock", result.stderr, str(result))

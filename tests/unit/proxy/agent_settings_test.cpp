@@ -6,6 +6,10 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "proxy/ca_files.h"
 
@@ -60,6 +64,46 @@ TEST(ClaudeSettings, AFileAnotherUserOwnsIsNotRead) {
   EXPECT_EQ(read_file(path, 1 << 20, /*owned=*/true), "");
   EXPECT_EQ(read_file(path), "{}");
   ::unlink(path);
+}
+
+// Variables set for one test and put back after it.
+class Environment {
+ public:
+  void set(const char* name, const char* value) {
+    const char* old = std::getenv(name);
+    saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+    value ? ::setenv(name, value, 1) : ::unsetenv(name);
+  }
+  ~Environment() {
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
+      it->second ? ::setenv(it->first.c_str(), it->second->c_str(), 1) : ::unsetenv(it->first.c_str());
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+TEST(ClaudeOnBedrock, TheLineNamesTheRegionsHostUnlessAGlobCoversIt) {
+  Environment env;
+  env.set("HOME", "/nonexistent");  // no settings file of the user's
+  env.set("CLAUDE_CONFIG_DIR", nullptr);
+  env.set("CLAUDE_CODE_USE_BEDROCK", "1");
+  env.set("AWS_DEFAULT_REGION", nullptr);
+  env.set("AWS_REGION", "eu-west-3");
+  EXPECT_EQ(claude_bedrock_unretried("/opt/bin/claude", {"api.anthropic.com"}),
+            "curlretry: proxy: claude uses Amazon Bedrock (CLAUDE_CODE_USE_BEDROCK): its requests go to "
+            "bedrock-runtime.eu-west-3.amazonaws.com, which curlretry does not intercept unless told (they are signed "
+            "over their headers), so none of them is retried; to retry them, add bedrock-runtime.*.amazonaws.com to "
+            "proxy.intercept in your config");
+  EXPECT_EQ(claude_bedrock_unretried("claude", {"bedrock-runtime.*.amazonaws.com"}), "");
+  EXPECT_EQ(claude_bedrock_unretried("codex", {}), "");
+  env.set("AWS_REGION", nullptr);
+  EXPECT_NE(claude_bedrock_unretried("claude", {}).find("bedrock-runtime.us-east-1.amazonaws.com"), std::string::npos);
+  for (const char* off : {"0", "false", "FALSE", ""}) {
+    env.set("CLAUDE_CODE_USE_BEDROCK", off);
+    EXPECT_EQ(claude_bedrock_unretried("claude", {}), "") << off;
+  }
 }
 
 }  // namespace
