@@ -60,6 +60,28 @@ class JsonCursor {
     ~MemberHook() = default;
   };
 
+  // The object at the cursor (whitespace before it skipped), member by member: `member(key)` is
+  // called with the cursor at the member's value (whitespace skipped), reads or skips it, and says
+  // whether it was well formed. False when it said not, or the object is malformed or not there.
+  template <class Member>
+  bool object(Member&& member) {
+    skip_space();
+    if (!eat('{')) return false;
+    skip_space();
+    if (eat('}')) return true;
+    std::string key;
+    do {
+      skip_space();
+      if (!string(&key)) return false;
+      skip_space();
+      if (!eat(':')) return false;
+      skip_space();
+      if (!member(static_cast<const std::string&>(key))) return false;
+      skip_space();
+    } while (eat(','));
+    return eat('}');
+  }
+
   // Any value at the cursor (whitespace before it skipped), checked for shape and skipped.
   // `depth` is how many containers enclose it; one nested deeper than `max_depth` is refused.
   bool skip_value(int depth, MemberHook* hook = nullptr);

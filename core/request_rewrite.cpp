@@ -15,31 +15,16 @@ constexpr int kMaxDepth = 512;
 
 std::optional<ModelSwap> replace_model(std::string_view body, std::string_view model) {
   JsonCursor c(body, kMaxDepth);
-  c.skip_space();
-  if (!c.eat('{')) return std::nullopt;
   std::optional<std::pair<std::size_t, std::size_t>> span;  // the model value's raw text
-  std::string key;
+  const bool read = c.object([&](const std::string& key) {
+    if (key != "model" || span || c.at_end() || c.peek() != '"') return c.skip_value(1);
+    const std::size_t open = c.pos();
+    if (!c.string(nullptr)) return false;
+    span = std::make_pair(open + 1, c.pos() - open - 2);  // between the quotes, as written
+    return true;
+  });
   c.skip_space();
-  if (!c.eat('}')) {
-    do {
-      c.skip_space();
-      if (!c.string(&key)) return std::nullopt;
-      c.skip_space();
-      if (!c.eat(':')) return std::nullopt;
-      c.skip_space();
-      if (key == "model" && !span && !c.at_end() && c.peek() == '"') {
-        const std::size_t open = c.pos();
-        if (!c.string(nullptr)) return std::nullopt;
-        span = std::make_pair(open + 1, c.pos() - open - 2);  // between the quotes, as written
-      } else if (!c.skip_value(1)) {
-        return std::nullopt;
-      }
-      c.skip_space();
-    } while (c.eat(','));
-    if (!c.eat('}')) return std::nullopt;
-  }
-  c.skip_space();
-  if (!c.at_end() || !span) return std::nullopt;
+  if (!read || !c.at_end() || !span) return std::nullopt;
   ModelSwap swap;
   swap.old_model = std::string(body.substr(span->first, span->second));
   swap.body.reserve(body.size() - span->second + model.size());

@@ -20,27 +20,15 @@ constexpr std::size_t kMaxSettingsBytes = 1 << 20;  // a settings file is a few 
 // The "env" object at the cursor: the string members named in `names` appended to `out`.
 bool read_env(core::JsonCursor& c, const std::vector<std::string_view>& names, std::vector<SettingsValue>& out) {
   c.skip_space();
-  if (!c.eat('{')) return c.skip_value(1);  // not an object: Claude Code ignores it, so do we
-  c.skip_space();
-  if (c.eat('}')) return true;
-  std::string key;
+  if (c.at_end() || c.peek() != '{') return c.skip_value(1);  // not an object: Claude Code ignores it, so do we
   std::string value;
-  do {
-    c.skip_space();
-    if (!c.string(&key)) return false;
-    c.skip_space();
-    if (!c.eat(':')) return false;
-    c.skip_space();
+  return c.object([&](const std::string& key) {
     const bool wanted = std::find(names.begin(), names.end(), key) != names.end();
-    if (wanted && !c.at_end() && c.peek() == '"') {
-      if (!c.string(&value)) return false;
-      out.push_back({key, value, {}});
-    } else if (!c.skip_value(2)) {
-      return false;
-    }
-    c.skip_space();
-  } while (c.eat(','));
-  return c.eat('}');
+    if (!wanted || c.at_end() || c.peek() != '"') return c.skip_value(2);
+    if (!c.string(&value)) return false;
+    out.push_back({key, value, {}});
+    return true;
+  });
 }
 
 }  // namespace
@@ -49,22 +37,10 @@ std::vector<SettingsValue> settings_env_values(std::string_view json, const std:
   core::JsonCursor c(json, kMaxDepth);
   std::vector<SettingsValue> out;
   c.skip_bom();
+  const bool read =
+      c.object([&](const std::string& key) { return key == "env" ? read_env(c, names, out) : c.skip_value(1); });
   c.skip_space();
-  if (!c.eat('{')) return {};
-  c.skip_space();
-  if (c.eat('}')) return {};
-  std::string key;
-  do {
-    c.skip_space();
-    if (!c.string(&key)) return {};
-    c.skip_space();
-    if (!c.eat(':')) return {};
-    if (key == "env" ? !read_env(c, names, out) : !c.skip_value(1)) return {};
-    c.skip_space();
-  } while (c.eat(','));
-  if (!c.eat('}')) return {};
-  c.skip_space();
-  return c.at_end() ? out : std::vector<SettingsValue>{};
+  return read && c.at_end() ? out : std::vector<SettingsValue>{};
 }
 
 std::vector<std::string> claude_settings_files() {

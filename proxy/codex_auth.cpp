@@ -21,33 +21,19 @@ constexpr std::string_view kChatgptHost = "chatgpt.com";
 bool codex_signed_in_with_chatgpt(std::string_view auth_json) {
   core::JsonCursor c(auth_json, kMaxDepth);
   c.skip_bom();
-  c.skip_space();
-  if (!c.eat('{')) return false;
-  c.skip_space();
-  if (c.eat('}')) return false;
   bool tokens = false;
   bool api_key_mode = false;
-  std::string key;
   std::string value;
-  do {
-    c.skip_space();
-    if (!c.string(&key)) return false;
-    c.skip_space();
-    if (!c.eat(':')) return false;
-    c.skip_space();
+  const bool read = c.object([&](const std::string& key) {
     if (key == "tokens" && !c.at_end() && c.peek() == '{') tokens = true;
-    if (key == "auth_mode" && !c.at_end() && c.peek() == '"') {
-      if (!c.string(&value)) return false;
-      value = core::ascii::lower(value);
-      api_key_mode = value.find("apikey") != std::string::npos || value.find("api_key") != std::string::npos;
-    } else if (!c.skip_value(1)) {
-      return false;
-    }
-    c.skip_space();
-  } while (c.eat(','));
-  if (!c.eat('}')) return false;
+    if (key != "auth_mode" || c.at_end() || c.peek() != '"') return c.skip_value(1);
+    if (!c.string(&value)) return false;
+    value = core::ascii::lower(value);
+    api_key_mode = value.find("apikey") != std::string::npos || value.find("api_key") != std::string::npos;
+    return true;
+  });
   c.skip_space();
-  return c.at_end() && tokens && !api_key_mode;
+  return read && c.at_end() && tokens && !api_key_mode;
 }
 
 std::string codex_chatgpt_unretried(std::string_view command, const std::vector<std::string>& intercept) {

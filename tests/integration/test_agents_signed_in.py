@@ -24,7 +24,22 @@ from test_agents import AgentScenarios
 CLIENTS = agent_sandbox.CLIENTS_DIR
 
 
-class GeminiCliSignedIn(AgentScenarios, unittest.TestCase):
+def same_agent(agent: type) -> type:
+    """AgentScenarios for `agent` of test_agents.py (its command and streams) in another of its
+    modes: a subclass names the host and path, and how the agent is set up."""
+
+    class Scenarios(AgentScenarios):
+        good = agent.good
+        overload = agent.overload
+
+        @classmethod
+        def command(cls, modules):
+            return agent.command(modules)
+
+    return Scenarios
+
+
+class GeminiCliSignedIn(same_agent(test_agents.GeminiCli), unittest.TestCase):
     """Gemini CLI with "Login with Google" (its oauth-personal auth, what it offers first): the
     model is reached through Code Assist, cloudcode-pa.googleapis.com, not the Gemini API."""
 
@@ -34,10 +49,6 @@ class GeminiCliSignedIn(AgentScenarios, unittest.TestCase):
     # Google's in-band error as its Gemini API streams it; Code Assist documents none of its own.
     overload = "sse-gemini-overload"
     side_paths = ("/v1internal:",)  # retrieveUserQuota, listExperiments
-
-    @classmethod
-    def command(cls, modules):
-        return test_agents.GeminiCli.command(modules)
 
     @classmethod
     def agent_env(cls):
@@ -65,18 +76,12 @@ class GeminiCliSignedIn(AgentScenarios, unittest.TestCase):
                              {"currentTier": {"id": "free-tier"}, "cloudaicompanionProject": "test-project"})
 
 
-class GeminiCliOnVertex(AgentScenarios, unittest.TestCase):
+class GeminiCliOnVertex(same_agent(test_agents.GeminiCli), unittest.TestCase):
     """Gemini CLI on Vertex AI with an API key (GOOGLE_GENAI_USE_VERTEXAI, Vertex's express mode):
     the model is reached at the global aiplatform.googleapis.com."""
 
     host = "aiplatform.googleapis.com"
     prefix = "/v1beta1/publishers/google/models/gemini-2.5-flash:streamGenerateContent"
-    good = test_agents.GeminiCli.good
-    overload = test_agents.GeminiCli.overload
-
-    @classmethod
-    def command(cls, modules):
-        return test_agents.GeminiCli.command(modules)
 
     @classmethod
     def agent_env(cls):
@@ -91,20 +96,14 @@ class GeminiCliOnVertex(AgentScenarios, unittest.TestCase):
             {"privacy": {"usageStatisticsEnabled": False}, "security": {"auth": {"selectedType": "vertex-ai"}}}))
 
 
-class CodexSignedIn(AgentScenarios, unittest.TestCase):
+class CodexSignedIn(same_agent(test_agents.Codex), unittest.TestCase):
     """Codex with "Sign in with ChatGPT" (what it offers first): the model is reached through
     chatgpt.com/backend-api/codex, not api.openai.com. curlretry intercepts it only when told
     (proxy/codex_auth.h says why), as this user's config does; without it the launch says so."""
 
     host = "chatgpt.com"
     prefix = "/backend-api/codex/responses"
-    good = test_agents.Codex.good
-    overload = test_agents.Codex.overload
     side_paths = ("/backend-api/",)  # its plugins, models, settings, MCP and analytics requests
-
-    @classmethod
-    def command(cls, modules):
-        return test_agents.Codex.command(modules)
 
     @classmethod
     def agent_env(cls):
@@ -168,18 +167,12 @@ def unsigned_jwt(claims: dict) -> str:
     return f"{part({'alg': 'RS256', 'typ': 'JWT'})}.{part(claims)}.c2lnbmF0dXJl"
 
 
-class ClaudeCodeOnVertex(AgentScenarios, unittest.TestCase):
+class ClaudeCodeOnVertex(same_agent(test_agents.ClaudeCode), unittest.TestCase):
     """Claude Code on Google Cloud's Vertex AI (CLAUDE_CODE_USE_VERTEX=1): the model is reached at
     REGION-aiplatform.googleapis.com."""
 
     host = "us-east5-aiplatform.googleapis.com"
     prefix = "/v1/projects/test-project/locations/us-east5/publishers/anthropic/models/"
-    good = test_agents.ClaudeCode.good
-    overload = test_agents.ClaudeCode.overload
-
-    @classmethod
-    def command(cls, modules):
-        return test_agents.ClaudeCode.command(modules)
 
     @classmethod
     def agent_env(cls):
