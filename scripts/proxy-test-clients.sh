@@ -19,6 +19,11 @@ if [[ "${1:-}" == "--agents" ]]; then
 fi
 dir="${1:-$default}"
 mkdir -p "$dir"
+# Test modules that ctest runs side by side install into the same folder on first use (test_agents
+# and test_agents_signed_in, the SDK clients' modules): one npm at a time, the others wait for it
+# (flock is util-linux's), so no npm ever reads a tree another is writing.
+exec 9>"$dir/.install.lock"
+flock 9
 cp "$manifest" "$dir/package.json"
 cd "$dir"
 npm install --no-audit --no-fund --no-save --omit=dev --loglevel=error
