@@ -12,14 +12,14 @@
 namespace curlretry::proxy {
 namespace {
 
-constexpr int kMaxDepth = 64;
+constexpr int kAuthMaxDepth = 64;
 constexpr std::size_t kMaxAuthBytes = 1 << 20;  // auth.json is a few KiB of tokens
 constexpr std::string_view kChatgptHost = "chatgpt.com";
 
 }  // namespace
 
 bool codex_signed_in_with_chatgpt(std::string_view auth_json) {
-  core::JsonCursor c(auth_json, kMaxDepth);
+  core::JsonCursor c(auth_json, kAuthMaxDepth);
   c.skip_bom();
   bool tokens = false;
   bool api_key_mode = false;
