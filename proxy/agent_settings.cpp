@@ -82,8 +82,7 @@ std::vector<SettingsValue> claude_settings_values(const std::vector<std::string_
 }
 
 std::string claude_settings_bypass(std::string_view command, const std::vector<std::string_view>& proxy_variables) {
-  const std::size_t slash = command.rfind('/');
-  if (command.substr(slash == std::string_view::npos ? 0 : slash + 1) != "claude") return {};
+  if (std::filesystem::path(command).filename() != "claude") return {};
   for (const SettingsValue& set : claude_settings_values(proxy_variables)) {
     if (set.value.empty()) continue;
     return "curlretry: proxy: Claude Code's settings file " + core::log_text::escape(set.file) + " sets " + set.name +
@@ -94,8 +93,7 @@ std::string claude_settings_bypass(std::string_view command, const std::vector<s
 }
 
 std::string claude_bedrock_unretried(std::string_view command, const std::vector<std::string>& intercept) {
-  const std::size_t slash = command.rfind('/');
-  if (command.substr(slash == std::string_view::npos ? 0 : slash + 1) != "claude") return {};
+  if (std::filesystem::path(command).filename() != "claude") return {};
   std::string use;
   if (const char* set = std::getenv("CLAUDE_CODE_USE_BEDROCK")) use = set;
   for (SettingsValue& set : claude_settings_values({"CLAUDE_CODE_USE_BEDROCK"})) use = std::move(set.value);

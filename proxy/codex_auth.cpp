@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 
 #include "config/glob.h"
 #include "core/ascii.h"
@@ -37,8 +38,7 @@ bool codex_signed_in_with_chatgpt(std::string_view auth_json) {
 }
 
 std::string codex_chatgpt_unretried(std::string_view command, const std::vector<std::string>& intercept) {
-  const std::size_t slash = command.rfind('/');
-  if (command.substr(slash == std::string_view::npos ? 0 : slash + 1) != "codex") return {};
+  if (std::filesystem::path(command).filename() != "codex") return {};
   if (std::any_of(intercept.begin(), intercept.end(),
                   [](const std::string& glob) { return config::glob_match(glob, kChatgptHost, true); })) {
     return {};
