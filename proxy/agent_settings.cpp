@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <system_error>
 
 #include "config/glob.h"
 #include "core/ascii.h"
 #include "core/json_cursor.h"
 #include "core/log_text.h"
+#include "core/url.h"
 #include "proxy/ca_files.h"
+#include "proxy/request_rules.h"
 
 namespace curlretry::proxy {
 namespace {
@@ -94,23 +97,48 @@ std::string claude_settings_bypass(std::string_view command, const std::vector<s
 
 std::string claude_bedrock_unretried(std::string_view command, const std::vector<std::string>& intercept) {
   if (std::filesystem::path(command).filename() != "claude") return {};
-  std::string use;
-  if (const char* set = std::getenv("CLAUDE_CODE_USE_BEDROCK")) use = set;
-  for (SettingsValue& set : claude_settings_values({"CLAUDE_CODE_USE_BEDROCK"})) use = std::move(set.value);
-  if (use.empty() || use == "0" || core::ascii::iequals(use, "false")) return {};
-  std::string region = "us-east-1";
-  for (const char* name : {"AWS_DEFAULT_REGION", "AWS_REGION"}) {
-    if (const char* set = std::getenv(name); set != nullptr && *set != '\0') region = set;
+  // What claude sees: the environment, then its settings' env blocks over it, in file order.
+  std::vector<SettingsValue> seen;
+  for (const char* name :
+       {"CLAUDE_CODE_USE_BEDROCK", "AWS_DEFAULT_REGION", "AWS_REGION", "ANTHROPIC_BEDROCK_BASE_URL"}) {
+    if (const char* set = std::getenv(name)) seen.push_back({name, set, {}});
   }
-  const std::string host = "bedrock-runtime." + region + ".amazonaws.com";
+  for (SettingsValue& set : claude_settings_values(
+           {"CLAUDE_CODE_USE_BEDROCK", "AWS_DEFAULT_REGION", "AWS_REGION", "ANTHROPIC_BEDROCK_BASE_URL"})) {
+    seen.push_back(std::move(set));
+  }
+  const auto last = [&seen](std::string_view name) {
+    std::string value;
+    for (const SettingsValue& set : seen) {
+      if (set.name == name) value = set.value;
+    }
+    return value;
+  };
+  const std::string use = last("CLAUDE_CODE_USE_BEDROCK");
+  if (use.empty() || use == "0" || core::ascii::iequals(use, "false")) return {};
+  std::string region = last("AWS_REGION");
+  if (region.empty()) region = last("AWS_DEFAULT_REGION");
+  if (region.empty()) region = "us-east-1";
+  std::string host = "bedrock-runtime." + region + ".amazonaws.com";
+  std::string glob = "bedrock-runtime.*.amazonaws.com";
+  std::string through;
+  // A gateway (LiteLLM, a VPC endpoint) the user names takes the region's host's place. A
+  // loopback one never meets curlretry's proxy, and a plain http:// one is forwarded and retried.
+  if (const std::string base = last("ANTHROPIC_BEDROCK_BASE_URL"); !base.empty()) {
+    const std::optional<core::UrlParts> url = core::split_url(base);
+    if (!url || url->scheme != "https" || loopback_host(url->host)) return {};
+    host = glob = url->host;
+    through = " through ANTHROPIC_BEDROCK_BASE_URL";
+  }
   if (std::any_of(intercept.begin(), intercept.end(),
-                  [&host](const std::string& glob) { return config::glob_match(glob, host, true); })) {
+                  [&host](const std::string& g) { return config::glob_match(g, host, true); })) {
     return {};
   }
-  return "curlretry: proxy: claude uses Amazon Bedrock (CLAUDE_CODE_USE_BEDROCK): its requests go to " +
+  return "curlretry: proxy: claude uses Amazon Bedrock (CLAUDE_CODE_USE_BEDROCK)" + through + ": its requests go to " +
          core::log_text::escape(host) +
          ", which curlretry does not intercept unless told (they are signed over their headers), so none of them "
-         "is retried; to retry them, add bedrock-runtime.*.amazonaws.com to proxy.intercept in your config";
+         "is retried; to retry them, add " +
+         core::log_text::escape(glob) + " to proxy.intercept in your config";
 }
 
 }  // namespace curlretry::proxy

@@ -38,11 +38,13 @@ std::vector<SettingsValue> claude_settings_values(const std::vector<std::string_
 // over the environment it was given), so none of its requests is retried, and what to do. "" else.
 std::string claude_settings_bypass(std::string_view command, const std::vector<std::string_view>& proxy_variables);
 
-// When COMMAND is claude on Amazon Bedrock (CLAUDE_CODE_USE_BEDROCK set, and not 0 or false, in
-// the environment or its settings) and no glob of `intercept` matches its Bedrock host
-// (bedrock-runtime.<AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1>.amazonaws.com): the line
-// saying that none of its requests is retried, and how to have them retried. The built-in hosts
-// leave Bedrock out: its requests are signed over their headers (docs/PROXY.md). "" otherwise.
+// When COMMAND is claude on Amazon Bedrock (CLAUDE_CODE_USE_BEDROCK set, and not 0 or false) and
+// no glob of `intercept` matches its Bedrock host: the line saying that none of its requests is
+// retried, and how to have them retried. Each variable as claude sees it (its settings' env over
+// the environment). The host: ANTHROPIC_BEDROCK_BASE_URL's when that names an https:// host that
+// is not loopback (a gateway, a VPC endpoint), else bedrock-runtime.<AWS_REGION, else
+// AWS_DEFAULT_REGION, else us-east-1>.amazonaws.com. The built-in hosts leave Bedrock out: its
+// requests are signed over their headers (docs/PROXY.md). "" otherwise.
 std::string claude_bedrock_unretried(std::string_view command, const std::vector<std::string>& intercept);
 
 }  // namespace curlretry::proxy

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -104,6 +105,53 @@ TEST(ClaudeOnBedrock, TheLineNamesTheRegionsHostUnlessAGlobCoversIt) {
     env.set("CLAUDE_CODE_USE_BEDROCK", off);
     EXPECT_EQ(claude_bedrock_unretried("claude", {}), "") << off;
   }
+}
+
+TEST(ClaudeOnBedrock, AGatewayItsBaseUrlNamesIsTheHostTheLineNames) {
+  // Claude Code's LLM-gateway guide: ANTHROPIC_BEDROCK_BASE_URL=https://litellm.example/bedrock.
+  // Before, the line named bedrock-runtime.us-east-1.amazonaws.com, which claude never reaches.
+  Environment env;
+  env.set("HOME", "/nonexistent");
+  env.set("CLAUDE_CONFIG_DIR", nullptr);
+  env.set("CLAUDE_CODE_USE_BEDROCK", "1");
+  env.set("AWS_REGION", "eu-west-3");
+  env.set("ANTHROPIC_BEDROCK_BASE_URL", "https://litellm.example:4000/bedrock");
+  EXPECT_EQ(
+      claude_bedrock_unretried("claude", {"bedrock-runtime.*.amazonaws.com"}),
+      "curlretry: proxy: claude uses Amazon Bedrock (CLAUDE_CODE_USE_BEDROCK) through ANTHROPIC_BEDROCK_BASE_URL: "
+      "its requests go to litellm.example, which curlretry does not intercept unless told (they are signed over "
+      "their headers), so none of them is retried; to retry them, add litellm.example to proxy.intercept in "
+      "your config");
+  EXPECT_EQ(claude_bedrock_unretried("claude", {"litellm.example"}), "");
+  // One on this machine never meets curlretry's proxy; a plain http:// one is forwarded, and retried.
+  for (const char* direct : {"https://localhost:4000/bedrock", "https://127.0.0.1/bedrock", "http://litellm.example"}) {
+    env.set("ANTHROPIC_BEDROCK_BASE_URL", direct);
+    EXPECT_EQ(claude_bedrock_unretried("claude", {}), "") << direct;
+  }
+}
+
+TEST(ClaudeOnBedrock, ItsSettingsRegionIsTheOneClaudeUses) {
+  // Bedrock guides put CLAUDE_CODE_USE_BEDROCK and AWS_REGION in settings.json's env block,
+  // which claude applies over the environment it was given.
+  char dir[] = "/tmp/curlretry-bedrock-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string settings = std::string(dir) + "/settings.json";
+  {
+    std::FILE* f = std::fopen(settings.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(R"({"env": {"CLAUDE_CODE_USE_BEDROCK": "1", "AWS_REGION": "ap-northeast-1"}})", f);
+    std::fclose(f);
+  }
+  Environment env;
+  env.set("CLAUDE_CONFIG_DIR", dir);
+  env.set("CLAUDE_CODE_USE_BEDROCK", nullptr);
+  env.set("AWS_REGION", "eu-west-3");
+  env.set("AWS_DEFAULT_REGION", nullptr);
+  env.set("ANTHROPIC_BEDROCK_BASE_URL", nullptr);
+  const std::string line = claude_bedrock_unretried("claude", {});
+  EXPECT_NE(line.find("its requests go to bedrock-runtime.ap-northeast-1.amazonaws.com,"), std::string::npos) << line;
+  ::unlink(settings.c_str());
+  ::rmdir(dir);
 }
 
 }  // namespace
