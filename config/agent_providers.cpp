@@ -18,6 +18,10 @@ const std::vector<BuiltinProvider>& builtin_providers() {
       {"gemini-code-assist", "cloudcode-pa.googleapis.com"},
       {"vertex", "*-aiplatform.googleapis.com"},
       {"vertex-global", "aiplatform.googleapis.com"},
+      // Claude Code on Microsoft Foundry (RESOURCE.services.ai.azure.com/anthropic), and Azure
+      // OpenAI (Pi's azure-openai-responses, a Codex provider on Azure): keyed API hosts, unsigned.
+      {"foundry", "*.services.ai.azure.com"},
+      {"azure-openai", "*.openai.azure.com"},
       {"zai", "api.z.ai"},
       {"glm", "open.bigmodel.cn"},
       {"deepseek", "api.deepseek.com"},
@@ -25,8 +29,47 @@ const std::vector<BuiltinProvider>& builtin_providers() {
       {"mistral", "api.mistral.ai"},
       {"groq", "api.groq.com"},
       {"xai", "api.x.ai"},
+      // The rest of the API hosts Pi's built-in providers reach (pi-ai's model table): a user who
+      // picks one (`pi --provider minimax`) got a blind tunnel and no retries, without a word.
+      // Not its GitHub Copilot hosts (a token traded from GitHub's own API, not tried here), nor
+      // the Cloudflare API's (Workers AI shares api.cloudflare.com with every other Cloudflare call).
+      {"moonshot", "api.moonshot.ai"},
+      {"moonshot-cn", "api.moonshot.cn"},
+      {"kimi-coding", "api.kimi.com"},
+      {"minimax", "api.minimax.io"},
+      {"minimax-cn", "api.minimaxi.com"},
+      {"cerebras", "api.cerebras.ai"},
+      {"fireworks", "api.fireworks.ai"},
+      {"huggingface", "router.huggingface.co"},
+      {"vercel-ai-gateway", "ai-gateway.vercel.sh"},
+      {"cloudflare-ai-gateway", "gateway.ai.cloudflare.com"},
+      {"opencode", "opencode.ai"},
+      {"xiaomi", "api.xiaomimimo.com"},
+      {"xiaomi-token-plan", "token-plan-*.xiaomimimo.com"},
   };
   return table;
+}
+
+const std::vector<std::string_view>& provider_base_url_variables() {
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> out;
+    for (const BuiltinProvider& p : builtin_providers()) {
+      if (!p.base_url_env.empty()) out.push_back(p.base_url_env);
+    }
+    // Each read by a real agent of issue 26's four (their bundles, their docs) in one of its modes.
+    for (std::string_view name : {
+             "ANTHROPIC_VERTEX_BASE_URL",   // Claude Code on Vertex AI through a gateway
+             "ANTHROPIC_FOUNDRY_BASE_URL",  // Claude Code on Microsoft Foundry through a gateway
+             "GOOGLE_GEMINI_BASE_URL",      // Gemini CLI (and Google's GenAI SDKs) with an API key
+             "GOOGLE_VERTEX_BASE_URL",      // the same on Vertex AI
+             "CODE_ASSIST_ENDPOINT",        // Gemini CLI signed in with Google
+             "AZURE_OPENAI_BASE_URL",       // Pi on Azure OpenAI
+         }) {
+      out.push_back(name);
+    }
+    return out;
+  }();
+  return names;
 }
 
 std::vector<std::string_view> builtin_provider_hosts() {

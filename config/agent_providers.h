@@ -25,6 +25,11 @@ const std::vector<BuiltinProvider>& builtin_providers();
 // Their hosts, as proxy.intercept globs, in table order.
 std::vector<std::string_view> builtin_provider_hosts();
 
+// The variables an agent or SDK reads its provider's base URL from, the routes' own first: the
+// https:// host a user's value names is that agent's provider, intercepted as the table's are
+// (a company gateway, Kimi's Anthropic endpoint, an Azure resource), rather than a blind tunnel.
+const std::vector<std::string_view>& provider_base_url_variables();
+
 // Agents on Node that honour HTTPS_PROXY themselves (their own proxy agent, unlike Node 20's
 // fetch), by the name they are run as: interception reaches them, no base URL is set for them.
 bool honours_https_proxy(std::string_view agent);

@@ -36,6 +36,7 @@
 #include "proxy/local_ca.h"
 #include "proxy/no_proxy.h"
 #include "proxy/parent_proxy.h"
+#include "proxy/pi_models.h"
 #include "proxy/preload.h"
 #include "proxy/request_rules.h"
 #include "proxy/server.h"
@@ -181,17 +182,17 @@ void add_options(CLI::App& app, Args& a) {
                "Stop your proxy at --listen and any beside it (proven yours, as --ensure proves it)");
 }
 
-// The built-in providers' base-URL variables as the user gave them: in the environment, then in
-// Claude Code's settings files (proxy/agent_settings.h).
+// The providers' base URLs as the user gave them: the agents' variables
+// (config::provider_base_url_variables) in the environment, then in Claude Code's settings files
+// (proxy/agent_settings.h), then Pi's providers in its models.json (proxy/pi_models.h).
 std::vector<std::string> base_urls_given() {
-  std::vector<std::string_view> names;
+  const std::vector<std::string_view>& names = config::provider_base_url_variables();
   std::vector<std::string> out;
-  for (const config::BuiltinProvider& provider : config::builtin_providers()) {
-    if (provider.base_url_env.empty()) continue;
-    names.push_back(provider.base_url_env);
-    if (const char* value = std::getenv(std::string(provider.base_url_env).c_str())) out.emplace_back(value);
+  for (const std::string_view name : names) {
+    if (const char* value = std::getenv(std::string(name).c_str())) out.emplace_back(value);
   }
   for (proxy::SettingsValue& set : proxy::claude_settings_values(names)) out.push_back(std::move(set.value));
+  for (std::string& url : proxy::pi_models_base_urls()) out.push_back(std::move(url));
   return out;
 }
 

@@ -19,9 +19,9 @@ if [[ "${1:-}" == "--agents" ]]; then
 fi
 dir="${1:-$default}"
 mkdir -p "$dir"
-# Test modules that ctest runs side by side install into the same folder on first use (test_agents
-# and test_agents_signed_in, the SDK clients' modules): one npm at a time, the others wait for it
-# (flock is util-linux's), so no npm ever reads a tree another is writing.
+# Test modules that ctest runs side by side install into the same folder on first use (test_agents,
+# test_agents_signed_in and test_agents_providers, the SDK clients' modules): one npm at a time, the
+# others wait for it (flock is util-linux's), so no npm ever reads a tree another is writing.
 exec 9>"$dir/.install.lock"
 flock 9
 cp "$manifest" "$dir/package.json"

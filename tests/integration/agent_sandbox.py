@@ -36,7 +36,10 @@ PROVIDER_HOSTS = ("api.anthropic.com", "api.openai.com", "generativelanguage.goo
                   # CLI's Code Assist and its token check, Codex's ChatGPT backend, Vertex AI's
                   # regional (Claude Code) and global (Gemini CLI) hosts.
                   "cloudcode-pa.googleapis.com", "oauth2.googleapis.com", "chatgpt.com",
-                  "us-east5-aiplatform.googleapis.com", "aiplatform.googleapis.com")
+                  "us-east5-aiplatform.googleapis.com", "aiplatform.googleapis.com",
+                  # Providers beyond the first four's API keys: Claude Code on Microsoft Foundry
+                  # (a resource's host), Pi on MiniMax (one of its built-in providers).
+                  "test-resource.services.ai.azure.com", "api.minimax.io")
 # A provider curlretry does not know, for a user's ANTHROPIC_BASE_URL (a gateway's https:// endpoint).
 GATEWAY_HOST = "llm-gateway.example"
 # A developer's own name for a server on this machine (/etc/hosts), which NO_PROXY does not cover.
@@ -50,6 +53,8 @@ RUN_TIMEOUT = 90.0  # no agent run may take longer, whatever it tries to reach
 # provider settings of the machine running the tests.
 _DROPPED = (*harness.CA_VARIABLES, "SSL_CERT_DIR", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy",
             "NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL",
+            "GOOGLE_VERTEX_BASE_URL", "CODE_ASSIST_ENDPOINT", "ANTHROPIC_VERTEX_BASE_URL", "ANTHROPIC_FOUNDRY_BASE_URL",
+            "ANTHROPIC_BEDROCK_BASE_URL", "AZURE_OPENAI_BASE_URL", "PI_CODING_AGENT_DIR",
             "ANTHROPIC_AUTH_TOKEN", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "CODEX_HOME")
 
 

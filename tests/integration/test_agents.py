@@ -14,7 +14,8 @@ proxy's attempt log (CURLRETRY_EVENTS) shows ONE request from the agent holding 
 retries off (CURLRETRY_MAX_ATTEMPTS=1) every scenario here fails, and Pi, Codex and the SDK script
 exit 1 on the in-band error. Claude Code also runs once with the shared proxy's port held by a
 second local user (a real one, useradd): its proxy moves to a port of its own and still retries.
-The same scenarios with the agents as their users sign in: test_agents_signed_in.py.
+The same scenarios with the agents as their users sign in: test_agents_signed_in.py; on other
+providers and through gateways: test_agents_providers.py.
 """
 
 from __future__ import annotations

@@ -1,0 +1,106 @@
+#include "proxy/pi_models.h"
+
+#include <cstdlib>
+
+#include "core/json_cursor.h"
+#include "proxy/ca_files.h"
+
+namespace curlretry::proxy {
+namespace {
+
+constexpr int kModelsMaxDepth = 64;               // a models.json nests a few levels
+constexpr std::size_t kMaxModelsBytes = 1 << 20;  // a few KiB of providers and models
+
+// The string literal starting at text[i] (a '"'), through its closing quote or the end.
+std::size_t string_end(std::string_view text, std::size_t i) {
+  for (++i; i < text.size(); ++i) {
+    if (text[i] == '\\') {
+      ++i;
+    } else if (text[i] == '"') {
+      return i + 1;
+    }
+  }
+  return text.size();
+}
+
+}  // namespace
+
+std::string pi_strip_jsonc(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '"') {
+      const std::size_t end = string_end(text, i);
+      out.append(text.substr(i, end - i));
+      i = end;
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      while (i < text.size() && text[i] != '\n') ++i;
+    } else if (c == ',') {
+      // Dropped when only whitespace (or a comment, already gone in Pi's first pass) leads to a
+      // closing bracket: the whitespace stays, as Pi's replacement keeps it.
+      std::size_t j = i + 1;
+      while (j < text.size()) {
+        if (text[j] == ' ' || text[j] == '\t' || text[j] == '\n' || text[j] == '\r') {
+          ++j;
+        } else if (text[j] == '/' && j + 1 < text.size() && text[j + 1] == '/') {
+          while (j < text.size() && text[j] != '\n') ++j;
+        } else {
+          break;
+        }
+      }
+      if (j >= text.size() || (text[j] != '}' && text[j] != ']')) out.push_back(c);
+      ++i;
+    } else {
+      out.push_back(c);
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> pi_provider_base_urls(std::string_view models_json) {
+  const std::string text = pi_strip_jsonc(models_json);
+  core::JsonCursor c(text, kModelsMaxDepth);
+  std::vector<std::string> out;
+  std::string value;
+  const auto provider = [&](const std::string&) {
+    if (c.at_end() || c.peek() != '{') return c.skip_value(2);
+    return c.object([&](const std::string& key) {
+      if (key != "baseUrl" || c.at_end() || c.peek() != '"') return c.skip_value(3);
+      if (!c.string(&value)) return false;
+      out.push_back(value);
+      return true;
+    });
+  };
+  c.skip_bom();
+  const bool read = c.object([&](const std::string& key) {
+    if (key != "providers" || c.at_end() || c.peek() != '{') return c.skip_value(1);
+    return c.object(provider);
+  });
+  c.skip_space();
+  return read && c.at_end() ? out : std::vector<std::string>{};
+}
+
+std::vector<std::string> pi_models_base_urls() {
+  const char* home = std::getenv("HOME");
+  const std::string home_dir = home != nullptr ? home : "";
+  std::string dir;
+  if (const char* set = std::getenv("PI_CODING_AGENT_DIR"); set != nullptr && *set != '\0') {
+    dir = set;
+    if (dir == "~") {
+      dir = home_dir;
+    } else if (dir.rfind("~/", 0) == 0) {
+      dir = home_dir + dir.substr(1);
+    }
+  } else if (!home_dir.empty()) {
+    dir = home_dir + "/.pi/agent";
+  }
+  if (dir.empty()) return {};
+  // Only a file this user (or root) owns: another user must not choose what this proxy intercepts.
+  const std::string text = read_file(dir + "/models.json", kMaxModelsBytes, /*owned=*/true);
+  if (text.empty() || text.size() >= kMaxModelsBytes) return {};
+  return pi_provider_base_urls(text);
+}
+
+}  // namespace curlretry::proxy
