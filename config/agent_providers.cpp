@@ -72,6 +72,11 @@ const std::vector<std::string_view>& provider_base_url_variables() {
   return names;
 }
 
+const std::vector<std::string_view>& opt_in_provider_hosts() {
+  static const std::vector<std::string_view> hosts{"chatgpt.com", "bedrock-runtime.*.amazonaws.com"};
+  return hosts;
+}
+
 std::vector<std::string_view> builtin_provider_hosts() {
   std::vector<std::string_view> out;
   for (const BuiltinProvider& p : builtin_providers()) out.push_back(p.host);
@@ -89,7 +94,8 @@ bool honours_https_proxy(std::string_view agent) {
 std::vector<ProxyRoute> builtin_provider_routes() {
   std::vector<ProxyRoute> out;
   for (const BuiltinProvider& p : builtin_providers()) {
-    if (!p.base_url_env.empty()) out.push_back({std::string(p.name), std::string(p.upstream), std::string(p.base_url_env)});
+    if (!p.base_url_env.empty())
+      out.push_back({std::string(p.name), std::string(p.upstream), std::string(p.base_url_env)});
   }
   return out;
 }

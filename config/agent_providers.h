@@ -11,7 +11,7 @@
 namespace curlretry::config {
 
 struct BuiltinProvider {
-  std::string_view name;          // "anthropic"
+  std::string_view name;  // "anthropic"
   std::string_view host;  // the API host its SDKs and agents call: a proxy.intercept glob
   // For clients that ignore HTTPS_PROXY (Node 20's fetch, so the official SDKs on it): the base-URL
   // variable its official SDKs read and the base it stands for, made a route; "" when none.
@@ -29,6 +29,12 @@ std::vector<std::string_view> builtin_provider_hosts();
 // https:// host a user's value names is that agent's provider, intercepted as the table's are
 // (a company gateway, Kimi's Anthropic endpoint, an Azure resource), rather than a blind tunnel.
 const std::vector<std::string_view>& provider_base_url_variables();
+
+// Hosts an agent reaches that are intercepted only when the config's proxy.intercept names them
+// (docs/DESIGN.md: intercepting them could cost a request that works without curlretry): ChatGPT's
+// backend behind its Cloudflare, Bedrock's SigV4-signed API. A base URL naming one is left to
+// the config as well (a Codex provider declared on chatgpt.com stays a blind tunnel until told).
+const std::vector<std::string_view>& opt_in_provider_hosts();
 
 // Agents on Node that honour HTTPS_PROXY themselves (their own proxy agent, unlike Node 20's
 // fetch), by the name they are run as: interception reaches them, no base URL is set for them.

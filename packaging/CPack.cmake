@@ -84,7 +84,8 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
 
 # What the installed ELF files need (tests/integration/test_packaging.py checks every DT_NEEDED
 # against this list): the CLI and the YAML module use libstdc++ and yaml-cpp; libcurlretry.so
-# itself needs only libc (its C++ runtime is linked in); the demo built into the CLI uses OpenSSL.
+# itself needs only libc (its C++ runtime is linked in); the demo built into the CLI uses OpenSSL;
+# the proxy, libcurl and toml++ (the launcher reads Codex's config.toml).
 # CURLRETRY_DEB_SHLIBDEPS=ON asks dpkg-shlibdeps instead (for builds on other releases).
 option(CURLRETRY_DEB_SHLIBDEPS "Compute the .deb dependencies with dpkg-shlibdeps" OFF)
 if(CURLRETRY_DEB_SHLIBDEPS)
@@ -95,7 +96,7 @@ else()
     string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libssl3 (>= 3.0.0)")
   endif()
   if(TARGET curlretry-proxy)  # the proxy's upstream side is libcurl (OpenSSL flavour)
-    string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libcurl4 (>= 7.88.0)")
+    string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libcurl4 (>= 7.88.0), libtomlplusplus3 (>= 3.3.0)")
   endif()
 endif()
 # libhiredis is a Recommends, not a Depends: only curlretry-fleet-redis.so needs it, and that is

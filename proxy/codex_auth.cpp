@@ -1,7 +1,6 @@
 #include "proxy/codex_auth.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 
 #include "config/glob.h"
@@ -9,6 +8,7 @@
 #include "core/json_cursor.h"
 #include "core/log_text.h"
 #include "proxy/ca_files.h"
+#include "proxy/codex_config.h"
 
 namespace curlretry::proxy {
 namespace {
@@ -43,16 +43,8 @@ std::string codex_chatgpt_unretried(std::string_view command, const std::vector<
                   [](const std::string& glob) { return config::glob_match(glob, kChatgptHost, true); })) {
     return {};
   }
-  const char* codex_home = std::getenv("CODEX_HOME");
-  const char* home = std::getenv("HOME");
-  std::string file;
-  if (codex_home != nullptr && *codex_home != '\0') {
-    file = std::string(codex_home) + "/auth.json";
-  } else if (home != nullptr && *home != '\0') {
-    file = std::string(home) + "/.codex/auth.json";
-  } else {
-    return {};
-  }
+  const std::string file = codex_home_file("auth.json");
+  if (file.empty()) return {};
   const std::string text = read_file(file, kMaxAuthBytes, /*owned=*/true);
   if (text.empty() || text.size() >= kMaxAuthBytes || !codex_signed_in_with_chatgpt(text)) return {};
   return "curlretry: proxy: codex is signed in with ChatGPT (" + core::log_text::escape(file) +

@@ -21,12 +21,14 @@
 
 #include "config/agent_providers.h"
 #include "config/config.h"
+#include "config/glob.h"
 #include "config/upstream_proxy.h"
 #include "core/log_text.h"
 #include "core/url.h"
 #include "proxy/agent_settings.h"
 #include "proxy/ca_command.h"
 #include "proxy/codex_auth.h"
+#include "proxy/codex_config.h"
 #include "proxy/command_trust.h"
 #include "proxy/connection_limit.h"
 #include "proxy/ensure.h"
@@ -112,8 +114,8 @@ int run_with_routes(const std::vector<std::string>& command, const config::Confi
     for (const char* name : proxy::kProxyVariables) ::setenv(name, origin.c_str(), 1);
     // Node from 22.21 / 24.5 makes its fetch and http follow HTTPS_PROXY with this (older ones ignore it).
     ::setenv("NODE_USE_ENV_PROXY", "1", 0);
-    const std::string bypass =
-        proxy::claude_settings_bypass(command[0], {std::begin(proxy::kProxyVariables), std::end(proxy::kProxyVariables)});
+    const std::string bypass = proxy::claude_settings_bypass(
+        command[0], {std::begin(proxy::kProxyVariables), std::end(proxy::kProxyVariables)});
     if (!bypass.empty()) std::cerr << bypass << '\n';
     for (const std::string& unretried : {proxy::codex_chatgpt_unretried(command[0], cfg.proxy.intercept),
                                          proxy::claude_bedrock_unretried(command[0], cfg.proxy.intercept)}) {
@@ -184,7 +186,8 @@ void add_options(CLI::App& app, Args& a) {
 
 // The providers' base URLs as the user gave them: the agents' variables
 // (config::provider_base_url_variables) in the environment, then in Claude Code's settings files
-// (proxy/agent_settings.h), then Pi's providers in its models.json (proxy/pi_models.h).
+// (proxy/agent_settings.h), then Pi's providers in its models.json (proxy/pi_models.h) and
+// Codex's in its config.toml (proxy/codex_config.h).
 std::vector<std::string> base_urls_given() {
   const std::vector<std::string_view>& names = config::provider_base_url_variables();
   std::vector<std::string> out;
@@ -193,6 +196,7 @@ std::vector<std::string> base_urls_given() {
   }
   for (proxy::SettingsValue& set : proxy::claude_settings_values(names)) out.push_back(std::move(set.value));
   for (std::string& url : proxy::pi_models_base_urls()) out.push_back(std::move(url));
+  for (std::string& url : proxy::codex_config_base_urls()) out.push_back(std::move(url));
   return out;
 }
 
@@ -217,13 +221,20 @@ std::vector<std::string> add_builtin_providers(config::Config& cfg) {
   }
   // A provider the user points the agent at by its base-URL variable (ANTHROPIC_BASE_URL naming
   // Kimi's, MiniMax's or a company gateway's https:// endpoint), in the environment or in Claude
-  // Code's settings files (their `env` block), is the agent's provider: its host is intercepted as
-  // the known ones are (before: tunnelled blind, so none of its failures was retried, without a
-  // word). The proxy this launch starts inherits the environment and the working directory, and
-  // the config digest covers the intercept list: a launch naming another host gets its own proxy.
+  // Code's settings files (their `env` block), or in Pi's or Codex's own config files, is the
+  // agent's provider: its host is intercepted as the known ones are (before: tunnelled blind, so
+  // none of its failures was retried, without a word), but for the hosts left to the config
+  // (config::opt_in_provider_hosts). The proxy this launch starts inherits the environment and the
+  // working directory, and the config digest covers the intercept list: a launch naming another
+  // host gets its own proxy.
+  const auto opt_in = [](const std::string& host) {
+    const std::vector<std::string_view>& globs = config::opt_in_provider_hosts();
+    return std::any_of(globs.begin(), globs.end(),
+                       [&host](std::string_view g) { return config::glob_match(g, host, true); });
+  };
   for (const std::string& value : base_urls_given()) {
     const std::optional<core::UrlParts> url = core::split_url(value);
-    if (!url || url->scheme != "https" || proxy::loopback_host(url->host) ||
+    if (!url || url->scheme != "https" || proxy::loopback_host(url->host) || opt_in(url->host) ||
         std::find(cfg.proxy.intercept.begin(), cfg.proxy.intercept.end(), url->host) != cfg.proxy.intercept.end()) {
       continue;
     }

@@ -25,6 +25,8 @@ packages=(
   # the proxy: Boost.Beast/Asio (headers); its tests' real clients: Node.js fetch and the npm SDKs
   # (scripts/proxy-test-clients.sh installs those from npm into the build tree)
   libboost-dev nodejs busybox-static python3-requests
+  # the proxy's launcher reads Codex's config.toml (toml++)
+  libtomlplusplus-dev
   # the success path's CI guard (tests/integration/test_success_path.py): callgrind's counts
   valgrind
   # test_agents: the agents' own network namespace (ip; unshare and nsenter are util-linux's)

@@ -2,9 +2,10 @@
 test_agents.py: Claude Code on Microsoft Foundry (RESOURCE.services.ai.azure.com), Pi on one of its
 built-in providers (MiniMax), and the agents pointed at a gateway by the base-URL variable of the
 mode they run in (Gemini CLI's GOOGLE_GEMINI_BASE_URL, Claude Code's ANTHROPIC_VERTEX_BASE_URL and
-ANTHROPIC_FOUNDRY_BASE_URL), or Pi at one its models.json declares. Before stop 51 each of these went through a blind tunnel: the agent's
-own retries only, the attempt log empty, and the launch said nothing. Real CLIs from npm in the
-agents' sandbox, as test_agents.py runs them.
+ANTHROPIC_FOUNDRY_BASE_URL) or by their own config files (Pi's models.json, Codex's config.toml).
+Before stop 51 each of these went through a blind tunnel: the agent's own retries only, the
+attempt log empty, and the launch said nothing. Real CLIs from npm in the agents' sandbox, as
+test_agents.py runs them.
 """
 
 from __future__ import annotations
@@ -132,6 +133,20 @@ class GatewaysTheirBaseUrlsName(unittest.TestCase):
             test_agents.Pi, {}, "/pi/v1/messages",
             [bin_path(self.modules, "pi"), "-p", "--provider", "company", "--model", "claude-sonnet-4-5",
              "--no-session", "--offline", "Say hello"])
+
+    def test_codex_through_a_provider_of_its_config_toml(self):
+        # Codex ignores OPENAI_BASE_URL: a gateway is a provider of ~/.codex/config.toml (declared
+        # with supports_websockets = false, for the reason proxy_clients/agents/codex-config.toml
+        # gives). Through a blind tunnel (before stop 51) rustls refuses the sandbox upstream's
+        # certificate, so there Codex exits 1 rather than passing on its own retries.
+        config = self.sandbox.home / ".codex" / "config.toml"
+        config.parent.mkdir(exist_ok=True)
+        config.write_text('model_provider = "company"\n\n[model_providers.company]\nname = "Company gateway"\n'
+                          f'base_url = "https://{self.gateway}/codex/v1"\nenv_key = "COMPANY_API_KEY"\n'
+                          'wire_api = "responses"\nsupports_websockets = false\n')
+        self.addCleanup(config.unlink)
+        self.assertRetriedThroughTheGateway(test_agents.Codex, {"COMPANY_API_KEY": "test-not-a-key"},
+                                            "/codex/v1/responses")
 
 
 if __name__ == "__main__":
