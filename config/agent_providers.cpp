@@ -73,7 +73,8 @@ const std::vector<std::string_view>& provider_base_url_variables() {
 }
 
 const std::vector<std::string_view>& opt_in_provider_hosts() {
-  static const std::vector<std::string_view> hosts{"chatgpt.com", "bedrock-runtime.*.amazonaws.com"};
+  static const std::vector<std::string_view> hosts{"chatgpt.com", "bedrock-runtime.*.amazonaws.com",
+                                                   "*.githubcopilot.com"};
   return hosts;
 }
 

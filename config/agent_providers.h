@@ -32,8 +32,8 @@ const std::vector<std::string_view>& provider_base_url_variables();
 
 // Hosts an agent reaches that are intercepted only when the config's proxy.intercept names them
 // (docs/DESIGN.md: intercepting them could cost a request that works without curlretry): ChatGPT's
-// backend behind its Cloudflare, Bedrock's SigV4-signed API. A base URL naming one is left to
-// the config as well (a Codex provider declared on chatgpt.com stays a blind tunnel until told).
+// backend behind its Cloudflare, Bedrock's SigV4-signed API, GitHub Copilot's (not tried here). A base URL naming one
+// is left to the config as well (a Codex provider declared on chatgpt.com stays a blind tunnel until told).
 const std::vector<std::string_view>& opt_in_provider_hosts();
 
 // Agents on Node that honour HTTPS_PROXY themselves (their own proxy agent, unlike Node 20's

@@ -38,6 +38,7 @@
 #include "proxy/local_ca.h"
 #include "proxy/no_proxy.h"
 #include "proxy/parent_proxy.h"
+#include "proxy/pi_auth.h"
 #include "proxy/pi_models.h"
 #include "proxy/preload.h"
 #include "proxy/request_rules.h"
@@ -117,9 +118,11 @@ int run_with_routes(const std::vector<std::string>& command, const config::Confi
     const std::string bypass = proxy::claude_settings_bypass(
         command[0], {std::begin(proxy::kProxyVariables), std::end(proxy::kProxyVariables)});
     if (!bypass.empty()) std::cerr << bypass << '\n';
-    for (const std::string& unretried : {proxy::codex_chatgpt_unretried(command[0], cfg.proxy.intercept),
-                                         proxy::claude_bedrock_unretried(command[0], cfg.proxy.intercept)}) {
-      if (!unretried.empty()) std::cerr << unretried << '\n';
+    std::vector<std::string> unretried = proxy::pi_signed_in_unretried(command[0], cfg.proxy.intercept);
+    unretried.push_back(proxy::codex_chatgpt_unretried(command[0], cfg.proxy.intercept));
+    unretried.push_back(proxy::claude_bedrock_unretried(command[0], cfg.proxy.intercept));
+    for (const std::string& line : unretried) {
+      if (!line.empty()) std::cerr << line << '\n';
     }
   }
   // Its libcurl children's requests that this proxy answers are retried here, not twice.

@@ -82,7 +82,7 @@ std::vector<std::string> pi_provider_base_urls(std::string_view models_json) {
   return read && c.at_end() ? out : std::vector<std::string>{};
 }
 
-std::vector<std::string> pi_models_base_urls() {
+std::string pi_agent_file(std::string_view name) {
   const char* home = std::getenv("HOME");
   const std::string home_dir = home != nullptr ? home : "";
   std::string dir;
@@ -96,9 +96,14 @@ std::vector<std::string> pi_models_base_urls() {
   } else if (!home_dir.empty()) {
     dir = home_dir + "/.pi/agent";
   }
-  if (dir.empty()) return {};
+  return dir.empty() ? std::string() : dir + "/" + std::string(name);
+}
+
+std::vector<std::string> pi_models_base_urls() {
+  const std::string file = pi_agent_file("models.json");
+  if (file.empty()) return {};
   // Only a file this user (or root) owns: another user must not choose what this proxy intercepts.
-  const std::string text = read_file(dir + "/models.json", kMaxModelsBytes, /*owned=*/true);
+  const std::string text = read_file(file, kMaxModelsBytes, /*owned=*/true);
   if (text.empty() || text.size() >= kMaxModelsBytes) return {};
   return pi_provider_base_urls(text);
 }

@@ -20,8 +20,12 @@ std::string pi_strip_jsonc(std::string_view text);
 // text is not one JSON object (Pi then ignores the file too).
 std::vector<std::string> pi_provider_base_urls(std::string_view models_json);
 
-// Those of the user's models.json: <PI_CODING_AGENT_DIR (a leading ~/ for HOME) or
-// ~/.pi/agent>/models.json, a regular file of at most 1 MiB that this user or root owns.
+// <PI_CODING_AGENT_DIR (a leading ~/ for HOME, as Pi expands it) or ~/.pi/agent>/NAME; "" when
+// neither variable is set.
+std::string pi_agent_file(std::string_view name);
+
+// Those of the user's models.json (pi_agent_file), a regular file of at most 1 MiB that this user
+// or root owns.
 std::vector<std::string> pi_models_base_urls();
 
 }  // namespace curlretry::proxy

@@ -4,7 +4,9 @@ CLI and Claude Code on Vertex AI (aiplatform.googleapis.com and a region's host)
 ChatGPT (chatgpt.com, intercepted when the user's config says so). curlretry intercepts the first
 three since stop 50; before, each went through a blind tunnel: the agent's own retries only, and
 the attempt log empty. Real CLIs from npm in the agents' sandbox, as test_agents.py runs them;
-the sandbox's upstream also answers the sign-in checks they make first (Sandbox.arm_json).
+the sandbox's upstream also answers the sign-in checks they make first (Sandbox.arm_json). Where
+curlretry leaves the host to the config (Claude Code on Bedrock, Pi signed in with ChatGPT or GitHub
+Copilot), the launch's line saying so.
 """
 
 from __future__ import annotations
@@ -214,3 +216,49 @@ class ClaudeCodeOnBedrock(unittest.TestCase):
         result = self.launch({"CURLRETRY_CONFIG": str(config)})
         self.assertEqual(result.code, 0, str(result))
         self.assertNotIn(b"Bedrock", result.stderr, str(result))
+
+
+class PiSignedIn(unittest.TestCase):
+    """Pi signed in to a subscription whose host curlretry leaves to the config (its /login's
+    "ChatGPT Plus/Pro (Codex)" and "GitHub Copilot", proxy/pi_auth.h): the launch says, once for
+    each, that none of that provider's requests is retried, and how to have them retried, rather
+    than nothing."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.modules = agent_sandbox.require_agents()
+        cls.sandbox = agent_sandbox.Sandbox().start()
+        cls.addClassCleanup(cls.sandbox.stop)
+        # What its /login leaves (~/.pi/agent/auth.json), beside a key of another provider.
+        cls.auth = cls.sandbox.home / ".pi" / "agent" / "auth.json"
+        cls.auth.parent.mkdir(parents=True)
+        cls.auth.write_text(json.dumps({
+            "anthropic": {"type": "api_key", "key": "sk-ant-test-not-a-key"},
+            "openai-codex": {"type": "oauth", "access": "not-a-token", "refresh": "rt-test", "expires": 0},
+            "github-copilot": {"type": "oauth", "access": "tid=1;proxy-ep=proxy.individual.githubcopilot.com",
+                               "refresh": "gho_test", "expires": 0}}))
+
+    def launch(self, extra: dict[str, str]) -> harness.Result:
+        # --version: what the launcher says comes before pi runs.
+        return self.sandbox.run([harness.CURLRETRY_BIN, "--", agent_sandbox.bin_path(self.modules, "pi"), "--version"],
+                                extra)
+
+    def test_the_launch_says_none_of_their_requests_is_retried(self):
+        result = self.launch({})
+        self.assertEqual(result.code, 0, str(result))
+        for line in (f"curlretry: proxy: pi is signed in with ChatGPT ({self.auth}): its requests on that provider "
+                     "(openai-codex) go to chatgpt.com, which curlretry does not intercept unless told (its Cloudflare "
+                     "may refuse a client other than Codex itself), so none of them is retried; to retry them, add "
+                     "chatgpt.com to proxy.intercept in your config\n",
+                     f"curlretry: proxy: pi is signed in with GitHub Copilot ({self.auth}): its requests on that provider "
+                     "(github-copilot) go to api.*.githubcopilot.com, which curlretry does not intercept unless told "
+                     "(curlretry has not been tried with Copilot's service), so none of them is retried; to retry them, "
+                     "add *.githubcopilot.com to proxy.intercept in your config\n"):
+            self.assertEqual(result.stderr.decode().count(line), 1, str(result))
+
+    def test_told_to_intercept_them_the_launch_says_nothing_of_them(self):
+        config = self.sandbox.home / "subscriptions.yaml"
+        config.write_text("version: 1\nproxy:\n  intercept: [chatgpt.com, '*.githubcopilot.com']\n")
+        result = self.launch({"CURLRETRY_CONFIG": str(config)})
+        self.assertEqual(result.code, 0, str(result))
+        self.assertNotIn(b"signed in with", result.stderr, str(result))
