@@ -53,9 +53,17 @@ bool names_curlretry_proxy(std::string_view value, const boost::asio::ip::tcp::e
 }  // namespace
 
 const char* users_own_proxy_variable(const boost::asio::ip::tcp::endpoint& where) {
+  bool any_set = false;
   for (const char* name : kProxyVariables) {
     const char* value = std::getenv(name);
-    if (value != nullptr && *value != '\0' && !names_curlretry_proxy(value, where)) return name;
+    if (value == nullptr || *value == '\0') continue;
+    if (!names_curlretry_proxy(value, where)) return name;
+    any_set = true;
+  }
+  if (any_set) return nullptr;  // HTTPS_PROXY (or another) comes before ALL_PROXY for every program
+  for (const char* name : kAllProxyVariables) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && *value != '\0') return names_curlretry_proxy(value, where) ? nullptr : name;
   }
   return nullptr;
 }

@@ -12,8 +12,15 @@ namespace curlretry::proxy {
 // first); interception sets each of them to curlretry's proxy.
 inline constexpr const char* kProxyVariables[] = {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"};
 
+// curl's proxy for every scheme whose own variable is unset (all_proxy first, as curl looks). A
+// command that honours it (Codex's reqwest, curl) reaches the providers through it when none of
+// kProxyVariables is set; interception hands such a command HTTPS_PROXY, which comes first, so
+// curlretry's proxy must go where ALL_PROXY went.
+inline constexpr const char* kAllProxyVariables[] = {"all_proxy", "ALL_PROXY"};
+
 // The first of them that names a proxy of the user's own rather than curlretry's, whose proxy is
-// at `where` for this launch: nullptr when none does. curlretry's own is that address (a shell
+// at `where` for this launch, else (none of them set) the first of kAllProxyVariables that does:
+// nullptr when none does. curlretry's own is that address (a shell
 // that exports HTTPS_PROXY=http://127.0.0.1:7878 for every program), the one a launch above this
 // one set (CURLRETRY_VIA_PROXY), or a loopback one that proves it is this user's curlretry proxy
 // (one started by hand on another port: going through it would put two retry layers on each

@@ -122,6 +122,25 @@ class AgentScenarios:
                          + "\n".join(map(json.dumps, events)))
         return events
 
+    def assertRetriedThroughUsersProxy(self, variable: str) -> None:
+        """`variable` names the user's own proxy, the only way out as a company's is: a real
+        tinyproxy inside the sandbox, with Basic auth. A 529 then the healthy stream: curlretry's
+        proxy goes through tinyproxy, and retries."""
+        self.sandbox.stop_proxy()
+        self.addCleanup(self.sandbox.stop_proxy)
+        parent = proxy_support.TinyProxy(enter=self.sandbox.enter()).start()
+        self.addCleanup(parent.stop)
+        key = self.key()
+        since = self.events_size()
+        result = self._launch(key, f"529,{self.good}", {variable: parent.url()})
+        self.assertEqual((result.code, result.stdout), (0, self.healthy.stdout), str(result))
+        self.assertEqual(self.sandbox.count(self.host, key), 2, str(result))
+        self.assertEqual([e["attempt"] for e in self.completion_events(since)], [1, 2], str(result))
+        # The provider's attempts went through it (with the agent's other hosts, tunnelled blind).
+        self.assertIn(f"CONNECT {self.host}:443 HTTP/1.1", parent.requests(), parent.log())
+        self.assertIn(f"curlretry: proxy: {variable} names a proxy of yours: curlretry's proxy reaches the providers "
+                      "through it", result.stderr.decode().splitlines(), str(result))
+
     def key(self) -> str:
         return f"{type(self).__name__}-{self._testMethodName.removeprefix('test_')}-{os.getpid()}"
 
@@ -238,25 +257,9 @@ class ClaudeCode(AgentScenarios, unittest.TestCase):
         self.assertEqual(attempts, [1, 2], str(result))
 
     def test_529_behind_a_company_proxy(self):
-        # HTTPS_PROXY names the user's own proxy, the only way out as a company's is: a real
-        # tinyproxy inside the sandbox, with Basic auth. Before: claude ran directly with it, so
-        # the 529 reached claude unretried by curlretry (no attempt in the proxy's log). Now
-        # curlretry's proxy goes through tinyproxy and retries.
-        self.sandbox.stop_proxy()
-        self.addCleanup(self.sandbox.stop_proxy)
-        parent = proxy_support.TinyProxy(enter=self.sandbox.enter()).start()
-        self.addCleanup(parent.stop)
-        key = self.key()
-        since = self.events_size()
-        result = self._launch(key, f"529,{self.good}", {"HTTPS_PROXY": parent.url()})
-        self.assertEqual((result.code, result.stdout), (0, self.healthy.stdout), str(result))
-        self.assertEqual(self.sandbox.count(self.host, key), 2, str(result))
-        self.assertEqual([e["attempt"] for e in self.completion_events(since)], [1, 2], str(result))
-        connects = parent.requests()
-        self.assertTrue(connects, parent.log())
-        self.assertEqual(set(connects), {f"CONNECT {self.host}:443 HTTP/1.1"}, parent.log())
-        self.assertIn("curlretry: proxy: HTTPS_PROXY names a proxy of yours: curlretry's proxy reaches the providers "
-                      "through it", result.stderr.decode().splitlines(), str(result))
+        # HTTPS_PROXY names the user's own proxy. Before: claude ran directly with it, so the 529
+        # reached claude unretried by curlretry (no attempt in the proxy's log).
+        self.assertRetriedThroughUsersProxy("HTTPS_PROXY")
 
 
 class Pi(AgentScenarios, unittest.TestCase):
@@ -297,6 +300,13 @@ class Codex(AgentScenarios, unittest.TestCase):
         # posts over HTTPS from the start (see the file).
         (home / ".codex").mkdir()
         shutil.copy(CLIENTS / "agents" / "codex-config.toml", home / ".codex" / "config.toml")
+
+    def test_529_behind_a_company_proxy_its_all_proxy_names(self):
+        # ALL_PROXY alone names the user's proxy: curl's variable for every scheme, which Codex's
+        # reqwest honours too. The launch hands codex HTTPS_PROXY, which comes first. Before,
+        # curlretry's proxy then went around the user's (tinyproxy saw nothing), where the user's
+        # network has no other way out.
+        self.assertRetriedThroughUsersProxy("ALL_PROXY")
 
 
 class GeminiCli(AgentScenarios, unittest.TestCase):
