@@ -645,7 +645,8 @@ class ZeroConfig(OwnProxy):
         own = "socks5://user:s3cret@127.0.0.1:9/"  # never contacted; its password never shown
         cannot = "names a proxy of yours that curlretry's proxy cannot go through (its scheme is socks5://; " \
                  "curlretry's proxy goes through http:// proxies only)"
-        for name in ("HTTPS_PROXY", "http_proxy"):
+        # all_proxy: curl's variable for every scheme, the user's proxy when none of the others is set.
+        for name in ("HTTPS_PROXY", "http_proxy", "all_proxy"):
             with self.subTest(name=name):
                 result = self.launch("--listen", self.listen, "--", harness.PYTHON, script, env={name: own})
                 self.assertEqual((result.code, result.stdout.decode().splitlines()[0]),
