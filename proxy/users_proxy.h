@@ -13,7 +13,7 @@ namespace curlretry::proxy {
 inline constexpr const char* kProxyVariables[] = {"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"};
 
 // curl's proxy for every scheme whose own variable is unset (all_proxy first, as curl looks). A
-// command that honours it (Codex's reqwest, curl) reaches the providers through it when none of
+// command that honours it (curl, Codex, Claude Code; not Gemini CLI) reaches the providers through it when none of
 // kProxyVariables is set; interception hands such a command HTTPS_PROXY, which comes first, so
 // curlretry's proxy must go where ALL_PROXY went.
 inline constexpr const char* kAllProxyVariables[] = {"all_proxy", "ALL_PROXY"};

@@ -302,8 +302,8 @@ class Codex(AgentScenarios, unittest.TestCase):
         shutil.copy(CLIENTS / "agents" / "codex-config.toml", home / ".codex" / "config.toml")
 
     def test_529_behind_a_company_proxy_its_all_proxy_names(self):
-        # ALL_PROXY alone names the user's proxy: curl's variable for every scheme, which Codex's
-        # reqwest honours too. The launch hands codex HTTPS_PROXY, which comes first. Before,
+        # ALL_PROXY alone names the user's proxy: curl's variable for every scheme, which Codex
+        # (and Claude Code) honour too. The launch hands codex HTTPS_PROXY, which comes first. Before,
         # curlretry's proxy then went around the user's (tinyproxy saw nothing), where the user's
         # network has no other way out.
         self.assertRetriedThroughUsersProxy("ALL_PROXY")
