@@ -33,6 +33,7 @@
 #include "proxy/connection_limit.h"
 #include "proxy/ensure.h"
 #include "proxy/ensure_digest.h"
+#include "proxy/gemini_env.h"
 #include "proxy/identity.h"
 #include "proxy/listen_address.h"
 #include "proxy/local_ca.h"
@@ -188,15 +189,16 @@ void add_options(CLI::App& app, Args& a) {
 }
 
 // The providers' base URLs as the user gave them: the agents' variables
-// (config::provider_base_url_variables) in the environment, then in Claude Code's settings files
-// (proxy/agent_settings.h), then Pi's providers in its models.json (proxy/pi_models.h) and
-// Codex's in its config.toml (proxy/codex_config.h).
+// (config::provider_base_url_variables) in the environment, in the .env file Gemini CLI loads
+// (proxy/gemini_env.h) and in Claude Code's settings files (proxy/agent_settings.h), then Pi's providers in its
+// models.json (proxy/pi_models.h) and Codex's in its config.toml (proxy/codex_config.h).
 std::vector<std::string> base_urls_given() {
   const std::vector<std::string_view>& names = config::provider_base_url_variables();
   std::vector<std::string> out;
   for (const std::string_view name : names) {
     if (const char* value = std::getenv(std::string(name).c_str())) out.emplace_back(value);
   }
+  for (std::string& value : proxy::gemini_env_values(names)) out.push_back(std::move(value));
   for (proxy::SettingsValue& set : proxy::claude_settings_values(names)) out.push_back(std::move(set.value));
   for (std::string& url : proxy::pi_models_base_urls()) out.push_back(std::move(url));
   for (std::string& url : proxy::codex_config_base_urls()) out.push_back(std::move(url));

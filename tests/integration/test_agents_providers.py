@@ -2,7 +2,8 @@
 test_agents.py: Claude Code on Microsoft Foundry (RESOURCE.services.ai.azure.com), Pi on one of its
 built-in providers (MiniMax), and the agents pointed at a gateway by the base-URL variable of the
 mode they run in (Gemini CLI's GOOGLE_GEMINI_BASE_URL, Claude Code's ANTHROPIC_VERTEX_BASE_URL and
-ANTHROPIC_FOUNDRY_BASE_URL) or by their own config files (Pi's models.json, Codex's config.toml).
+ANTHROPIC_FOUNDRY_BASE_URL), also from Gemini CLI's .env file, or by their own config files (Pi's
+models.json, Codex's config.toml).
 Before stop 51 each of these went through a blind tunnel: the agent's own retries only, the
 attempt log empty, and the launch said nothing. Real CLIs from npm in the agents' sandbox, as
 test_agents.py runs them.
@@ -103,6 +104,15 @@ class GatewaysTheirBaseUrlsName(unittest.TestCase):
             {"GEMINI_API_KEY": "test-not-a-key", "GEMINI_CLI_TRUST_WORKSPACE": "true",
              "GOOGLE_GEMINI_BASE_URL": f"https://{self.gateway}/gemini"},
             "/gemini/v1beta/models/gemini-2.5-flash:streamGenerateContent")
+
+    def test_gemini_cli_through_GOOGLE_GEMINI_BASE_URL_in_its_env_file(self):
+        # Where Gemini CLI's docs put its variables: ~/.gemini/.env, which it loads itself.
+        dotenv = self.sandbox.home / ".gemini" / ".env"
+        dotenv.write_text(f"# the company gateway\nexport GOOGLE_GEMINI_BASE_URL=https://{self.gateway}/gemini-env  # v1\n")
+        self.addCleanup(dotenv.unlink)
+        self.assertRetriedThroughTheGateway(
+            test_agents.GeminiCli, {"GEMINI_API_KEY": "test-not-a-key", "GEMINI_CLI_TRUST_WORKSPACE": "true"},
+            "/gemini-env/v1beta/models/gemini-2.5-flash:streamGenerateContent")
 
     def test_claude_code_on_vertex_through_ANTHROPIC_VERTEX_BASE_URL(self):
         self.assertRetriedThroughTheGateway(
