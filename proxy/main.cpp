@@ -19,30 +19,24 @@
 #include <string_view>
 #include <vector>
 
-#include "config/agent_providers.h"
 #include "config/config.h"
-#include "config/glob.h"
 #include "config/upstream_proxy.h"
 #include "core/log_text.h"
-#include "core/url.h"
 #include "proxy/agent_settings.h"
+#include "proxy/builtin_providers.h"
 #include "proxy/ca_command.h"
 #include "proxy/codex_auth.h"
-#include "proxy/codex_config.h"
 #include "proxy/command_trust.h"
 #include "proxy/connection_limit.h"
 #include "proxy/ensure.h"
 #include "proxy/ensure_digest.h"
-#include "proxy/gemini_env.h"
 #include "proxy/identity.h"
 #include "proxy/listen_address.h"
 #include "proxy/local_ca.h"
 #include "proxy/no_proxy.h"
 #include "proxy/parent_proxy.h"
 #include "proxy/pi_auth.h"
-#include "proxy/pi_models.h"
 #include "proxy/preload.h"
-#include "proxy/request_rules.h"
 #include "proxy/server.h"
 #include "proxy/users_proxy.h"
 #include "shim/proxy_layer.h"
@@ -186,77 +180,6 @@ void add_options(CLI::App& app, Args& a) {
                "Say whether your proxy runs at --listen (and any beside it for other configs), and what it carries");
   app.add_flag("--stop", a.stop_flag,
                "Stop your proxy at --listen and any beside it (proven yours, as --ensure proves it)");
-}
-
-// The providers' base URLs as the user gave them: the agents' variables
-// (config::provider_base_url_variables) in the environment, in the .env file Gemini CLI loads
-// (proxy/gemini_env.h) and in Claude Code's settings files (proxy/agent_settings.h), then Pi's providers in its
-// models.json (proxy/pi_models.h) and Codex's in its config.toml (proxy/codex_config.h).
-std::vector<std::string> base_urls_given() {
-  const std::vector<std::string_view>& names = config::provider_base_url_variables();
-  std::vector<std::string> out;
-  for (const std::string_view name : names) {
-    if (const char* value = std::getenv(std::string(name).c_str())) out.emplace_back(value);
-  }
-  for (std::string& value : proxy::gemini_env_values(names)) out.push_back(std::move(value));
-  for (proxy::SettingsValue& set : proxy::claude_settings_values(names)) out.push_back(std::move(set.value));
-  for (std::string& url : proxy::pi_models_base_urls()) out.push_back(std::move(url));
-  for (std::string& url : proxy::codex_config_base_urls()) out.push_back(std::move(url));
-  return out;
-}
-
-// The built-in routes are served whenever the providers are (one config for every client, so
-// one shared proxy); --builtin-routes says whether COMMAND is given their variables. Forward
-// proxying and CONNECT may reach any port, and loopback without a token, unless the config says
-// otherwise. Returns the names of the routes added.
-std::vector<std::string> add_builtin_providers(config::Config& cfg) {
-  std::vector<std::string> names;
-  for (config::ProxyRoute& route : config::builtin_provider_routes()) {
-    const bool taken = std::any_of(cfg.proxy.routes.begin(), cfg.proxy.routes.end(), [&](const config::ProxyRoute& r) {
-      return r.name == route.name || r.env == route.env;
-    });
-    if (taken) continue;
-    names.push_back(route.name);
-    cfg.proxy.routes.push_back(std::move(route));
-  }
-  for (const std::string_view host : config::builtin_provider_hosts()) {
-    if (std::find(cfg.proxy.intercept.begin(), cfg.proxy.intercept.end(), host) == cfg.proxy.intercept.end()) {
-      cfg.proxy.intercept.emplace_back(host);
-    }
-  }
-  // A provider the user points the agent at by its base-URL variable (ANTHROPIC_BASE_URL naming
-  // Kimi's, MiniMax's or a company gateway's https:// endpoint), in the environment or in Claude
-  // Code's settings files (their `env` block), or in Pi's or Codex's own config files, is the
-  // agent's provider: its host is intercepted as the known ones are (before: tunnelled blind, so
-  // none of its failures was retried, without a word), but for the hosts left to the config
-  // (config::opt_in_provider_hosts). The proxy this launch starts inherits the environment and the
-  // working directory, and the config digest covers the intercept list: a launch naming another
-  // host gets its own proxy.
-  const auto opt_in = [](const std::string& host) {
-    const std::vector<std::string_view>& globs = config::opt_in_provider_hosts();
-    return std::any_of(globs.begin(), globs.end(),
-                       [&host](std::string_view g) { return config::glob_match(g, host, true); });
-  };
-  for (const std::string& value : base_urls_given()) {
-    const std::optional<core::UrlParts> url = core::split_url(value);
-    if (!url || url->scheme != "https" || proxy::loopback_host(url->host) || opt_in(url->host) ||
-        std::find(cfg.proxy.intercept.begin(), cfg.proxy.intercept.end(), url->host) != cfg.proxy.intercept.end()) {
-      continue;
-    }
-    cfg.proxy.intercept.push_back(url->host);
-  }
-  // The agent is handed this proxy in HTTPS_PROXY and HTTP_PROXY for every host it does not keep
-  // direct, so the proxy must reach whatever the agent reached before: every port (a local
-  // network's Ollama on 11434, a gateway on 4000, a cluster on 6443; before: 403 for each), and
-  // names that resolve to loopback, which NO_PROXY's loopback entries do not cover (Debian's own
-  // host name on 127.0.1.1, a developer's `127.0.0.1 myapp.test` in /etc/hosts; before: 502).
-  // Only this user's programs can use it (Server::admit); with proxy.token other users can, so
-  // loopback stays closed to them. A config that sets a key keeps it.
-  if (cfg.settings_sources.count("proxy.forward.allow_ports") == 0) cfg.proxy.forward.allow_ports.clear();
-  if (cfg.settings_sources.count("proxy.forward.allow_loopback") == 0 && cfg.proxy.token.empty()) {
-    cfg.proxy.forward.allow_loopback = true;
-  }
-  return names;
 }
 
 // The arguments the background proxy that --ensure starts gets: ours without --ensure's own, and
@@ -535,7 +458,7 @@ int main(int argc, char** argv) {
   }
   config::Config cfg = *loaded.config;
   const std::vector<std::string> builtin_route_names =
-      a.builtin_providers ? add_builtin_providers(cfg) : std::vector<std::string>{};
+      a.builtin_providers ? proxy::add_builtin_providers(cfg) : std::vector<std::string>{};
   const proxy::ListenAddress listen = proxy::parse_listen(a.listen_text);
   if (!listen.endpoint) {
     std::cerr << "curlretry: proxy: " << listen.error << '\n';
