@@ -5,14 +5,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstdlib>
-#include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "proxy/ca_files.h"
+#include "tests/unit/proxy/scratch.h"
 
 namespace curlretry::proxy {
 namespace {
@@ -67,26 +65,8 @@ TEST(ClaudeSettings, AFileAnotherUserOwnsIsNotRead) {
   ::unlink(path);
 }
 
-// Variables set for one test and put back after it.
-class Environment {
- public:
-  void set(const char* name, const char* value) {
-    const char* old = std::getenv(name);
-    saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
-    value ? ::setenv(name, value, 1) : ::unsetenv(name);
-  }
-  ~Environment() {
-    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
-      it->second ? ::setenv(it->first.c_str(), it->second->c_str(), 1) : ::unsetenv(it->first.c_str());
-    }
-  }
-
- private:
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
-};
-
 TEST(ClaudeOnBedrock, TheLineNamesTheRegionsHostUnlessAGlobCoversIt) {
-  Environment env;
+  testing::Scratch env;
   env.set("HOME", "/nonexistent");  // no settings file of the user's
   env.set("CLAUDE_CONFIG_DIR", nullptr);
   env.set("CLAUDE_CODE_USE_BEDROCK", "1");
@@ -110,7 +90,7 @@ TEST(ClaudeOnBedrock, TheLineNamesTheRegionsHostUnlessAGlobCoversIt) {
 TEST(ClaudeOnBedrock, AGatewayItsBaseUrlNamesIsTheHostTheLineNames) {
   // Claude Code's LLM-gateway guide: ANTHROPIC_BEDROCK_BASE_URL=https://litellm.example/bedrock.
   // Before, the line named bedrock-runtime.us-east-1.amazonaws.com, which claude never reaches.
-  Environment env;
+  testing::Scratch env;
   env.set("HOME", "/nonexistent");
   env.set("CLAUDE_CONFIG_DIR", nullptr);
   env.set("CLAUDE_CODE_USE_BEDROCK", "1");
@@ -133,25 +113,15 @@ TEST(ClaudeOnBedrock, AGatewayItsBaseUrlNamesIsTheHostTheLineNames) {
 TEST(ClaudeOnBedrock, ItsSettingsRegionIsTheOneClaudeUses) {
   // Bedrock guides put CLAUDE_CODE_USE_BEDROCK and AWS_REGION in settings.json's env block,
   // which claude applies over the environment it was given.
-  char dir[] = "/tmp/curlretry-bedrock-XXXXXX";
-  ASSERT_NE(::mkdtemp(dir), nullptr);
-  const std::string settings = std::string(dir) + "/settings.json";
-  {
-    std::FILE* f = std::fopen(settings.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    std::fputs(R"({"env": {"CLAUDE_CODE_USE_BEDROCK": "1", "AWS_REGION": "ap-northeast-1"}})", f);
-    std::fclose(f);
-  }
-  Environment env;
-  env.set("CLAUDE_CONFIG_DIR", dir);
+  testing::Scratch env;
+  env.write("settings.json", R"({"env": {"CLAUDE_CODE_USE_BEDROCK": "1", "AWS_REGION": "ap-northeast-1"}})");
+  env.set("CLAUDE_CONFIG_DIR", env.dir());
   env.set("CLAUDE_CODE_USE_BEDROCK", nullptr);
   env.set("AWS_REGION", "eu-west-3");
   env.set("AWS_DEFAULT_REGION", nullptr);
   env.set("ANTHROPIC_BEDROCK_BASE_URL", nullptr);
   const std::string line = claude_bedrock_unretried("claude", {});
   EXPECT_NE(line.find("its requests go to bedrock-runtime.ap-northeast-1.amazonaws.com,"), std::string::npos) << line;
-  ::unlink(settings.c_str());
-  ::rmdir(dir);
 }
 
 }  // namespace

@@ -5,12 +5,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <optional>
 #include <string>
 #include <vector>
+
+#include "tests/unit/proxy/scratch.h"
 
 namespace curlretry::proxy {
 namespace {
@@ -51,47 +49,18 @@ TEST(CodexConfig, NothingFromTextThatIsNotTomlOrNotAString) {
   EXPECT_EQ(codex_provider_base_urls(""), Urls{});
 }
 
-// HOME and CODEX_HOME set for one test and put back after it.
-class CodexHomeDir : public ::testing::Test {
- protected:
-  void SetUp() override {
-    for (const char* name : {"HOME", "CODEX_HOME"}) {
-      const char* old = std::getenv(name);
-      saved_.push_back(old ? std::optional<std::string>(old) : std::nullopt);
-    }
-    char dir[] = "/tmp/curlretry-codex-XXXXXX";
-    ASSERT_NE(::mkdtemp(dir), nullptr);
-    dir_ = dir;
-  }
-  void TearDown() override {
-    const char* names[] = {"HOME", "CODEX_HOME"};
-    for (std::size_t i = 0; i < saved_.size(); ++i) {
-      saved_[i] ? ::setenv(names[i], saved_[i]->c_str(), 1) : ::unsetenv(names[i]);
-    }
-    std::filesystem::remove_all(dir_);
-  }
-  void write(const std::string& path, const std::string& text) {
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    std::fputs(text.c_str(), f);
-    std::fclose(f);
-  }
-  std::string dir_;
-  std::vector<std::optional<std::string>> saved_;
-};
-
-TEST_F(CodexHomeDir, HomesCodexOrCodexHome) {
-  std::filesystem::create_directories(dir_ + "/.codex");
-  std::filesystem::create_directories(dir_ + "/elsewhere");
-  write(dir_ + "/.codex/config.toml", "openai_base_url = \"https://home.example/v1\"\n");
-  write(dir_ + "/elsewhere/config.toml", "openai_base_url = \"https://set.example/v1\"\n");
-  ::setenv("HOME", dir_.c_str(), 1);
-  ::unsetenv("CODEX_HOME");
+TEST(CodexHomeDir, HomesCodexOrCodexHome) {
+  testing::Scratch scratch;
+  scratch.write(".codex/config.toml", "openai_base_url = \"https://home.example/v1\"\n");
+  const std::string elsewhere =
+      scratch.write("elsewhere/config.toml", "openai_base_url = \"https://set.example/v1\"\n");
+  scratch.set("HOME", scratch.dir());
+  scratch.set("CODEX_HOME", nullptr);
   EXPECT_EQ(codex_config_base_urls(), Urls{"https://home.example/v1"});
-  ::setenv("CODEX_HOME", (dir_ + "/elsewhere").c_str(), 1);
+  scratch.set("CODEX_HOME", scratch.path("elsewhere"));
   EXPECT_EQ(codex_config_base_urls(), Urls{"https://set.example/v1"});
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a file to another user";
-  ASSERT_EQ(::chown((dir_ + "/elsewhere/config.toml").c_str(), 65534, 65534), 0);
+  ASSERT_EQ(::chown(elsewhere.c_str(), 65534, 65534), 0);
   EXPECT_EQ(codex_config_base_urls(), Urls{});
 }
 

@@ -31,8 +31,7 @@ TEST(EnsureDigest, EqualConfigsAgreeAndEachPartIsNamed) {
             (std::vector<std::string>{"routes", "intercept list", "CURLRETRY_* settings"}));
   // Where the library is does not change how anything is retried.
   char* env_no_library[] = {one, other, nullptr};
-  EXPECT_EQ(config_differences(config_digest("secret", a, env_no_library), body(running)),
-            std::vector<std::string>{});
+  EXPECT_EQ(config_differences(config_digest("secret", a, env_no_library), body(running)), std::vector<std::string>{});
 }
 
 TEST(EnsureDigest, AnIncludedFileCounts) {

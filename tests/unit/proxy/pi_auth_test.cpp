@@ -5,12 +5,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <optional>
 #include <string>
 #include <vector>
+
+#include "tests/unit/proxy/scratch.h"
 
 namespace curlretry::proxy {
 namespace {
@@ -29,18 +27,10 @@ TEST(PiAuth, TheProvidersSignedInByOauth) {
 }
 
 TEST(PiAuth, ALineForEachSubscriptionWhoseHostNoGlobCovers) {
-  char dir[] = "/tmp/curlretry-pi-auth-XXXXXX";
-  ASSERT_NE(::mkdtemp(dir), nullptr);
-  const std::string file = std::string(dir) + "/auth.json";
-  {
-    std::FILE* f = std::fopen(file.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    std::fputs(R"({"openai-codex": {"type": "oauth"}, "github-copilot": {"type": "oauth"}})", f);
-    std::fclose(f);
-  }
-  const char* old = std::getenv("PI_CODING_AGENT_DIR");
-  const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
-  ::setenv("PI_CODING_AGENT_DIR", dir, 1);
+  testing::Scratch scratch;
+  const std::string file =
+      scratch.write("auth.json", R"({"openai-codex": {"type": "oauth"}, "github-copilot": {"type": "oauth"}})");
+  scratch.set("PI_CODING_AGENT_DIR", scratch.dir());
   const std::string codex =
       "curlretry: proxy: pi is signed in with ChatGPT (" + file +
       "): its requests on that provider (openai-codex) go to chatgpt.com, which curlretry does not "
@@ -59,8 +49,6 @@ TEST(PiAuth, ALineForEachSubscriptionWhoseHostNoGlobCovers) {
     ASSERT_EQ(::chown(file.c_str(), 65534, 65534), 0);
     EXPECT_EQ(pi_signed_in_unretried("pi", {}), Names{});
   }
-  saved ? ::setenv("PI_CODING_AGENT_DIR", saved->c_str(), 1) : ::unsetenv("PI_CODING_AGENT_DIR");
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

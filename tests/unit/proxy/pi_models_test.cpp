@@ -5,12 +5,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <optional>
 #include <string>
 #include <vector>
+
+#include "tests/unit/proxy/scratch.h"
 
 namespace curlretry::proxy {
 namespace {
@@ -46,57 +44,29 @@ TEST(PiModels, NothingFromAFilePiWouldRefuseOrFromElsewhere) {
   EXPECT_EQ(pi_provider_base_urls(""), Urls{});
 }
 
-// HOME and PI_CODING_AGENT_DIR set for one test and put back after it.
-class AgentDir : public ::testing::Test {
- protected:
-  void SetUp() override {
-    for (const char* name : {"HOME", "PI_CODING_AGENT_DIR"}) {
-      const char* old = std::getenv(name);
-      saved_.push_back(old ? std::optional<std::string>(old) : std::nullopt);
-    }
-    char dir[] = "/tmp/curlretry-pi-XXXXXX";
-    ASSERT_NE(::mkdtemp(dir), nullptr);
-    dir_ = dir;
-  }
-  void TearDown() override {
-    const char* names[] = {"HOME", "PI_CODING_AGENT_DIR"};
-    for (std::size_t i = 0; i < saved_.size(); ++i) {
-      saved_[i] ? ::setenv(names[i], saved_[i]->c_str(), 1) : ::unsetenv(names[i]);
-    }
-    std::filesystem::remove_all(dir_);
-  }
-  void write(const std::string& path, const std::string& text) {
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    ASSERT_NE(f, nullptr);
-    std::fputs(text.c_str(), f);
-    std::fclose(f);
-  }
-  std::string dir_;
-  std::vector<std::optional<std::string>> saved_;
-};
-
-TEST_F(AgentDir, HomesPiAgentOrTheVariablesDirectory) {
-  std::filesystem::create_directories(dir_ + "/.pi/agent");
-  std::filesystem::create_directories(dir_ + "/elsewhere");
-  write(dir_ + "/.pi/agent/models.json", R"({"providers": {"a": {"baseUrl": "https://home.example"}}})");
-  write(dir_ + "/elsewhere/models.json", R"({"providers": {"a": {"baseUrl": "https://set.example"}}})");
-  ::setenv("HOME", dir_.c_str(), 1);
-  ::unsetenv("PI_CODING_AGENT_DIR");
+TEST(AgentDir, HomesPiAgentOrTheVariablesDirectory) {
+  testing::Scratch scratch;
+  scratch.write(".pi/agent/models.json", R"({"providers": {"a": {"baseUrl": "https://home.example"}}})");
+  scratch.write("elsewhere/models.json", R"({"providers": {"a": {"baseUrl": "https://set.example"}}})");
+  scratch.set("HOME", scratch.dir());
+  scratch.set("PI_CODING_AGENT_DIR", nullptr);
   EXPECT_EQ(pi_models_base_urls(), Urls{"https://home.example"});
-  ::setenv("PI_CODING_AGENT_DIR", "~/elsewhere", 1);  // Pi expands a leading ~/ itself
+  scratch.set("PI_CODING_AGENT_DIR", "~/elsewhere");  // Pi expands a leading ~/ itself
   EXPECT_EQ(pi_models_base_urls(), Urls{"https://set.example"});
-  ::setenv("PI_CODING_AGENT_DIR", (dir_ + "/elsewhere").c_str(), 1);
+  scratch.set("PI_CODING_AGENT_DIR", scratch.path("elsewhere"));
   EXPECT_EQ(pi_models_base_urls(), Urls{"https://set.example"});
-  ::setenv("PI_CODING_AGENT_DIR", (dir_ + "/none").c_str(), 1);
+  scratch.set("PI_CODING_AGENT_DIR", scratch.path("none"));
   EXPECT_EQ(pi_models_base_urls(), Urls{});
 }
 
-TEST_F(AgentDir, AFileAnotherUserOwnsIsNotRead) {
+TEST(AgentDir, AFileAnotherUserOwnsIsNotRead) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a file to another user";
-  write(dir_ + "/models.json", R"({"providers": {"a": {"baseUrl": "https://theirs.example"}}})");
-  ::setenv("PI_CODING_AGENT_DIR", dir_.c_str(), 1);
+  testing::Scratch scratch;
+  const std::string file =
+      scratch.write("models.json", R"({"providers": {"a": {"baseUrl": "https://theirs.example"}}})");
+  scratch.set("PI_CODING_AGENT_DIR", scratch.dir());
   EXPECT_EQ(pi_models_base_urls(), Urls{"https://theirs.example"});  // root's own
-  ASSERT_EQ(::chown((dir_ + "/models.json").c_str(), 65534, 65534), 0);
+  ASSERT_EQ(::chown(file.c_str(), 65534, 65534), 0);
   EXPECT_EQ(pi_models_base_urls(), Urls{});
 }
 

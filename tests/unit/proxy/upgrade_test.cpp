@@ -24,14 +24,16 @@ RequestHead get(unsigned version, std::initializer_list<std::pair<std::string, s
 TEST(WebSocketUpgrade, NeedsBothTokensHttp11AndNoBody) {
   EXPECT_TRUE(websocket_upgrade(get(11, {{"Connection", "Upgrade"}, {"Upgrade", "websocket"}})));
   EXPECT_TRUE(websocket_upgrade(get(11, {{"Connection", "keep-alive, UPGRADE"}, {"Upgrade", "WebSocket"}})));
-  EXPECT_TRUE(websocket_upgrade(get(11, {{"Connection", "Upgrade"}, {"Upgrade", "websocket"}, {"Content-Length", "0"}})));
+  EXPECT_TRUE(
+      websocket_upgrade(get(11, {{"Connection", "Upgrade"}, {"Upgrade", "websocket"}, {"Content-Length", "0"}})));
   EXPECT_FALSE(websocket_upgrade(get(11, {{"Upgrade", "websocket"}})));  // Connection does not list it
   EXPECT_FALSE(websocket_upgrade(get(11, {{"Connection", "Upgrade"}})));
   EXPECT_FALSE(websocket_upgrade(get(11, {{"Connection", "Upgrade"}, {"Upgrade", "h2c"}})));  // stays HTTP/1.1
   EXPECT_FALSE(websocket_upgrade(get(10, {{"Connection", "Upgrade"}, {"Upgrade", "websocket"}})));
-  EXPECT_FALSE(websocket_upgrade(get(11, {{"Connection", "Upgrade"}, {"Upgrade", "websocket"}, {"Content-Length", "5"}})));
   EXPECT_FALSE(
-      websocket_upgrade(get(11, {{"Connection", "Upgrade"}, {"Upgrade", "websocket"}, {"Transfer-Encoding", "chunked"}})));
+      websocket_upgrade(get(11, {{"Connection", "Upgrade"}, {"Upgrade", "websocket"}, {"Content-Length", "5"}})));
+  EXPECT_FALSE(websocket_upgrade(
+      get(11, {{"Connection", "Upgrade"}, {"Upgrade", "websocket"}, {"Transfer-Encoding", "chunked"}})));
 }
 
 TEST(UpgradeTarget, HeadCarriesTheTargetHostAndEndToEndFields) {
