@@ -56,8 +56,9 @@ std::vector<std::string> add_builtin_providers(config::Config& cfg) {
     }
   }
   // A provider the user points the agent at by its base-URL variable (ANTHROPIC_BASE_URL naming
-  // Kimi's, MiniMax's or a company gateway's https:// endpoint), in the environment or in Claude
-  // Code's settings files (their `env` block), or in Pi's or Codex's own config files, is the
+  // Kimi's, MiniMax's or a company gateway's https:// endpoint), in the environment, Gemini CLI's
+  // .env or Claude Code's settings files (their `env` block), or in Pi's or Codex's own config
+  // files, is the
   // agent's provider: its host is intercepted as the known ones are (before: tunnelled blind, so
   // none of its failures was retried, without a word), but for the hosts left to the config
   // (config::opt_in_provider_hosts). The proxy this launch starts inherits the environment and the

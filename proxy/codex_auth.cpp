@@ -48,9 +48,9 @@ std::string codex_chatgpt_unretried(std::string_view command, const std::vector<
   const std::string text = read_file(file, kMaxAuthBytes, /*owned=*/true);
   if (text.empty() || text.size() >= kMaxAuthBytes || !codex_signed_in_with_chatgpt(text)) return {};
   return "curlretry: proxy: codex is signed in with ChatGPT (" + core::log_text::escape(file) +
-         "): its model requests go to chatgpt.com, which curlretry does not intercept unless told (its "
-         "Cloudflare may refuse a client other than Codex itself), so none of them is retried; to retry them, add "
-         "chatgpt.com to proxy.intercept in your config";
+         "): its model requests go to chatgpt.com, which curlretry does not intercept unless told (" +
+         std::string(kChatgptLeftOut) +
+         "), so none of them is retried; to retry them, add chatgpt.com to proxy.intercept in your config";
 }
 
 }  // namespace curlretry::proxy

@@ -12,6 +12,9 @@
 
 namespace curlretry::proxy {
 
+// Why chatgpt.com is left to the config, as the lines for Codex and Pi signed in with ChatGPT say it.
+inline constexpr std::string_view kChatgptLeftOut = "its Cloudflare may refuse a client other than Codex itself";
+
 // Whether the text of Codex's auth.json says it is signed in with ChatGPT: a top-level "tokens"
 // object, and no "auth_mode" naming an API key.
 bool codex_signed_in_with_chatgpt(std::string_view auth_json);

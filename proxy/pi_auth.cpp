@@ -7,6 +7,7 @@
 #include "core/json_cursor.h"
 #include "core/log_text.h"
 #include "proxy/ca_files.h"
+#include "proxy/codex_auth.h"
 #include "proxy/pi_models.h"
 
 namespace curlretry::proxy {
@@ -25,8 +26,7 @@ struct Subscription {
 };
 
 constexpr Subscription kSubscriptions[] = {
-    {"openai-codex", "ChatGPT", "chatgpt.com", "chatgpt.com", "chatgpt.com",
-     "its Cloudflare may refuse a client other than Codex itself"},
+    {"openai-codex", "ChatGPT", "chatgpt.com", "chatgpt.com", "chatgpt.com", kChatgptLeftOut},
     // Its host follows the account's plan (individual, business, enterprise).
     {"github-copilot", "GitHub Copilot", "api.individual.githubcopilot.com", "api.*.githubcopilot.com",
      "*.githubcopilot.com", "curlretry has not been tried with Copilot's service"},
