@@ -11,14 +11,13 @@
 #include "core/json_cursor.h"
 #include "core/log_text.h"
 #include "core/url.h"
-#include "proxy/ca_files.h"
+#include "proxy/agent_file.h"
 #include "proxy/request_rules.h"
 
 namespace curlretry::proxy {
 namespace {
 
-constexpr int kMaxDepth = 64;                       // as deep as a settings file needs, and bounded
-constexpr std::size_t kMaxSettingsBytes = 1 << 20;  // a settings file is a few KiB
+constexpr int kMaxDepth = 64;  // as deep as a settings file needs, and bounded
 
 // The "env" object at the cursor: the string members named in `names` appended to `out`.
 bool read_env(core::JsonCursor& c, const std::vector<std::string_view>& names, std::vector<SettingsValue>& out) {
@@ -72,10 +71,8 @@ std::vector<std::string> claude_settings_files() {
 std::vector<SettingsValue> claude_settings_values(const std::vector<std::string_view>& names) {
   std::vector<SettingsValue> out;
   for (const std::string& file : claude_settings_files()) {
-    // Only a file this user (or root, the managed ones) owns: a working directory another user
-    // could write to (/tmp) must not choose which hosts this user's proxy intercepts and retries.
-    const std::string text = read_file(file, kMaxSettingsBytes, /*owned=*/true);
-    if (text.empty() || text.size() >= kMaxSettingsBytes) continue;  // unreadable, or cut short
+    const std::string text = read_agent_file(file);
+    if (text.empty()) continue;
     for (SettingsValue& value : settings_env_values(text, names)) {
       value.file = file;
       out.push_back(std::move(value));

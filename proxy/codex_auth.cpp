@@ -7,14 +7,13 @@
 #include "core/ascii.h"
 #include "core/json_cursor.h"
 #include "core/log_text.h"
-#include "proxy/ca_files.h"
+#include "proxy/agent_file.h"
 #include "proxy/codex_config.h"
 
 namespace curlretry::proxy {
 namespace {
 
 constexpr int kAuthMaxDepth = 64;
-constexpr std::size_t kMaxAuthBytes = 1 << 20;  // auth.json is a few KiB of tokens
 constexpr std::string_view kChatgptHost = "chatgpt.com";
 
 }  // namespace
@@ -45,8 +44,8 @@ std::string codex_chatgpt_unretried(std::string_view command, const std::vector<
   }
   const std::string file = codex_home_file("auth.json");
   if (file.empty()) return {};
-  const std::string text = read_file(file, kMaxAuthBytes, /*owned=*/true);
-  if (text.empty() || text.size() >= kMaxAuthBytes || !codex_signed_in_with_chatgpt(text)) return {};
+  const std::string text = read_agent_file(file);
+  if (text.empty() || !codex_signed_in_with_chatgpt(text)) return {};
   return "curlretry: proxy: codex is signed in with ChatGPT (" + core::log_text::escape(file) +
          "): its model requests go to chatgpt.com, which curlretry does not intercept unless told (" +
          std::string(kChatgptLeftOut) +

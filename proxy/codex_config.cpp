@@ -4,12 +4,11 @@
 
 #include <cstdlib>
 
-#include "proxy/ca_files.h"
+#include "proxy/agent_file.h"
 
 namespace curlretry::proxy {
 namespace {
 
-constexpr std::size_t kMaxConfigBytes = 1 << 20;  // a config.toml is a few KiB
 
 }  // namespace
 
@@ -43,9 +42,8 @@ std::vector<std::string> codex_provider_base_urls(std::string_view config_toml) 
 std::vector<std::string> codex_config_base_urls() {
   const std::string file = codex_home_file("config.toml");
   if (file.empty()) return {};
-  // Only a file this user (or root) owns: another user must not choose what this proxy intercepts.
-  const std::string text = read_file(file, kMaxConfigBytes, /*owned=*/true);
-  if (text.empty() || text.size() >= kMaxConfigBytes) return {};
+  const std::string text = read_agent_file(file);
+  if (text.empty()) return {};
   return codex_provider_base_urls(text);
 }
 

@@ -8,12 +8,10 @@
 #include <system_error>
 
 #include "core/ascii.h"
-#include "proxy/ca_files.h"
+#include "proxy/agent_file.h"
 
 namespace curlretry::proxy {
 namespace {
-
-constexpr std::size_t kMaxEnvBytes = 1 << 20;  // a .env file is a few lines
 
 bool key_char(char c) {
   const char l = core::ascii::lower(c);
@@ -110,10 +108,8 @@ std::vector<std::string> gemini_env_values(const std::vector<std::string_view>& 
   if (ec) return {};
   const std::string file = gemini_env_file(cwd.string());
   if (file.empty()) return {};
-  // Only a file this user (or root) owns: a directory another user can write to (/tmp, above the
-  // working directory) must not choose what this proxy intercepts.
-  const std::string text = read_file(file, kMaxEnvBytes, /*owned=*/true);
-  if (text.empty() || text.size() >= kMaxEnvBytes) return {};
+  const std::string text = read_agent_file(file);
+  if (text.empty()) return {};
   std::vector<std::string> out;
   for (auto& [key, value] : dotenv_values(text)) {
     if (std::find(names.begin(), names.end(), key) == names.end() || std::getenv(key.c_str()) != nullptr) continue;

@@ -6,7 +6,7 @@
 #include "config/glob.h"
 #include "core/json_cursor.h"
 #include "core/log_text.h"
-#include "proxy/ca_files.h"
+#include "proxy/agent_file.h"
 #include "proxy/codex_auth.h"
 #include "proxy/pi_models.h"
 
@@ -14,7 +14,6 @@ namespace curlretry::proxy {
 namespace {
 
 constexpr int kPiAuthMaxDepth = 64;
-constexpr std::size_t kMaxPiAuthBytes = 1 << 20;  // auth.json is a few KiB of keys and tokens
 
 struct Subscription {
   std::string_view provider;  // Pi's name for it, the auth.json key
@@ -59,8 +58,8 @@ std::vector<std::string> pi_signed_in_unretried(std::string_view command, const 
   if (std::filesystem::path(command).filename() != "pi") return {};
   const std::string file = pi_agent_file("auth.json");
   if (file.empty()) return {};
-  const std::string text = read_file(file, kMaxPiAuthBytes, /*owned=*/true);
-  if (text.empty() || text.size() >= kMaxPiAuthBytes) return {};
+  const std::string text = read_agent_file(file);
+  if (text.empty()) return {};
   const std::vector<std::string> signed_in = pi_oauth_providers(text);
   std::vector<std::string> lines;
   for (const Subscription& s : kSubscriptions) {

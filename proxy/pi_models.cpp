@@ -3,13 +3,12 @@
 #include <cstdlib>
 
 #include "core/json_cursor.h"
-#include "proxy/ca_files.h"
+#include "proxy/agent_file.h"
 
 namespace curlretry::proxy {
 namespace {
 
-constexpr int kModelsMaxDepth = 64;               // a models.json nests a few levels
-constexpr std::size_t kMaxModelsBytes = 1 << 20;  // a few KiB of providers and models
+constexpr int kModelsMaxDepth = 64;  // a models.json nests a few levels
 
 // The string literal starting at text[i] (a '"'), through its closing quote or the end.
 std::size_t string_end(std::string_view text, std::size_t i) {
@@ -102,9 +101,8 @@ std::string pi_agent_file(std::string_view name) {
 std::vector<std::string> pi_models_base_urls() {
   const std::string file = pi_agent_file("models.json");
   if (file.empty()) return {};
-  // Only a file this user (or root) owns: another user must not choose what this proxy intercepts.
-  const std::string text = read_file(file, kMaxModelsBytes, /*owned=*/true);
-  if (text.empty() || text.size() >= kMaxModelsBytes) return {};
+  const std::string text = read_agent_file(file);
+  if (text.empty()) return {};
   return pi_provider_base_urls(text);
 }
 
