@@ -5,15 +5,14 @@
 
 #include "config/glob.h"
 #include "core/ascii.h"
+#include "proxy/request_rules.h"
 
 namespace curlretry::proxy {
 namespace {
 
+// The loopback names every launched command gets in its NO_PROXY (which names are loopback at all
+// is request_rules' loopback_host).
 constexpr std::array<const char*, 3> kLoopback = {"localhost", "127.0.0.1", "::1"};
-
-bool is_loopback_name(std::string_view host) {
-  return std::find(kLoopback.begin(), kLoopback.end(), host) != kLoopback.end();
-}
 
 // `host` is `domain` or a name below it.
 bool within(std::string_view host, std::string_view domain) {
@@ -26,9 +25,10 @@ std::string entry_host(std::string_view entry) {
   std::string host = core::ascii::lower(entry);
   if (host.starts_with("*.")) host.erase(0, 2);
   while (host.starts_with(".")) host.erase(0, 1);
+  // A `:port` after a name, an IPv4 literal or a bracketed IPv6 one (`[::1]:3000`).
   const std::size_t colon = host.rfind(':');
-  if (colon != std::string::npos && host.find(':') == colon && colon + 1 < host.size() &&
-      host.find_first_not_of("0123456789", colon + 1) == std::string::npos) {
+  if (colon != std::string::npos && (host.find(':') == colon || (host.front() == '[' && host[colon - 1] == ']')) &&
+      colon + 1 < host.size() && host.find_first_not_of("0123456789", colon + 1) == std::string::npos) {
     host.erase(colon);
   }
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
@@ -47,10 +47,10 @@ std::vector<std::string> entries_of(std::string_view value) {
   return out;
 }
 
-// The intercept globs whose hosts the proxy may reach: a loopback host only with allow_loopback.
+// The intercept globs whose hosts the proxy may reach: a loopback host only with allow_loopback
+// (without it the proxy refuses one, so such an entry must keep the host direct).
 bool covers_an_intercepted_host(const std::string& entry, const config::ProxySettings& proxy) {
-  const std::string host = entry_host(entry);
-  if (is_loopback_name(host) && !proxy.forward.allow_loopback) return false;
+  if (!proxy.forward.allow_loopback && loopback_host(entry_host(entry))) return false;
   return std::any_of(proxy.intercept.begin(), proxy.intercept.end(),
                      [&entry](const std::string& glob) { return entry_covers(entry, glob); });
 }

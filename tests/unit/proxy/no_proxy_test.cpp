@@ -53,5 +53,15 @@ TEST(CommandNoProxy, AnInterceptedLoopbackHostOnlyWhenTheProxyMayReachIt) {
   EXPECT_EQ(out.covering, (std::vector<std::string>{"127.0.0.1:8443"}));
 }
 
+TEST(CommandNoProxy, EveryLoopbackNameStaysDirectWhenTheProxyMayNotReachIt) {
+  // `intercept: ["*"]` covers a local dev server's name too; the proxy refuses loopback without
+  // allow_loopback, so dropping its NO_PROXY entry would make that server unreachable.
+  config::ProxySettings proxy;
+  proxy.intercept = {"*"};
+  const CommandNoProxy out = command_no_proxy("app.localhost,127.0.0.2,[::1]:3000,0.0.0.0,.anthropic.com", proxy, true);
+  EXPECT_EQ(out.value, "app.localhost,127.0.0.2,[::1]:3000,0.0.0.0,localhost,127.0.0.1");
+  EXPECT_EQ(out.covering, (std::vector<std::string>{".anthropic.com"}));
+}
+
 }  // namespace
 }  // namespace curlretry::proxy
