@@ -12,4 +12,12 @@ namespace curlretry::proxy {
 // directory) must not choose which hosts this user's proxy intercepts and retries.
 std::string read_agent_file(const std::string& path);
 
+// One variable an agent's file sets (a Claude Code settings file's `env` block, Gemini CLI's .env):
+// its name and value, and the file, so a line can say where a value came from.
+struct SettingsValue {
+  std::string name;
+  std::string value;
+  std::string file;
+};
+
 }  // namespace curlretry::proxy

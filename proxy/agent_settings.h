@@ -9,14 +9,9 @@
 #include <string_view>
 #include <vector>
 
-namespace curlretry::proxy {
+#include "proxy/agent_file.h"
 
-// One variable of a settings file's `env` block: its name and value, and the file.
-struct SettingsValue {
-  std::string name;
-  std::string value;
-  std::string file;
-};
+namespace curlretry::proxy {
 
 // The string members named in `names` of the top-level "env" object of one settings file's JSON
 // text, in file order (no `file`); none when the text is not a JSON object (Claude Code refuses

@@ -7,6 +7,7 @@
 
 #include "config/agent_providers.h"
 #include "config/glob.h"
+#include "core/log_text.h"
 #include "core/url.h"
 #include "proxy/agent_settings.h"
 #include "proxy/codex_config.h"
@@ -21,16 +22,25 @@ namespace {
 // (config::provider_base_url_variables) in the environment, in the .env file Gemini CLI loads
 // (proxy/gemini_env.h) and in Claude Code's settings files (proxy/agent_settings.h), then Pi's providers in its
 // models.json (proxy/pi_models.h) and Codex's in its config.toml (proxy/codex_config.h).
-std::vector<std::string> base_urls_given() {
+// Each with where it was given, for the launch's line.
+struct GivenUrl {
+  std::string url;
+  std::string source;  // the variable, "VARIABLE in FILE" or the file
+};
+
+std::vector<GivenUrl> base_urls_given() {
   const std::vector<std::string_view>& names = config::provider_base_url_variables();
-  std::vector<std::string> out;
+  std::vector<GivenUrl> out;
   for (const std::string_view name : names) {
-    if (const char* value = std::getenv(std::string(name).c_str())) out.emplace_back(value);
+    if (const char* value = std::getenv(std::string(name).c_str())) out.push_back({value, std::string(name)});
   }
-  for (std::string& value : gemini_env_values(names)) out.push_back(std::move(value));
-  for (SettingsValue& set : claude_settings_values(names)) out.push_back(std::move(set.value));
-  for (std::string& url : pi_models_base_urls()) out.push_back(std::move(url));
-  for (std::string& url : codex_config_base_urls()) out.push_back(std::move(url));
+  for (SettingsValue& set : gemini_env_values(names))
+    out.push_back({std::move(set.value), set.name + " in " + set.file});
+  for (SettingsValue& set : claude_settings_values(names)) {
+    out.push_back({std::move(set.value), set.name + " in " + set.file});
+  }
+  for (std::string& url : pi_models_base_urls()) out.push_back({std::move(url), pi_agent_file("models.json")});
+  for (std::string& url : codex_config_base_urls()) out.push_back({std::move(url), codex_home_file("config.toml")});
   return out;
 }
 
@@ -39,9 +49,10 @@ std::vector<std::string> base_urls_given() {
 // The built-in routes are served whenever the providers are (one config for every client, so
 // one shared proxy); --builtin-routes says whether COMMAND is given their variables. Forward
 // proxying and CONNECT may reach any port, and loopback without a token, unless the config says
-// otherwise. Returns the names of the routes added.
-std::vector<std::string> add_builtin_providers(config::Config& cfg) {
-  std::vector<std::string> names;
+// otherwise.
+BuiltinProviders add_builtin_providers(config::Config& cfg) {
+  BuiltinProviders added;
+  std::vector<std::string>& names = added.route_names;
   for (config::ProxyRoute& route : config::builtin_provider_routes()) {
     const bool taken = std::any_of(cfg.proxy.routes.begin(), cfg.proxy.routes.end(), [&](const config::ProxyRoute& r) {
       return r.name == route.name || r.env == route.env;
@@ -69,13 +80,14 @@ std::vector<std::string> add_builtin_providers(config::Config& cfg) {
     return std::any_of(globs.begin(), globs.end(),
                        [&host](std::string_view g) { return config::glob_match(g, host, true); });
   };
-  for (const std::string& value : base_urls_given()) {
-    const std::optional<core::UrlParts> url = core::split_url(value);
+  for (const GivenUrl& given : base_urls_given()) {
+    const std::optional<core::UrlParts> url = core::split_url(given.url);
     if (!url || url->scheme != "https" || loopback_host(url->host) || opt_in(url->host) ||
         std::find(cfg.proxy.intercept.begin(), cfg.proxy.intercept.end(), url->host) != cfg.proxy.intercept.end()) {
       continue;
     }
     cfg.proxy.intercept.push_back(url->host);
+    added.given_hosts.push_back(core::log_text::escape(url->host) + " (" + core::log_text::escape(given.source) + ")");
   }
   // The agent is handed this proxy in HTTPS_PROXY and HTTP_PROXY for every host it does not keep
   // direct, so the proxy must reach whatever the agent reached before: every port (a local
@@ -88,7 +100,7 @@ std::vector<std::string> add_builtin_providers(config::Config& cfg) {
   if (cfg.settings_sources.count("proxy.forward.allow_loopback") == 0 && cfg.proxy.token.empty()) {
     cfg.proxy.forward.allow_loopback = true;
   }
-  return names;
+  return added;
 }
 
 }  // namespace curlretry::proxy

@@ -12,8 +12,15 @@
 
 namespace curlretry::proxy {
 
+struct BuiltinProviders {
+  std::vector<std::string> route_names;  // the built-in routes added (the config's own kept)
+  // Each host intercepted because the user's settings name it and no glob covered it, with where:
+  // `gw.example (ANTHROPIC_BASE_URL)`, `gw.example (/home/u/.codex/config.toml)`; escaped for a line.
+  std::vector<std::string> given_hosts;
+};
+
 // Adds them to `cfg`; forward proxying and CONNECT may then reach any port, and loopback without a
-// token, unless the config says otherwise. Returns the names of the routes added.
-std::vector<std::string> add_builtin_providers(config::Config& cfg);
+// token, unless the config says otherwise.
+BuiltinProviders add_builtin_providers(config::Config& cfg);
 
 }  // namespace curlretry::proxy

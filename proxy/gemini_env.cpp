@@ -102,7 +102,7 @@ std::string gemini_env_file(const std::string& cwd) {
   return {};
 }
 
-std::vector<std::string> gemini_env_values(const std::vector<std::string_view>& names) {
+std::vector<SettingsValue> gemini_env_values(const std::vector<std::string_view>& names) {
   std::error_code ec;
   const std::filesystem::path cwd = std::filesystem::current_path(ec);
   if (ec) return {};
@@ -110,10 +110,10 @@ std::vector<std::string> gemini_env_values(const std::vector<std::string_view>& 
   if (file.empty()) return {};
   const std::string text = read_agent_file(file);
   if (text.empty()) return {};
-  std::vector<std::string> out;
+  std::vector<SettingsValue> out;
   for (auto& [key, value] : dotenv_values(text)) {
     if (std::find(names.begin(), names.end(), key) == names.end() || std::getenv(key.c_str()) != nullptr) continue;
-    out.push_back(std::move(value));
+    out.push_back({std::move(key), std::move(value), file});
   }
   return out;
 }

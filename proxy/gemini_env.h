@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "proxy/agent_file.h"
+
 namespace curlretry::proxy {
 
 // The KEY=VALUE lines of one .env text as the dotenv package reads them: an optional `export `,
@@ -22,8 +24,8 @@ std::vector<std::pair<std::string, std::string>> dotenv_values(std::string_view 
 // with HOME for the home directory: "" when none exists.
 std::string gemini_env_file(const std::string& cwd);
 
-// `names`' values in that file (a regular file of at most 1 MiB that this user or root owns)
-// that the environment does not set already.
-std::vector<std::string> gemini_env_values(const std::vector<std::string_view>& names);
+// `names`' values in that file (read as proxy/agent_file.h reads an agent's file) that the
+// environment does not set already, each with its name and the file.
+std::vector<SettingsValue> gemini_env_values(const std::vector<std::string_view>& names);
 
 }  // namespace curlretry::proxy

@@ -244,7 +244,7 @@ std::string prepare_trust(const config::Config& cfg, std::vector<std::pair<std::
 
 // --ensure [-- COMMAND]: a healthy proxy of this user's at `where`, started if need be, then COMMAND.
 int ensure_mode(const Args& a, const config::Config& cfg, const boost::asio::ip::tcp::endpoint& where,
-                const std::vector<std::string>& builtin_route_names, int argc, char** argv) {
+                const proxy::BuiltinProviders& builtin, int argc, char** argv) {
   if (where.port() == 0) {
     std::cerr << "curlretry: proxy: --ensure needs a fixed port in --listen (a shared proxy must be findable)\n";
     return 2;
@@ -301,13 +301,19 @@ int ensure_mode(const Args& a, const config::Config& cfg, const boost::asio::ip:
   }
   // COMMAND is handed the URL it runs with, so a port of its own will do when another holds
   // `where` (not with --port-file: the user asked for where it listens to be written there).
-  proxy::EnsureRequest request{args, cfg.proxy.token, &cfg, a.quiet, a.reason};
+  // The launcher's reason says the known providers go through the proxy; the user's own gateways
+  // named too, so a user can see theirs is retried (and from which setting it was taken).
+  std::string reason = a.reason;
+  for (std::size_t i = 0; !reason.empty() && i < builtin.given_hosts.size(); ++i) {
+    reason += (i == 0 ? "; so do those to the hosts you point it at: " : ", ") + builtin.given_hosts[i];
+  }
+  proxy::EnsureRequest request{args, cfg.proxy.token, &cfg, a.quiet, reason};
   request.may_move = !a.command.empty() && a.port_file.empty();
   boost::asio::ip::tcp::endpoint serving = where;
   const int status = proxy::ensure_running(where, request, &serving);
   if (status != 0 && a.or_direct && !a.command.empty()) return unprotected(a.command);
   if (status != 0 || a.command.empty()) return status;
-  return run_with_routes(a.command, cfg, serving, builtin_route_names, a.builtin_routes, trust, a.quiet);
+  return run_with_routes(a.command, cfg, serving, builtin.route_names, a.builtin_routes, trust, a.quiet);
 }
 
 // The local CA for proxy.intercept; nullptr (and `ok` false after the message) when it cannot be loaded.
@@ -457,8 +463,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   config::Config cfg = *loaded.config;
-  const std::vector<std::string> builtin_route_names =
-      a.builtin_providers ? proxy::add_builtin_providers(cfg) : std::vector<std::string>{};
+  const proxy::BuiltinProviders builtin =
+      a.builtin_providers ? proxy::add_builtin_providers(cfg) : proxy::BuiltinProviders{};
   const proxy::ListenAddress listen = proxy::parse_listen(a.listen_text);
   if (!listen.endpoint) {
     std::cerr << "curlretry: proxy: " << listen.error << '\n';
@@ -472,7 +478,7 @@ int main(int argc, char** argv) {
     return a.status_flag ? proxy::show_status(*listen.endpoint, cfg.proxy.token)
                          : proxy::stop_proxy(*listen.endpoint, cfg.proxy.token);
   }
-  if (a.ensure) return ensure_mode(a, cfg, *listen.endpoint, builtin_route_names, argc, argv);
+  if (a.ensure) return ensure_mode(a, cfg, *listen.endpoint, builtin, argc, argv);
   // A proxy started from a proxied command's environment retries its own transfers.
   ::unsetenv(shim::kViaProxyVariable);
   ::unsetenv(shim::kViaProxyInterceptVariable);

@@ -77,8 +77,9 @@ class GatewaysTheirBaseUrlsName(unittest.TestCase):
         # Claude Code's start-up requests to the gateway (settings, policy limits).
         cls.sandbox.arm(cls.gateway, "/api/claude_code/", f"side-{os.getpid()}", "404+close")
 
-    def assertRetriedThroughTheGateway(self, agent: type, env: dict[str, str | None], prefix: str,
+    def assertRetriedThroughTheGateway(self, agent: type, env: dict[str, str | None], prefix: str, source: str,
                                        args: list[str] | None = None) -> None:
+        """... and the launch's line names the gateway and `source`, the setting it was taken from."""
         runtime = {"LD_PRELOAD": harness.PRELOAD_PREFIX} if harness.PRELOAD_PREFIX else {}
         env = {**runtime, "CURLRETRY_LIBRARY": harness.LIB, "CURLRETRY_BASE_MS": harness.FAST_BASE_MS,
                "CURLRETRY_EVENTS": str(self.events), "NODE_EXTRA_CA_CERTS": self.sandbox.cert, **env}
@@ -88,6 +89,8 @@ class GatewaysTheirBaseUrlsName(unittest.TestCase):
         healthy = self.sandbox.run(command, env)
         self.assertEqual(healthy.code, 0, str(healthy))
         self.assertIn(b"Hello world", healthy.stdout, str(healthy))
+        self.assertIn(f"(HTTPS_PROXY and the local CA; --no-proxy runs it directly); so do those to the hosts you point "
+                      f"it at: {self.gateway} ({source})\n".encode(), healthy.stderr, str(healthy))
         since = self.events.stat().st_size if self.events.exists() else 0
         self.sandbox.arm(self.gateway, prefix, name, f"529,{agent.good}")
         result = self.sandbox.run(command, env)
@@ -103,7 +106,7 @@ class GatewaysTheirBaseUrlsName(unittest.TestCase):
             test_agents.GeminiCli,
             {"GEMINI_API_KEY": "test-not-a-key", "GEMINI_CLI_TRUST_WORKSPACE": "true",
              "GOOGLE_GEMINI_BASE_URL": f"https://{self.gateway}/gemini"},
-            "/gemini/v1beta/models/gemini-2.5-flash:streamGenerateContent")
+            "/gemini/v1beta/models/gemini-2.5-flash:streamGenerateContent", "GOOGLE_GEMINI_BASE_URL")
 
     def test_gemini_cli_through_GOOGLE_GEMINI_BASE_URL_in_its_env_file(self):
         # Where Gemini CLI's docs put its variables: ~/.gemini/.env, which it loads itself.
@@ -112,7 +115,7 @@ class GatewaysTheirBaseUrlsName(unittest.TestCase):
         self.addCleanup(dotenv.unlink)
         self.assertRetriedThroughTheGateway(
             test_agents.GeminiCli, {"GEMINI_API_KEY": "test-not-a-key", "GEMINI_CLI_TRUST_WORKSPACE": "true"},
-            "/gemini-env/v1beta/models/gemini-2.5-flash:streamGenerateContent")
+            "/gemini-env/v1beta/models/gemini-2.5-flash:streamGenerateContent", f"GOOGLE_GEMINI_BASE_URL in {dotenv}")
 
     def test_claude_code_on_vertex_through_ANTHROPIC_VERTEX_BASE_URL(self):
         self.assertRetriedThroughTheGateway(
@@ -120,14 +123,14 @@ class GatewaysTheirBaseUrlsName(unittest.TestCase):
             {"CLAUDE_CODE_USE_VERTEX": "1", "CLAUDE_CODE_SKIP_VERTEX_AUTH": "1",
              "ANTHROPIC_VERTEX_PROJECT_ID": "test-project", "CLOUD_ML_REGION": "us-east5",
              "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "ANTHROPIC_VERTEX_BASE_URL": f"https://{self.gateway}/vertex/v1"},
-            "/vertex/v1/projects/test-project/locations/us-east5/publishers/anthropic/models/")
+            "/vertex/v1/projects/test-project/locations/us-east5/publishers/anthropic/models/", "ANTHROPIC_VERTEX_BASE_URL")
 
     def test_claude_code_on_foundry_through_ANTHROPIC_FOUNDRY_BASE_URL(self):
         self.assertRetriedThroughTheGateway(
             test_agents.ClaudeCode,
             {"CLAUDE_CODE_USE_FOUNDRY": "1", "ANTHROPIC_FOUNDRY_API_KEY": "test-not-a-key",
              "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "ANTHROPIC_FOUNDRY_BASE_URL": f"https://{self.gateway}/foundry"},
-            "/foundry/v1/messages")
+            "/foundry/v1/messages", "ANTHROPIC_FOUNDRY_BASE_URL")
 
     def test_pi_through_a_provider_of_its_models_json(self):
         # Pi reads no base-URL variable: a gateway is a provider of ~/.pi/agent/models.json (its
@@ -140,7 +143,7 @@ class GatewaysTheirBaseUrlsName(unittest.TestCase):
                           '      "models": [{"id": "claude-sonnet-4-5"},],\n    },\n  },\n}\n')
         self.addCleanup(models.unlink)
         self.assertRetriedThroughTheGateway(
-            test_agents.Pi, {}, "/pi/v1/messages",
+            test_agents.Pi, {}, "/pi/v1/messages", str(models),
             [bin_path(self.modules, "pi"), "-p", "--provider", "company", "--model", "claude-sonnet-4-5",
              "--no-session", "--offline", "Say hello"])
 
@@ -156,7 +159,7 @@ class GatewaysTheirBaseUrlsName(unittest.TestCase):
                           'wire_api = "responses"\nsupports_websockets = false\n')
         self.addCleanup(config.unlink)
         self.assertRetriedThroughTheGateway(test_agents.Codex, {"COMPANY_API_KEY": "test-not-a-key"},
-                                            "/codex/v1/responses")
+                                            "/codex/v1/responses", str(config))
 
 
 if __name__ == "__main__":

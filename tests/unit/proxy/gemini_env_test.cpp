@@ -56,11 +56,14 @@ TEST(EnvFiles, TheNamedValuesTheEnvironmentLacks) {
   scratch.set("HOME", scratch.path("home"));
   scratch.set("GOOGLE_GEMINI_BASE_URL", nullptr);
   scratch.set("CODE_ASSIST_ENDPOINT", "https://set.example");  // Gemini CLI keeps the environment's
-  EXPECT_EQ(gemini_env_values({"GOOGLE_GEMINI_BASE_URL", "CODE_ASSIST_ENDPOINT"}),
-            std::vector<std::string>{"https://gw.example"});
+  const std::vector<SettingsValue> values = gemini_env_values({"GOOGLE_GEMINI_BASE_URL", "CODE_ASSIST_ENDPOINT"});
+  ASSERT_EQ(values.size(), 1u);
+  EXPECT_EQ(values[0].name, "GOOGLE_GEMINI_BASE_URL");
+  EXPECT_EQ(values[0].value, "https://gw.example");
+  EXPECT_EQ(values[0].file, file);
   if (::geteuid() == 0) {  // another user's file chooses nothing
     ASSERT_EQ(::chown(file.c_str(), 65534, 65534), 0);
-    EXPECT_EQ(gemini_env_values({"GOOGLE_GEMINI_BASE_URL"}), std::vector<std::string>{});
+    EXPECT_TRUE(gemini_env_values({"GOOGLE_GEMINI_BASE_URL"}).empty());
   }
   std::filesystem::current_path(before);
 }

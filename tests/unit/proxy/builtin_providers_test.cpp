@@ -1,0 +1,84 @@
+// What `curlretry -- COMMAND` adds to the config with no config file (proxy/builtin_providers.h):
+// here, the hosts the user's own settings name, and where each was taken from for the launch's line.
+#include "proxy/builtin_providers.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tests/unit/proxy/scratch.h"
+
+namespace curlretry::proxy {
+namespace {
+
+using Hosts = std::vector<std::string>;
+
+class GivenHosts : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    before_ = std::filesystem::current_path();
+    std::filesystem::create_directories(scratch_.path("work"));
+    std::filesystem::current_path(scratch_.path("work"));  // no project settings of the test runner's
+    scratch_.set("HOME", scratch_.path("home"));
+    for (const char* name :
+         {"CLAUDE_CONFIG_DIR", "PI_CODING_AGENT_DIR", "CODEX_HOME", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL",
+          "ANTHROPIC_VERTEX_BASE_URL", "ANTHROPIC_FOUNDRY_BASE_URL", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL",
+          "CODE_ASSIST_ENDPOINT", "AZURE_OPENAI_BASE_URL"}) {
+      scratch_.set(name, nullptr);
+    }
+  }
+  void TearDown() override { std::filesystem::current_path(before_); }
+
+  testing::Scratch scratch_;
+  std::filesystem::path before_;
+};
+
+TEST_F(GivenHosts, EachNamedWithTheSettingItCameFrom) {
+  scratch_.set("ANTHROPIC_BASE_URL", "https://gw.example/anthropic");
+  scratch_.write("home/.claude/settings.json", R"({"env": {"ANTHROPIC_FOUNDRY_BASE_URL": "https://foundry.example"}})");
+  scratch_.write("home/.gemini/.env", "GOOGLE_GEMINI_BASE_URL=https://gemini-gw.example\n");
+  const std::string models =
+      scratch_.write("home/.pi/agent/models.json", R"({"providers": {"c": {"baseUrl": "https://pi-gw.example/v1"}}})");
+  const std::string codex =
+      scratch_.write("home/.codex/config.toml", "[model_providers.c]\nbase_url = \"https://codex-gw.example/v1\"\n");
+  config::Config cfg;
+  const BuiltinProviders added = add_builtin_providers(cfg);
+  EXPECT_EQ(
+      added.given_hosts,
+      (Hosts{"gw.example (ANTHROPIC_BASE_URL)",
+             "gemini-gw.example (GOOGLE_GEMINI_BASE_URL in " + scratch_.path("home/.gemini/.env") + ")",
+             "foundry.example (ANTHROPIC_FOUNDRY_BASE_URL in " + scratch_.path("home/.claude/settings.json") + ")",
+             "pi-gw.example (" + models + ")", "codex-gw.example (" + codex + ")"}));
+  for (const char* host : {"gw.example", "gemini-gw.example", "foundry.example", "pi-gw.example", "codex-gw.example"}) {
+    EXPECT_NE(std::find(cfg.proxy.intercept.begin(), cfg.proxy.intercept.end(), host), cfg.proxy.intercept.end())
+        << host;
+  }
+  EXPECT_FALSE(added.route_names.empty());
+}
+
+TEST_F(GivenHosts, NotAKnownHostNorOneLeftOutNorTheSameTwice) {
+  scratch_.set("ANTHROPIC_BASE_URL", "https://api.anthropic.com");                // built in already
+  scratch_.set("OPENAI_BASE_URL", "http://gw.example/v1");                        // not https: forwarded anyway
+  scratch_.set("ANTHROPIC_VERTEX_BASE_URL", "https://127.0.0.1:8443/v1");         // loopback
+  scratch_.set("ANTHROPIC_FOUNDRY_BASE_URL", "https://chatgpt.com/backend-api");  // left to the config
+  scratch_.set("GOOGLE_GEMINI_BASE_URL", "https://twice.example");
+  scratch_.set("CODE_ASSIST_ENDPOINT", "https://twice.example/code");
+  config::Config cfg;
+  EXPECT_EQ(add_builtin_providers(cfg).given_hosts, Hosts{"twice.example (GOOGLE_GEMINI_BASE_URL)"});
+}
+
+TEST_F(GivenHosts, WhereItCameFromIsEscapedForTheLine) {
+  // A directory name may carry bytes a terminal acts on (an escape sequence, a newline).
+  const std::string codex_home = scratch_.path("co\x1b[2Jdex\nhome");
+  scratch_.set("CODEX_HOME", codex_home);
+  scratch_.write("co\x1b[2Jdex\nhome/config.toml", "[model_providers.c]\nbase_url = \"https://codex-gw.example/v1\"\n");
+  config::Config cfg;
+  EXPECT_EQ(add_builtin_providers(cfg).given_hosts,
+            Hosts{"codex-gw.example (" + scratch_.path("co\\x1b[2Jdex\\nhome/config.toml") + ")"});
+}
+
+}  // namespace
+}  // namespace curlretry::proxy
