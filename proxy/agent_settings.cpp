@@ -92,27 +92,53 @@ std::string claude_settings_bypass(std::string_view command, const std::vector<s
   return {};
 }
 
+namespace {
+
+// `names` as claude sees them: the environment, then its settings' env blocks over it, in file
+// order; the last of a name is the one claude uses.
+std::vector<SettingsValue> claude_sees(const std::vector<std::string_view>& names) {
+  std::vector<SettingsValue> seen;
+  for (const std::string_view name : names) {
+    if (const char* set = std::getenv(std::string(name).c_str())) seen.push_back({std::string(name), set, {}});
+  }
+  for (SettingsValue& set : claude_settings_values(names)) seen.push_back(std::move(set));
+  return seen;
+}
+
+SettingsValue last_of(const std::vector<SettingsValue>& seen, std::string_view name) {
+  SettingsValue out;
+  for (const SettingsValue& set : seen) {
+    if (set.name == name) out = set;
+  }
+  return out;
+}
+
+// A switch as Claude Code reads its CLAUDE_CODE_* flags: 1, true, yes or on, in any case.
+bool claude_flag(std::string_view value) {
+  const std::string v = core::ascii::lower(core::ascii::trim(value));
+  return v == "1" || v == "true" || v == "yes" || v == "on";
+}
+
+}  // namespace
+
+std::optional<SettingsValue> claude_bedrock_gateway() {
+  const std::vector<SettingsValue> seen =
+      claude_sees({"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_SKIP_BEDROCK_AUTH", "ANTHROPIC_BEDROCK_BASE_URL"});
+  if (!claude_flag(last_of(seen, "CLAUDE_CODE_USE_BEDROCK").value) ||
+      !claude_flag(last_of(seen, "CLAUDE_CODE_SKIP_BEDROCK_AUTH").value)) {
+    return std::nullopt;
+  }
+  SettingsValue base = last_of(seen, "ANTHROPIC_BEDROCK_BASE_URL");
+  if (base.value.empty()) return std::nullopt;
+  return base;
+}
+
 std::string claude_bedrock_unretried(std::string_view command, const std::vector<std::string>& intercept) {
   if (std::filesystem::path(command).filename() != "claude") return {};
-  // What claude sees: the environment, then its settings' env blocks over it, in file order.
-  std::vector<SettingsValue> seen;
-  for (const char* name :
-       {"CLAUDE_CODE_USE_BEDROCK", "AWS_DEFAULT_REGION", "AWS_REGION", "ANTHROPIC_BEDROCK_BASE_URL"}) {
-    if (const char* set = std::getenv(name)) seen.push_back({name, set, {}});
-  }
-  for (SettingsValue& set : claude_settings_values(
-           {"CLAUDE_CODE_USE_BEDROCK", "AWS_DEFAULT_REGION", "AWS_REGION", "ANTHROPIC_BEDROCK_BASE_URL"})) {
-    seen.push_back(std::move(set));
-  }
-  const auto last = [&seen](std::string_view name) {
-    std::string value;
-    for (const SettingsValue& set : seen) {
-      if (set.name == name) value = set.value;
-    }
-    return value;
-  };
-  const std::string use = last("CLAUDE_CODE_USE_BEDROCK");
-  if (use.empty() || use == "0" || core::ascii::iequals(use, "false")) return {};
+  const std::vector<SettingsValue> seen =
+      claude_sees({"CLAUDE_CODE_USE_BEDROCK", "AWS_DEFAULT_REGION", "AWS_REGION", "ANTHROPIC_BEDROCK_BASE_URL"});
+  const auto last = [&seen](std::string_view name) { return last_of(seen, name).value; };
+  if (!claude_flag(last("CLAUDE_CODE_USE_BEDROCK"))) return {};
   std::string region = last("AWS_REGION");
   if (region.empty()) region = last("AWS_DEFAULT_REGION");
   if (region.empty()) region = "us-east-1";

@@ -5,6 +5,7 @@
 // themselves (proxy/main.cpp), or a provider configured there would go unretried without a word.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,7 +34,14 @@ std::vector<SettingsValue> claude_settings_values(const std::vector<std::string_
 // over the environment it was given), so none of its requests is retried, and what to do. "" else.
 std::string claude_settings_bypass(std::string_view command, const std::vector<std::string_view>& proxy_variables);
 
-// When COMMAND is claude on Amazon Bedrock (CLAUDE_CODE_USE_BEDROCK set, and not 0 or false) and
+// Claude Code on Amazon Bedrock through a gateway that authenticates for it (its LLM-gateway guide:
+// CLAUDE_CODE_USE_BEDROCK and CLAUDE_CODE_SKIP_BEDROCK_AUTH, each 1, true, yes or on as claude reads
+// them, and ANTHROPIC_BEDROCK_BASE_URL), each as claude sees it: the gateway's base URL, with its
+// name and the settings file it came from ("" for the environment). Its requests are then not
+// signed, so the gateway's host is intercepted as another base URL's (proxy/builtin_providers.h).
+std::optional<SettingsValue> claude_bedrock_gateway();
+
+// When COMMAND is claude on Amazon Bedrock (CLAUDE_CODE_USE_BEDROCK 1, true, yes or on) and
 // no glob of `intercept` matches its Bedrock host: the line saying that none of its requests is
 // retried, and how to have them retried. Each variable as claude sees it (its settings' env over
 // the environment). The host: ANTHROPIC_BEDROCK_BASE_URL's when that names an https:// host that

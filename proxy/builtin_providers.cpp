@@ -20,8 +20,10 @@ namespace {
 
 // The providers' base URLs as the user gave them: the agents' variables
 // (config::provider_base_url_variables) in the environment, in the .env file Gemini CLI loads
-// (proxy/gemini_env.h) and in Claude Code's settings files (proxy/agent_settings.h), then Pi's providers in its
-// models.json (proxy/pi_models.h) and Codex's in its config.toml (proxy/codex_config.h).
+// (proxy/gemini_env.h) and in Claude Code's settings files (proxy/agent_settings.h), Claude Code's
+// Bedrock gateway when it signs for claude (its requests are then not signed: nothing a retry
+// could break), then Pi's providers in its models.json (proxy/pi_models.h) and Codex's in its
+// config.toml (proxy/codex_config.h).
 // Each with where it was given, for the launch's line.
 struct GivenUrl {
   std::string url;
@@ -38,6 +40,9 @@ std::vector<GivenUrl> base_urls_given() {
     out.push_back({std::move(set.value), set.name + " in " + set.file});
   for (SettingsValue& set : claude_settings_values(names)) {
     out.push_back({std::move(set.value), set.name + " in " + set.file});
+  }
+  if (std::optional<SettingsValue> set = claude_bedrock_gateway()) {
+    out.push_back({std::move(set->value), set->file.empty() ? set->name : set->name + " in " + set->file});
   }
   for (std::string& url : pi_models_base_urls()) out.push_back({std::move(url), pi_agent_file("models.json")});
   for (std::string& url : codex_config_base_urls()) out.push_back({std::move(url), codex_home_file("config.toml")});

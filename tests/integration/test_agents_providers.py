@@ -14,8 +14,10 @@ from __future__ import annotations
 import json
 import os
 import unittest
+import urllib.parse
 
 import agent_sandbox
+import bedrock_stream
 import harness
 import test_agents  # its agent classes by the module's name only: imported names would run again here
 from agent_sandbox import bin_path
@@ -78,21 +80,23 @@ class GatewaysTheirBaseUrlsName(unittest.TestCase):
         cls.sandbox.arm(cls.gateway, "/api/claude_code/", f"side-{os.getpid()}", "404+close")
 
     def assertRetriedThroughTheGateway(self, agent: type, env: dict[str, str | None], prefix: str, source: str,
-                                       args: list[str] | None = None) -> None:
-        """... and the launch's line names the gateway and `source`, the setting it was taken from."""
+                                       args: list[str] | None = None, good: str | None = None) -> harness.Result:
+        """... and the launch's line names the gateway and `source`, the setting it was taken from.
+        `good`: the healthy answer's script, when not the agent's own stream."""
+        good = good or agent.good
         runtime = {"LD_PRELOAD": harness.PRELOAD_PREFIX} if harness.PRELOAD_PREFIX else {}
         env = {**runtime, "CURLRETRY_LIBRARY": harness.LIB, "CURLRETRY_BASE_MS": harness.FAST_BASE_MS,
                "CURLRETRY_EVENTS": str(self.events), "NODE_EXTRA_CA_CERTS": self.sandbox.cert, **env}
         command = [harness.CURLRETRY_BIN, "--", *(args or agent.command(self.modules))]
         name = f"{self._testMethodName.removeprefix('test_')}-{os.getpid()}"
-        self.sandbox.arm(self.gateway, prefix, f"healthy-{name}", agent.good)
+        self.sandbox.arm(self.gateway, prefix, f"healthy-{name}", good)
         healthy = self.sandbox.run(command, env)
         self.assertEqual(healthy.code, 0, str(healthy))
         self.assertIn(b"Hello world", healthy.stdout, str(healthy))
         self.assertIn(f"(HTTPS_PROXY and the local CA; --no-proxy runs it directly); so do those to the hosts you point "
                       f"it at: {self.gateway} ({source})\n".encode(), healthy.stderr, str(healthy))
         since = self.events.stat().st_size if self.events.exists() else 0
-        self.sandbox.arm(self.gateway, prefix, name, f"529,{agent.good}")
+        self.sandbox.arm(self.gateway, prefix, name, f"529,{good}")
         result = self.sandbox.run(command, env)
         self.assertEqual((result.code, result.stdout), (0, healthy.stdout), str(result))
         self.assertEqual(self.sandbox.count(self.gateway, name), 2, str(result))
@@ -100,6 +104,7 @@ class GatewaysTheirBaseUrlsName(unittest.TestCase):
         attempts = [e["attempt"] for e in map(json.loads, lines)
                     if e.get("host") == self.gateway and e.get("path", "").startswith(prefix)]
         self.assertEqual(attempts, [1, 2], str(result))
+        return healthy
 
     def test_gemini_cli_through_GOOGLE_GEMINI_BASE_URL(self):
         self.assertRetriedThroughTheGateway(
@@ -131,6 +136,19 @@ class GatewaysTheirBaseUrlsName(unittest.TestCase):
             {"CLAUDE_CODE_USE_FOUNDRY": "1", "ANTHROPIC_FOUNDRY_API_KEY": "test-not-a-key",
              "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "ANTHROPIC_FOUNDRY_BASE_URL": f"https://{self.gateway}/foundry"},
             "/foundry/v1/messages", "ANTHROPIC_FOUNDRY_BASE_URL")
+
+    def test_claude_code_on_bedrock_through_a_gateway_that_authenticates_for_it(self):
+        # Claude Code's LLM-gateway guide for Bedrock: the gateway holds the AWS credentials and
+        # claude sends it unsigned requests (CLAUDE_CODE_SKIP_BEDROCK_AUTH), answered as Bedrock
+        # answers, an AWS event stream. Before, the launch said none of them was retried.
+        self.sandbox.arm(self.gateway, "/bedrock/inference-profiles", f"profiles-{os.getpid()}", "404+close")
+        healthy = self.assertRetriedThroughTheGateway(
+            test_agents.ClaudeCode,
+            {"CLAUDE_CODE_USE_BEDROCK": "1", "CLAUDE_CODE_SKIP_BEDROCK_AUTH": "1", "AWS_REGION": "us-east-1",
+             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "ANTHROPIC_BEDROCK_BASE_URL": f"https://{self.gateway}/bedrock"},
+            "/bedrock/model/", "ANTHROPIC_BEDROCK_BASE_URL",
+            good="raw+data=" + urllib.parse.quote(bedrock_stream.response("msg_bedrock"), safe=""))
+        self.assertNotIn(b"Amazon Bedrock", healthy.stderr, str(healthy))  # no line saying it is not retried
 
     def test_pi_through_a_provider_of_its_models_json(self):
         # Pi reads no base-URL variable: a gateway is a provider of ~/.pi/agent/models.json (its

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,7 +65,7 @@ TEST(ClaudeOnBedrock, TheLineNamesTheRegionsHostUnlessAGlobCoversIt) {
   EXPECT_EQ(claude_bedrock_unretried("codex", {}), "");
   env.set("AWS_REGION", nullptr);
   EXPECT_NE(claude_bedrock_unretried("claude", {}).find("bedrock-runtime.us-east-1.amazonaws.com"), std::string::npos);
-  for (const char* off : {"0", "false", "FALSE", ""}) {
+  for (const char* off : {"0", "false", "FALSE", "", "no", "off", "2"}) {  // claude's own reading of a switch
     env.set("CLAUDE_CODE_USE_BEDROCK", off);
     EXPECT_EQ(claude_bedrock_unretried("claude", {}), "") << off;
   }
@@ -105,6 +106,48 @@ TEST(ClaudeOnBedrock, ItsSettingsRegionIsTheOneClaudeUses) {
   env.set("ANTHROPIC_BEDROCK_BASE_URL", nullptr);
   const std::string line = claude_bedrock_unretried("claude", {});
   EXPECT_NE(line.find("its requests go to bedrock-runtime.ap-northeast-1.amazonaws.com,"), std::string::npos) << line;
+}
+
+TEST(ClaudeOnBedrock, AGatewayThatAuthenticatesForClaudeIsItsBaseUrl) {
+  // The LLM-gateway guide's Bedrock setup: claude sends the gateway unsigned requests.
+  testing::Scratch env;
+  env.set("HOME", "/nonexistent");
+  env.set("CLAUDE_CONFIG_DIR", nullptr);
+  env.set("CLAUDE_CODE_USE_BEDROCK", "1");
+  env.set("CLAUDE_CODE_SKIP_BEDROCK_AUTH", " Yes ");
+  env.set("ANTHROPIC_BEDROCK_BASE_URL", "https://litellm.example/bedrock");
+  std::optional<SettingsValue> gateway = claude_bedrock_gateway();
+  ASSERT_TRUE(gateway.has_value());
+  EXPECT_EQ(gateway->name, "ANTHROPIC_BEDROCK_BASE_URL");
+  EXPECT_EQ(gateway->value, "https://litellm.example/bedrock");
+  EXPECT_EQ(gateway->file, "");
+  // Claude signs its requests (AWS credentials), or is not on Bedrock: none.
+  for (const char* off : {"0", "false", "no", ""}) {
+    env.set("CLAUDE_CODE_SKIP_BEDROCK_AUTH", off);
+    EXPECT_FALSE(claude_bedrock_gateway().has_value()) << off;
+  }
+  env.set("CLAUDE_CODE_SKIP_BEDROCK_AUTH", nullptr);
+  EXPECT_FALSE(claude_bedrock_gateway().has_value());
+  env.set("CLAUDE_CODE_SKIP_BEDROCK_AUTH", "1");
+  env.set("CLAUDE_CODE_USE_BEDROCK", "0");
+  EXPECT_FALSE(claude_bedrock_gateway().has_value());
+  env.set("CLAUDE_CODE_USE_BEDROCK", "true");
+  env.set("ANTHROPIC_BEDROCK_BASE_URL", nullptr);
+  EXPECT_FALSE(claude_bedrock_gateway().has_value());  // unsigned to AWS itself: nothing to take
+}
+
+TEST(ClaudeOnBedrock, ItsSettingsGatewayIsTheOneClaudeUses) {
+  testing::Scratch env;
+  const std::string file = env.write("settings.json", R"({"env": {"CLAUDE_CODE_SKIP_BEDROCK_AUTH": "1",
+      "ANTHROPIC_BEDROCK_BASE_URL": "https://gw.corp.example/bedrock"}})");
+  env.set("CLAUDE_CONFIG_DIR", env.dir());
+  env.set("CLAUDE_CODE_USE_BEDROCK", "1");
+  env.set("CLAUDE_CODE_SKIP_BEDROCK_AUTH", "0");  // the settings' env wins, as in claude
+  env.set("ANTHROPIC_BEDROCK_BASE_URL", "https://other.example");
+  std::optional<SettingsValue> gateway = claude_bedrock_gateway();
+  ASSERT_TRUE(gateway.has_value());
+  EXPECT_EQ(gateway->value, "https://gw.corp.example/bedrock");
+  EXPECT_EQ(gateway->file, file);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "proxy/agent_settings.h"
 #include "tests/unit/proxy/scratch.h"
 
 namespace curlretry::proxy {
@@ -26,7 +27,8 @@ class GivenHosts : public ::testing::Test {
     for (const char* name :
          {"CLAUDE_CONFIG_DIR", "PI_CODING_AGENT_DIR", "CODEX_HOME", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL",
           "ANTHROPIC_VERTEX_BASE_URL", "ANTHROPIC_FOUNDRY_BASE_URL", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL",
-          "CODE_ASSIST_ENDPOINT", "AZURE_OPENAI_BASE_URL"}) {
+          "CODE_ASSIST_ENDPOINT", "AZURE_OPENAI_BASE_URL", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_SKIP_BEDROCK_AUTH",
+          "ANTHROPIC_BEDROCK_BASE_URL"}) {
       scratch_.set(name, nullptr);
     }
   }
@@ -57,6 +59,21 @@ TEST_F(GivenHosts, EachNamedWithTheSettingItCameFrom) {
         << host;
   }
   EXPECT_FALSE(added.route_names.empty());
+}
+
+TEST_F(GivenHosts, ClaudesBedrockGatewayWhenItAuthenticatesForClaude) {
+  scratch_.set("CLAUDE_CODE_USE_BEDROCK", "1");
+  scratch_.set("ANTHROPIC_BEDROCK_BASE_URL", "https://bedrock-gw.example/bedrock");
+  config::Config signed_by_claude;
+  EXPECT_EQ(add_builtin_providers(signed_by_claude).given_hosts, Hosts{});  // signed: left to the config
+  scratch_.set("CLAUDE_CODE_SKIP_BEDROCK_AUTH", "1");
+  config::Config cfg;
+  EXPECT_EQ(add_builtin_providers(cfg).given_hosts, Hosts{"bedrock-gw.example (ANTHROPIC_BEDROCK_BASE_URL)"});
+  EXPECT_EQ(claude_bedrock_unretried("claude", cfg.proxy.intercept), "");  // and no line says it is not retried
+  // AWS's own host stays left to the config, whatever the switches say.
+  scratch_.set("ANTHROPIC_BEDROCK_BASE_URL", "https://bedrock-runtime.us-east-1.amazonaws.com");
+  config::Config aws;
+  EXPECT_EQ(add_builtin_providers(aws).given_hosts, Hosts{});
 }
 
 TEST_F(GivenHosts, NotAKnownHostNorOneLeftOutNorTheSameTwice) {
