@@ -49,12 +49,24 @@ TEST(ClaudeSettings, NothingFromTextThatIsNotOneJsonObject) {
   EXPECT_EQ(values(std::string(100, '[')), Values{});
 }
 
-TEST(ClaudeOnBedrock, TheLineNamesTheRegionsHostUnlessAGlobCoversIt) {
+// Claude Code on Bedrock and nothing of the test runner's: no settings file of the user's, every
+// variable the readers look at unset but CLAUDE_CODE_USE_BEDROCK=1.
+class ClaudeOnBedrock : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    env.set("HOME", "/nonexistent");
+    env.set("CLAUDE_CONFIG_DIR", nullptr);
+    env.set("CLAUDE_CODE_USE_BEDROCK", "1");
+    for (const char* name :
+         {"AWS_REGION", "AWS_DEFAULT_REGION", "ANTHROPIC_BEDROCK_BASE_URL", "CLAUDE_CODE_SKIP_BEDROCK_AUTH"}) {
+      env.set(name, nullptr);
+    }
+  }
+
   testing::Scratch env;
-  env.set("HOME", "/nonexistent");  // no settings file of the user's
-  env.set("CLAUDE_CONFIG_DIR", nullptr);
-  env.set("CLAUDE_CODE_USE_BEDROCK", "1");
-  env.set("AWS_DEFAULT_REGION", nullptr);
+};
+
+TEST_F(ClaudeOnBedrock, TheLineNamesTheRegionsHostUnlessAGlobCoversIt) {
   env.set("AWS_REGION", "eu-west-3");
   EXPECT_EQ(claude_bedrock_unretried("/opt/bin/claude", {"api.anthropic.com"}),
             "curlretry: proxy: claude uses Amazon Bedrock (CLAUDE_CODE_USE_BEDROCK): its requests go to "
@@ -71,13 +83,9 @@ TEST(ClaudeOnBedrock, TheLineNamesTheRegionsHostUnlessAGlobCoversIt) {
   }
 }
 
-TEST(ClaudeOnBedrock, AGatewayItsBaseUrlNamesIsTheHostTheLineNames) {
+TEST_F(ClaudeOnBedrock, AGatewayItsBaseUrlNamesIsTheHostTheLineNames) {
   // Claude Code's LLM-gateway guide: ANTHROPIC_BEDROCK_BASE_URL=https://litellm.example/bedrock.
   // Before, the line named bedrock-runtime.us-east-1.amazonaws.com, which claude never reaches.
-  testing::Scratch env;
-  env.set("HOME", "/nonexistent");
-  env.set("CLAUDE_CONFIG_DIR", nullptr);
-  env.set("CLAUDE_CODE_USE_BEDROCK", "1");
   env.set("AWS_REGION", "eu-west-3");
   env.set("ANTHROPIC_BEDROCK_BASE_URL", "https://litellm.example:4000/bedrock");
   EXPECT_EQ(
@@ -94,26 +102,19 @@ TEST(ClaudeOnBedrock, AGatewayItsBaseUrlNamesIsTheHostTheLineNames) {
   }
 }
 
-TEST(ClaudeOnBedrock, ItsSettingsRegionIsTheOneClaudeUses) {
+TEST_F(ClaudeOnBedrock, ItsSettingsRegionIsTheOneClaudeUses) {
   // Bedrock guides put CLAUDE_CODE_USE_BEDROCK and AWS_REGION in settings.json's env block,
   // which claude applies over the environment it was given.
-  testing::Scratch env;
   env.write("settings.json", R"({"env": {"CLAUDE_CODE_USE_BEDROCK": "1", "AWS_REGION": "ap-northeast-1"}})");
   env.set("CLAUDE_CONFIG_DIR", env.dir());
   env.set("CLAUDE_CODE_USE_BEDROCK", nullptr);
   env.set("AWS_REGION", "eu-west-3");
-  env.set("AWS_DEFAULT_REGION", nullptr);
-  env.set("ANTHROPIC_BEDROCK_BASE_URL", nullptr);
   const std::string line = claude_bedrock_unretried("claude", {});
   EXPECT_NE(line.find("its requests go to bedrock-runtime.ap-northeast-1.amazonaws.com,"), std::string::npos) << line;
 }
 
-TEST(ClaudeOnBedrock, AGatewayThatAuthenticatesForClaudeIsItsBaseUrl) {
+TEST_F(ClaudeOnBedrock, AGatewayThatAuthenticatesForClaudeIsItsBaseUrl) {
   // The LLM-gateway guide's Bedrock setup: claude sends the gateway unsigned requests.
-  testing::Scratch env;
-  env.set("HOME", "/nonexistent");
-  env.set("CLAUDE_CONFIG_DIR", nullptr);
-  env.set("CLAUDE_CODE_USE_BEDROCK", "1");
   env.set("CLAUDE_CODE_SKIP_BEDROCK_AUTH", " Yes ");
   env.set("ANTHROPIC_BEDROCK_BASE_URL", "https://litellm.example/bedrock");
   std::optional<SettingsValue> gateway = claude_bedrock_gateway();
@@ -136,12 +137,10 @@ TEST(ClaudeOnBedrock, AGatewayThatAuthenticatesForClaudeIsItsBaseUrl) {
   EXPECT_FALSE(claude_bedrock_gateway().has_value());  // unsigned to AWS itself: nothing to take
 }
 
-TEST(ClaudeOnBedrock, ItsSettingsGatewayIsTheOneClaudeUses) {
-  testing::Scratch env;
+TEST_F(ClaudeOnBedrock, ItsSettingsGatewayIsTheOneClaudeUses) {
   const std::string file = env.write("settings.json", R"({"env": {"CLAUDE_CODE_SKIP_BEDROCK_AUTH": "1",
       "ANTHROPIC_BEDROCK_BASE_URL": "https://gw.corp.example/bedrock"}})");
   env.set("CLAUDE_CONFIG_DIR", env.dir());
-  env.set("CLAUDE_CODE_USE_BEDROCK", "1");
   env.set("CLAUDE_CODE_SKIP_BEDROCK_AUTH", "0");  // the settings' env wins, as in claude
   env.set("ANTHROPIC_BEDROCK_BASE_URL", "https://other.example");
   std::optional<SettingsValue> gateway = claude_bedrock_gateway();
