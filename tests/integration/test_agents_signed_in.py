@@ -262,3 +262,36 @@ class PiSignedIn(unittest.TestCase):
         result = self.launch({"CURLRETRY_CONFIG": str(config)})
         self.assertEqual(result.code, 0, str(result))
         self.assertNotIn(b"signed in with", result.stderr, str(result))
+
+
+class PiSignedInWithChatGPT(AgentScenarios, unittest.TestCase):
+    """Pi signed in with ChatGPT (its /login's "ChatGPT Plus/Pro (Codex)", provider openai-codex),
+    with chatgpt.com in the config as PiSignedIn's line tells the user to put it: its requests to
+    chatgpt.com/backend-api/codex are retried as any provider's, under Pi's own Node client (its
+    WebSocket transport falls back to these POSTs where Node has no WebSocket, as Node 20 here)."""
+
+    host = "chatgpt.com"
+    prefix = "/backend-api/codex/responses"
+    good = "sse-oai-responses-good"
+    overload = "sse-oai-responses-overload"
+
+    @classmethod
+    def command(cls, modules):
+        return [agent_sandbox.bin_path(modules, "pi"), "-p", "--provider", "openai-codex", "--model", "gpt-5.1-codex",
+                "--no-session", "--offline", "Say hello"]
+
+    @classmethod
+    def agent_env(cls):
+        return {"CURLRETRY_CONFIG": str(cls.sandbox.home / "chatgpt.yaml")}
+
+    @classmethod
+    def prepare_home(cls, home):
+        # What its /login leaves: an access token (a JWT Pi reads the account from), valid for an hour.
+        now = int(time.time())
+        claims = {"https://api.openai.com/auth": {"chatgpt_plan_type": "plus", "chatgpt_account_id": "acct-test"},
+                  "iat": now, "exp": now + 3600}
+        (home / ".pi" / "agent").mkdir(parents=True)
+        (home / ".pi" / "agent" / "auth.json").write_text(json.dumps({"openai-codex": {
+            "type": "oauth", "access": unsigned_jwt(claims), "refresh": "rt-test-not-a-token",
+            "expires": (now + 3600) * 1000, "accountId": "acct-test"}}))
+        (home / "chatgpt.yaml").write_text("version: 1\nproxy:\n  intercept: [chatgpt.com]\n")
