@@ -87,6 +87,13 @@ TEST_F(GivenHosts, NotAKnownHostNorOneLeftOutNorTheSameTwice) {
   EXPECT_EQ(add_builtin_providers(cfg).given_hosts, Hosts{"twice.example (GOOGLE_GEMINI_BASE_URL)"});
 }
 
+TEST_F(GivenHosts, NeverTheCredentialsABaseUrlCarries) {
+  scratch_.set("ANTHROPIC_BASE_URL", "https://team:s3cret-token@gw.example/anthropic?key=s3cret-key");
+  config::Config cfg;
+  const Hosts given = add_builtin_providers(cfg).given_hosts;
+  EXPECT_EQ(given, Hosts{"gw.example (ANTHROPIC_BASE_URL)"});
+}
+
 TEST_F(GivenHosts, WhereItCameFromIsEscapedForTheLine) {
   // A directory name may carry bytes a terminal acts on (an escape sequence, a newline).
   const std::string codex_home = scratch_.path("co\x1b[2Jdex\nhome");
