@@ -34,6 +34,7 @@
 #include "proxy/listen_address.h"
 #include "proxy/local_ca.h"
 #include "proxy/no_proxy.h"
+#include "proxy/omp_proxy.h"
 #include "proxy/parent_proxy.h"
 #include "proxy/pi_auth.h"
 #include "proxy/preload.h"
@@ -110,6 +111,11 @@ int run_with_routes(const std::vector<std::string>& command, const config::Confi
     for (const char* name : proxy::kProxyVariables) ::setenv(name, origin.c_str(), 1);
     // Node from 22.21 / 24.5 makes its fetch and http follow HTTPS_PROXY with this (older ones ignore it).
     ::setenv("NODE_USE_ENV_PROXY", "1", 0);
+    const char* upstream = std::getenv(config::kUpstreamProxyVariable);
+    const std::string omp = proxy::hand_omp_proxy(
+        command[0], origin, where,
+        !cfg.proxy.upstream_proxy.empty() ? std::string_view(cfg.proxy.upstream_proxy) : (upstream ? upstream : ""));
+    if (!omp.empty()) std::cerr << omp << '\n';
     const std::string bypass = proxy::claude_settings_bypass(
         command[0], {std::begin(proxy::kProxyVariables), std::end(proxy::kProxyVariables)});
     if (!bypass.empty()) std::cerr << bypass << '\n';

@@ -29,10 +29,8 @@ bool proves_curlretry_proxy(std::string_view value, const core::UrlParts& url, c
   return listens_as_ours({address, static_cast<std::uint16_t>(std::stoul(port))}, token);
 }
 
-// Whether the proxy URL `value` names curlretry's own proxy: the address this launch ensures (a
-// shell that exports HTTPS_PROXY=http://127.0.0.1:7878 for every program), the one a launch above
-// this one set (CURLRETRY_VIA_PROXY), or another that proves it is. "localhost" names the loopback
-// address.
+}  // namespace
+
 bool names_curlretry_proxy(std::string_view value, const boost::asio::ip::tcp::endpoint& where) {
   const std::optional<core::UrlParts> url = core::split_url(value);
   if (!url) return false;
@@ -49,8 +47,6 @@ bool names_curlretry_proxy(std::string_view value, const boost::asio::ip::tcp::e
   }
   return proves_curlretry_proxy(value, *url, port);
 }
-
-}  // namespace
 
 const char* users_own_proxy_variable(const boost::asio::ip::tcp::endpoint& where) {
   bool any_set = false;

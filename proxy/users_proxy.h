@@ -5,6 +5,7 @@
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
+#include <string_view>
 
 namespace curlretry::proxy {
 
@@ -26,5 +27,10 @@ inline constexpr const char* kAllProxyVariables[] = {"all_proxy", "ALL_PROXY"};
 // (one started by hand on another port: going through it would put two retry layers on each
 // request). The value is never shown: it may carry a password.
 const char* users_own_proxy_variable(const boost::asio::ip::tcp::endpoint& where);
+
+// Whether the proxy URL `value` names curlretry's own proxy: `where` (a shell that exports
+// HTTPS_PROXY=http://127.0.0.1:7878 for every program), the one a launch above this one set
+// (CURLRETRY_VIA_PROXY), or another that proves it is. "localhost" names the loopback address.
+bool names_curlretry_proxy(std::string_view value, const boost::asio::ip::tcp::endpoint& where);
 
 }  // namespace curlretry::proxy

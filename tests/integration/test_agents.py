@@ -279,6 +279,42 @@ class Pi(AgentScenarios, unittest.TestCase):
         return {"ANTHROPIC_API_KEY": "sk-ant-test-not-a-key"}
 
 
+class Omp(AgentScenarios, unittest.TestCase):
+    """oh-my-pi (`omp`, Pi's fork, a Bun script). It sends its provider requests directly, not
+    through HTTPS_PROXY, unless PI_PROXY names a proxy (proxy/omp_proxy.h): before, each of them
+    went around curlretry's proxy and omp retried the 529 itself (attempts [] in curlretry's log).
+    The sandbox's certificate is the user's own NODE_EXTRA_CA_CERTS, as the real provider's is
+    trusted by default: a request that goes around the proxy still reaches it."""
+
+    host = "api.anthropic.com"
+    prefix = "/v1/messages"
+    good = "sse-anthropic-good"
+    overload = "sse-overload"
+
+    @classmethod
+    def command(cls, modules):
+        # --no-title: no second request to name the session; --no-tools: the prompt alone.
+        return [bin_path(modules, "omp"), "-p", "--model", "anthropic/claude-sonnet-4-5", "--no-session", "--no-title",
+                "--no-tools", "Say hello"]
+
+    @classmethod
+    def agent_env(cls):
+        # Its `#!/usr/bin/env bun` finds the pinned Bun on PATH, as a user's install puts it there.
+        return {"ANTHROPIC_API_KEY": "sk-ant-test-not-a-key", "NODE_EXTRA_CA_CERTS": cls.sandbox.cert,
+                "PATH": f"{Path(bin_path(cls.modules, 'omp')).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
+
+    def test_a_pi_proxy_of_the_users_own_is_kept_and_the_launch_says_so(self):
+        # PI_PROXY may be the only way out for a region the provider allows: omp keeps it, unretried.
+        result = self.sandbox.run([harness.CURLRETRY_BIN, "--", *self.command(self.modules)[:1], "--version"],
+                                  {**self.agent_env(), "PI_PROXY": "http://user:s3cret@proxy.eu.example:3128"})
+        self.assertEqual(result.code, 0, str(result))
+        line = ("curlretry: proxy: PI_PROXY names a proxy of yours, which omp sends its provider requests through in "
+                "place of curlretry's: none of them is retried; to have them retried, name that proxy in HTTPS_PROXY "
+                "instead (curlretry's proxy then reaches the providers through it)\n")
+        self.assertEqual(result.stderr.decode().count(line), 1, str(result))
+        self.assertNotIn(b"s3cret", result.stderr, str(result))
+
+
 class Codex(AgentScenarios, unittest.TestCase):
     host = "api.openai.com"
     prefix = "/v1/responses"
