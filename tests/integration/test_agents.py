@@ -171,11 +171,16 @@ class AgentScenarios:
         self.assertScenario(f"reset,{self.good}", 2)
 
 
-class ClaudeCode(AgentScenarios, unittest.TestCase):
+class AnthropicMessages:
+    """The provider of the agents below that reach Anthropic: its Messages API and streams."""
+
     host = "api.anthropic.com"
     prefix = "/v1/messages"
     good = "sse-anthropic-good"
     overload = "sse-overload"
+
+
+class ClaudeCode(AnthropicMessages, AgentScenarios, unittest.TestCase):
     side_paths = ("/api/claude_code/",)  # settings and policy_limits, fetched at start
 
     @classmethod
@@ -262,12 +267,7 @@ class ClaudeCode(AgentScenarios, unittest.TestCase):
         self.assertRetriedThroughUsersProxy("HTTPS_PROXY")
 
 
-class Pi(AgentScenarios, unittest.TestCase):
-    host = "api.anthropic.com"
-    prefix = "/v1/messages"
-    good = "sse-anthropic-good"
-    overload = "sse-overload"
-
+class Pi(AnthropicMessages, AgentScenarios, unittest.TestCase):
     @classmethod
     def command(cls, modules):
         # --offline: no startup network operations (its update and package checks).
@@ -279,17 +279,12 @@ class Pi(AgentScenarios, unittest.TestCase):
         return {"ANTHROPIC_API_KEY": "sk-ant-test-not-a-key"}
 
 
-class Omp(AgentScenarios, unittest.TestCase):
+class Omp(AnthropicMessages, AgentScenarios, unittest.TestCase):
     """oh-my-pi (`omp`, Pi's fork, a Bun script). It sends its provider requests directly, not
     through HTTPS_PROXY, unless PI_PROXY names a proxy (proxy/omp_proxy.h): before, each of them
     went around curlretry's proxy and omp retried the 529 itself (attempts [] in curlretry's log).
     The sandbox's certificate is the user's own NODE_EXTRA_CA_CERTS, as the real provider's is
     trusted by default: a request that goes around the proxy still reaches it."""
-
-    host = "api.anthropic.com"
-    prefix = "/v1/messages"
-    good = "sse-anthropic-good"
-    overload = "sse-overload"
 
     @classmethod
     def command(cls, modules):
@@ -367,15 +362,11 @@ class GeminiCli(AgentScenarios, unittest.TestCase):
         (home / ".gemini" / "settings.json").write_text('{"privacy": {"usageStatisticsEnabled": false}}\n')
 
 
-class AnthropicSdkScript(AgentScenarios, unittest.TestCase):
+class AnthropicSdkScript(AnthropicMessages, AgentScenarios, unittest.TestCase):
     """A plain user script on @anthropic-ai/sdk (its defaults: own retries, base URL from the
     environment). Node 20's fetch ignores HTTPS_PROXY, so interception never sees it: the launcher
     points ANTHROPIC_BASE_URL at the proxy's built-in route instead."""
 
-    host = "api.anthropic.com"
-    prefix = "/v1/messages"
-    good = "sse-anthropic-good"
-    overload = "sse-overload"
     needs_sdk = True
 
     @classmethod
