@@ -18,32 +18,30 @@
 namespace curlretry::proxy {
 namespace {
 
-// The providers' base URLs as the user gave them: the agents' variables
-// (config::provider_base_url_variables) in the environment, in the .env file Gemini CLI loads
-// (proxy/gemini_env.h) and in Claude Code's settings files (proxy/agent_settings.h), Claude Code's
-// Bedrock gateway when it signs for claude (its requests are then not signed: nothing a retry
-// could break), then Pi's providers in its models.json (proxy/pi_models.h) and Codex's in its
-// config.toml (proxy/codex_config.h).
-// Each with where it was given, for the launch's line.
+// A base URL the user gave, with where it was given, for the launch's line.
 struct GivenUrl {
   std::string url;
   std::string source;  // the variable, "VARIABLE in FILE" or the file
 };
 
+// Where a settings file's variable was given: its name, and the file unless the environment.
+std::string given_in(const SettingsValue& set) { return set.file.empty() ? set.name : set.name + " in " + set.file; }
+
+// The providers' base URLs as the user gave them: the agents' variables
+// (config::provider_base_url_variables) in the environment, in the .env file Gemini CLI loads
+// (proxy/gemini_env.h) and in Claude Code's settings files (proxy/agent_settings.h), Claude Code's
+// Bedrock gateway when it authenticates for claude (its requests are then not signed: nothing a
+// retry could break), then Pi's providers in its models.json (proxy/pi_models.h) and Codex's in its
+// config.toml (proxy/codex_config.h).
 std::vector<GivenUrl> base_urls_given() {
   const std::vector<std::string_view>& names = config::provider_base_url_variables();
   std::vector<GivenUrl> out;
   for (const std::string_view name : names) {
     if (const char* value = std::getenv(std::string(name).c_str())) out.push_back({value, std::string(name)});
   }
-  for (SettingsValue& set : gemini_env_values(names))
-    out.push_back({std::move(set.value), set.name + " in " + set.file});
-  for (SettingsValue& set : claude_settings_values(names)) {
-    out.push_back({std::move(set.value), set.name + " in " + set.file});
-  }
-  if (std::optional<SettingsValue> set = claude_bedrock_gateway()) {
-    out.push_back({std::move(set->value), set->file.empty() ? set->name : set->name + " in " + set->file});
-  }
+  for (const SettingsValue& set : gemini_env_values(names)) out.push_back({set.value, given_in(set)});
+  for (const SettingsValue& set : claude_settings_values(names)) out.push_back({set.value, given_in(set)});
+  if (const std::optional<SettingsValue> set = claude_bedrock_gateway()) out.push_back({set->value, given_in(*set)});
   for (std::string& url : pi_models_base_urls()) out.push_back({std::move(url), pi_agent_file("models.json")});
   for (std::string& url : codex_config_base_urls()) out.push_back({std::move(url), codex_home_file("config.toml")});
   return out;
