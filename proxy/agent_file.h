@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace curlretry::proxy {
 
@@ -11,6 +12,17 @@ namespace curlretry::proxy {
 // by neither this user nor root: a directory another user can write to (/tmp, above the working
 // directory) must not choose which hosts this user's proxy intercepts and retries.
 std::string read_agent_file(const std::string& path);
+
+// What an agent strips from its JSON settings text before it parses it: `//` comments always,
+// `/* */` comments and commas before a closing `}` or `]` as each agent does. String literals are
+// left as they are; an unclosed comment ends the text.
+struct JsonComments {
+  bool block = false;            // `/* */` too
+  bool trailing_commas = false;  // a comma with only whitespace and comments before `}` or `]`
+};
+constexpr JsonComments kPiJsonComments{false, true};    // Pi's stripJsonComments
+constexpr JsonComments kQwenJsonComments{true, false};  // Qwen Code's strip-json-comments
+std::string strip_json_comments(std::string_view text, JsonComments rules);
 
 // One variable an agent's file sets (a Claude Code settings file's `env` block, Gemini CLI's .env):
 // its name and value, and the file, so a line can say where a value came from.

@@ -10,56 +10,10 @@ namespace {
 
 constexpr int kModelsMaxDepth = 64;  // a models.json nests a few levels
 
-// The string literal starting at text[i] (a '"'), through its closing quote or the end.
-std::size_t string_end(std::string_view text, std::size_t i) {
-  for (++i; i < text.size(); ++i) {
-    if (text[i] == '\\') {
-      ++i;
-    } else if (text[i] == '"') {
-      return i + 1;
-    }
-  }
-  return text.size();
-}
-
 }  // namespace
 
-std::string pi_strip_jsonc(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size();) {
-    const char c = text[i];
-    if (c == '"') {
-      const std::size_t end = string_end(text, i);
-      out.append(text.substr(i, end - i));
-      i = end;
-    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
-      while (i < text.size() && text[i] != '\n') ++i;
-    } else if (c == ',') {
-      // Dropped when only whitespace (or a comment, already gone in Pi's first pass) leads to a
-      // closing bracket: the whitespace stays, as Pi's replacement keeps it.
-      std::size_t j = i + 1;
-      while (j < text.size()) {
-        if (text[j] == ' ' || text[j] == '\t' || text[j] == '\n' || text[j] == '\r') {
-          ++j;
-        } else if (text[j] == '/' && j + 1 < text.size() && text[j + 1] == '/') {
-          while (j < text.size() && text[j] != '\n') ++j;
-        } else {
-          break;
-        }
-      }
-      if (j >= text.size() || (text[j] != '}' && text[j] != ']')) out.push_back(c);
-      ++i;
-    } else {
-      out.push_back(c);
-      ++i;
-    }
-  }
-  return out;
-}
-
 std::vector<std::string> pi_provider_base_urls(std::string_view models_json) {
-  const std::string text = pi_strip_jsonc(models_json);
+  const std::string text = strip_json_comments(models_json, kPiJsonComments);
   core::JsonCursor c(text, kModelsMaxDepth);
   std::vector<std::string> out;
   std::string value;

@@ -11,12 +11,8 @@
 
 namespace curlretry::proxy {
 
-// Pi's models.json text with what Pi strips before it parses (its stripJsonComments): `//` line
-// comments and commas before a closing `}` or `]`, string literals left as they are.
-std::string pi_strip_jsonc(std::string_view text);
-
 // The string `baseUrl` of every member of the top-level "providers" object of one models.json
-// text (comments and trailing commas allowed, as Pi allows them), in file order; none when the
+// text (comments and trailing commas allowed, as Pi allows them: kPiJsonComments), in file order; none when the
 // text is not one JSON object (Pi then ignores the file too).
 std::vector<std::string> pi_provider_base_urls(std::string_view models_json);
 

@@ -42,5 +42,23 @@ TEST(AgentFile, AFifoOrADirectoryOrNothingReadsAsNothingAtOnce) {
   EXPECT_EQ(read_agent_file(""), "");
 }
 
+TEST(AgentFile, CommentsAsPiStripsThem) {
+  // `//` comments and commas before a closing bracket, never inside a string; a block comment stays
+  // (Pi then refuses the file, so nothing is taken from it).
+  EXPECT_EQ(strip_json_comments(R"({"a": "x,}", "b": [1, 2 , ], "c": "//", } )", kPiJsonComments),
+            R"({"a": "x,}", "b": [1, 2  ], "c": "//" } )");
+  EXPECT_EQ(strip_json_comments("[1, // two\n]", kPiJsonComments), "[1 \n]");
+  EXPECT_EQ(strip_json_comments(R"(["a\"//b", 1])", kPiJsonComments), R"(["a\"//b", 1])");
+  EXPECT_EQ(strip_json_comments("/* x */ {}", kPiJsonComments), "/* x */ {}");
+}
+
+TEST(AgentFile, CommentsAsQwenCodeStripsThem) {
+  // Both kinds of comment, never inside a string; a trailing comma stays (Qwen Code then refuses
+  // the file); an unclosed block comment ends the text.
+  EXPECT_EQ(strip_json_comments("/* a\n b */{\"u\": \"https://x/*y*/\", // z\n\"v\": [1,]}", kQwenJsonComments),
+            "{\"u\": \"https://x/*y*/\", \n\"v\": [1,]}");
+  EXPECT_EQ(strip_json_comments("{} /* open", kQwenJsonComments), "{} ");
+}
+
 }  // namespace
 }  // namespace curlretry::proxy
