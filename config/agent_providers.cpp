@@ -46,6 +46,14 @@ const std::vector<BuiltinProvider>& builtin_providers() {
       {"opencode", "opencode.ai"},
       {"xiaomi", "api.xiaomimimo.com"},
       {"xiaomi-token-plan", "token-plan-*.xiaomimimo.com"},
+      // Alibaba Cloud Model Studio (DashScope), where Qwen Code sends its requests (its Coding
+      // Plan, Token Plan and API-key setups: its docs and bundle) and oh-my-pi's alibaba-* providers
+      // reach: keyed OpenAI-compatible hosts, unsigned. Before, a blind tunnel, without a word.
+      {"dashscope", "dashscope.aliyuncs.com"},
+      {"dashscope-intl", "dashscope-intl.aliyuncs.com"},
+      {"dashscope-us", "dashscope-us.aliyuncs.com"},
+      {"dashscope-coding-plan", "*.dashscope.aliyuncs.com"},  // coding., coding-intl., cn-hongkong.
+      {"modelstudio-token-plan", "token-plan.*.maas.aliyuncs.com"},
   };
   return table;
 }
@@ -85,8 +93,10 @@ std::vector<std::string_view> builtin_provider_hosts() {
 }
 
 bool honours_https_proxy(std::string_view agent) {
-  // Issue 26's runs of the real CLIs from npm: all four took HTTPS_PROXY and the CA variables.
-  for (const char* name : {"claude", "codex", "gemini", "pi"}) {
+  // Issue 26's runs of the real CLIs from npm: all four took HTTPS_PROXY and the CA variables; so
+  // does Qwen Code (test_agents.QwenCode), which would also take a route's OPENAI_BASE_URL over its
+  // own .env file's.
+  for (const char* name : {"claude", "codex", "gemini", "pi", "qwen"}) {
     if (agent == name) return true;
   }
   return false;

@@ -13,6 +13,7 @@
 #include "proxy/codex_config.h"
 #include "proxy/gemini_env.h"
 #include "proxy/pi_models.h"
+#include "proxy/qwen_settings.h"
 #include "proxy/request_rules.h"
 
 namespace curlretry::proxy {
@@ -22,28 +23,46 @@ namespace {
 struct GivenUrl {
   std::string url;
   std::string source;  // the variable, "VARIABLE in FILE" or the file
+  // The variable and its file, when a file of the user's sets it that is loaded over an unset one.
+  BuiltinProviders::FileVariable file_variable;
 };
 
-// Where a settings file's variable was given: its name, and the file unless the environment.
-std::string given_in(const SettingsValue& set) { return set.file.empty() ? set.name : set.name + " in " + set.file; }
+// A settings value as given: where (its name, and the file unless the environment; the file alone
+// for a file's own key), and its variable when a file sets it that is loaded over an unset one
+// (a .env file, Qwen Code's settings; not Claude Code's, which claude alone applies, over the
+// environment).
+GivenUrl as_given(SettingsValue set, bool loaded_over_unset) {
+  GivenUrl out{std::move(set.value), {}, {}};
+  if (set.file.empty()) {
+    out.source = set.name;
+  } else if (set.name.empty()) {
+    out.source = std::move(set.file);
+  } else {
+    out.source = set.name + " in " + set.file;
+    if (loaded_over_unset) out.file_variable = {std::move(set.name), std::move(set.file)};
+  }
+  return out;
+}
 
 // The providers' base URLs as the user gave them: the agents' variables
 // (config::provider_base_url_variables) in the environment, in the .env file Gemini CLI loads
 // (proxy/gemini_env.h) and in Claude Code's settings files (proxy/agent_settings.h), Claude Code's
 // Bedrock gateway when it authenticates for claude (its requests are then not signed: nothing a
-// retry could break), then Pi's providers in its models.json (proxy/pi_models.h) and Codex's in its
-// config.toml (proxy/codex_config.h).
+// retry could break), then Pi's providers in its models.json (proxy/pi_models.h), Codex's in its
+// config.toml (proxy/codex_config.h) and Qwen Code's in its settings and .env files
+// (proxy/qwen_settings.h).
 std::vector<GivenUrl> base_urls_given() {
   const std::vector<std::string_view>& names = config::provider_base_url_variables();
   std::vector<GivenUrl> out;
   for (const std::string_view name : names) {
-    if (const char* value = std::getenv(std::string(name).c_str())) out.push_back({value, std::string(name)});
+    if (const char* value = std::getenv(std::string(name).c_str())) out.push_back({value, std::string(name), {}});
   }
-  for (const SettingsValue& set : gemini_env_values(names)) out.push_back({set.value, given_in(set)});
-  for (const SettingsValue& set : claude_settings_values(names)) out.push_back({set.value, given_in(set)});
-  if (const std::optional<SettingsValue> set = claude_bedrock_gateway()) out.push_back({set->value, given_in(*set)});
-  for (std::string& url : pi_models_base_urls()) out.push_back({std::move(url), pi_agent_file("models.json")});
-  for (std::string& url : codex_config_base_urls()) out.push_back({std::move(url), codex_home_file("config.toml")});
+  for (SettingsValue& set : gemini_env_values(names)) out.push_back(as_given(std::move(set), true));
+  for (SettingsValue& set : claude_settings_values(names)) out.push_back(as_given(std::move(set), false));
+  if (std::optional<SettingsValue> set = claude_bedrock_gateway()) out.push_back(as_given(std::move(*set), false));
+  for (std::string& url : pi_models_base_urls()) out.push_back({std::move(url), pi_agent_file("models.json"), {}});
+  for (std::string& url : codex_config_base_urls()) out.push_back({std::move(url), codex_home_file("config.toml"), {}});
+  for (SettingsValue& set : qwen_settings_values(names)) out.push_back(as_given(std::move(set), true));
   return out;
 }
 
@@ -84,6 +103,12 @@ BuiltinProviders add_builtin_providers(config::Config& cfg) {
                        [&host](std::string_view g) { return config::glob_match(g, host, true); });
   };
   for (const GivenUrl& given : base_urls_given()) {
+    const std::string& variable = given.file_variable.name;
+    if (!variable.empty() &&
+        std::none_of(added.file_variables.begin(), added.file_variables.end(),
+                     [&](const BuiltinProviders::FileVariable& seen) { return seen.name == variable; })) {
+      added.file_variables.push_back({variable, core::log_text::escape(given.file_variable.file)});
+    }
     const std::optional<core::UrlParts> url = core::split_url(given.url);
     if (!url || url->scheme != "https" || loopback_host(url->host) || opt_in(url->host) ||
         std::find(cfg.proxy.intercept.begin(), cfg.proxy.intercept.end(), url->host) != cfg.proxy.intercept.end()) {

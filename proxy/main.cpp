@@ -73,17 +73,30 @@ bool write_port_file(const std::string& path, unsigned short port) {
 // LD_PRELOAD) still in place for children that do use libcurl. With proxy.intercept, also the
 // proxy variables (HTTPS through CONNECT, intercepted or tunnelled) and the CA's trust variables.
 // The built-in providers' routes (`builtin`) set their variable only when `builtin_variables` and
-// the user has not set it.
+// the user has not set it, in the environment or in a file the program may load it from.
 int run_with_routes(const std::vector<std::string>& command, const config::Config& cfg,
-                    const boost::asio::ip::tcp::endpoint& where, const std::vector<std::string>& builtin,
+                    const boost::asio::ip::tcp::endpoint& where, const proxy::BuiltinProviders& builtin,
                     bool builtin_variables, const std::vector<std::pair<std::string, std::string>>& trust, bool quiet) {
   const std::string origin = "http://" + where.address().to_string() + ":" + std::to_string(where.port());
   bool handed_route = false;
   for (const auto& route : cfg.proxy.routes) {
     if (route.env.empty()) continue;
-    const bool ours = std::find(builtin.begin(), builtin.end(), route.name) != builtin.end();
+    const bool ours =
+        std::find(builtin.route_names.begin(), builtin.route_names.end(), route.name) != builtin.route_names.end();
     const char* set = std::getenv(route.env.c_str());
     if (ours && (!builtin_variables || (set != nullptr && *set != '\0'))) continue;
+    const auto in_file =
+        std::find_if(builtin.file_variables.begin(), builtin.file_variables.end(),
+                     [&](const proxy::BuiltinProviders::FileVariable& v) { return v.name == route.env; });
+    if (ours && in_file != builtin.file_variables.end()) {
+      if (!quiet) {
+        std::cerr << "curlretry: proxy: " << route.env << " is set in " << in_file->file << ", which " << command[0]
+                  << " may load itself: it is left unset for it (a value given by the launch would win over that "
+                     "file's), so "
+                  << command[0] << "'s requests there are retried only if it sends them through HTTPS_PROXY\n";
+      }
+      continue;
+    }
     ::setenv(route.env.c_str(), (origin + "/" + route.name).c_str(), 1);
     handed_route = true;
   }
@@ -319,7 +332,7 @@ int ensure_mode(const Args& a, const config::Config& cfg, const boost::asio::ip:
   const int status = proxy::ensure_running(where, request, &serving);
   if (status != 0 && a.or_direct && !a.command.empty()) return unprotected(a.command);
   if (status != 0 || a.command.empty()) return status;
-  return run_with_routes(a.command, cfg, serving, builtin.route_names, a.builtin_routes, trust, a.quiet);
+  return run_with_routes(a.command, cfg, serving, builtin, a.builtin_routes, trust, a.quiet);
 }
 
 // The local CA for proxy.intercept; nullptr (and `ok` false after the message) when it cannot be loaded.

@@ -4,7 +4,7 @@
 #                                         WebSocket client and server of test_proxy_websocket.py) of
 #                                         tests/integration/proxy_clients/package.json, into DIR
 #                                         (default build/proxy-test-clients)
-#   proxy-test-clients.sh --agents [DIR]  the agent CLIs (Claude Code, Pi, oh-my-pi, Codex, Gemini CLI) of
+#   proxy-test-clients.sh --agents [DIR]  the agent CLIs (Claude Code, Pi, oh-my-pi, Codex, Gemini CLI, Qwen Code) of
 #                                         tests/integration/proxy_clients/agents/package.json, into
 #                                         DIR (default build/proxy-test-agents); about 2 GiB
 # Needs node and npm (scripts/install-deps.sh). Idempotent.

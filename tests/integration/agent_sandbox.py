@@ -39,7 +39,9 @@ PROVIDER_HOSTS = ("api.anthropic.com", "api.openai.com", "generativelanguage.goo
                   "us-east5-aiplatform.googleapis.com", "aiplatform.googleapis.com",
                   # Providers beyond the first four's API keys: Claude Code on Microsoft Foundry
                   # (a resource's host), Pi on MiniMax (one of its built-in providers).
-                  "test-resource.services.ai.azure.com", "api.minimax.io")
+                  "test-resource.services.ai.azure.com", "api.minimax.io",
+                  # Qwen Code's Coding Plan on Alibaba Cloud Model Studio (DashScope).
+                  "coding.dashscope.aliyuncs.com")
 # A provider curlretry does not know, for a user's ANTHROPIC_BASE_URL (a gateway's https:// endpoint).
 GATEWAY_HOST = "llm-gateway.example"
 # A developer's own name for a server on this machine (/etc/hosts), which NO_PROXY does not cover.
@@ -56,7 +58,8 @@ _DROPPED = (*harness.CA_VARIABLES, "SSL_CERT_DIR", "HTTPS_PROXY", "https_proxy",
             "GOOGLE_VERTEX_BASE_URL", "CODE_ASSIST_ENDPOINT", "ANTHROPIC_VERTEX_BASE_URL", "ANTHROPIC_FOUNDRY_BASE_URL",
             "ANTHROPIC_BEDROCK_BASE_URL", "AZURE_OPENAI_BASE_URL", "PI_CODING_AGENT_DIR", "CLAUDE_CONFIG_DIR",
             "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_SKIP_BEDROCK_AUTH", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY",
-            "PI_PROXY", "PI_PROXY_ANTHROPIC",
+            "PI_PROXY", "PI_PROXY_ANTHROPIC", "QWEN_HOME", "QWEN_CODE_SYSTEM_SETTINGS_PATH",
+            "QWEN_CODE_SYSTEM_DEFAULTS_PATH", "OPENAI_API_KEY", "OPENAI_MODEL", "DASHSCOPE_API_KEY",
             "ANTHROPIC_AUTH_TOKEN", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "CODEX_HOME")
 
 

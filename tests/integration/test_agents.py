@@ -45,6 +45,7 @@ class AgentScenarios:
     good = ""       # the provider's healthy stream (upstream/README.md sse-*-good)
     overload = ""   # its in-band overloaded error before any content
     needs_sdk = False
+    greeting = b"Hello world"  # what the agent prints of the healthy stream
     side_paths: tuple[str, ...] = ()  # other requests the agent makes to the host: 404 and close
 
     @classmethod
@@ -149,7 +150,7 @@ class AgentScenarios:
     def test_healthy_run(self):
         result = self.healthy
         self.assertEqual(result.code, 0, str(result))
-        self.assertIn(b"Hello world", result.stdout, str(result))
+        self.assertIn(self.greeting, result.stdout, str(result))
         self.assertEqual(self.sandbox.count(self.host, self.healthy_key), 1, str(result))
 
     def test_529_twice(self):
@@ -362,6 +363,42 @@ class GeminiCli(AgentScenarios, unittest.TestCase):
         (home / ".gemini" / "settings.json").write_text('{"privacy": {"usageStatisticsEnabled": false}}\n')
 
 
+class QwenCode(AgentScenarios, unittest.TestCase):
+    """Qwen Code (`qwen`, a Gemini CLI fork on Node) on Alibaba Cloud's Coding Plan, set up as its
+    docs' headless setup says: ~/.qwen/settings.json declares the model on
+    coding.dashscope.aliyuncs.com, the key in the variable it names. Before, DashScope's hosts were
+    no provider curlretry knew: a blind tunnel, qwen's own retries hiding each failure."""
+
+    host = "coding.dashscope.aliyuncs.com"
+    prefix = "/v1/chat/completions"
+    good = "sse-oai-chat-good"
+    overload = "sse-oai-chat-overload"
+    greeting = b"Hello\n"  # the upstream's chat stream says "Hello"
+
+    # Its settings: the Coding Plan's model, and no auto-memory (a second request after each
+    # prompt, which would make every count here one more).
+    settings = {"modelProviders": {"openai": [{"id": "qwen3-coder-plus", "name": "qwen3-coder-plus (Coding Plan)",
+                                               "baseUrl": "https://coding.dashscope.aliyuncs.com/v1",
+                                               "envKey": "BAILIAN_CODING_PLAN_API_KEY"}]},
+                "security": {"auth": {"selectedType": "openai"}}, "model": {"name": "qwen3-coder-plus"},
+                "memory": {"enableManagedAutoMemory": False}}
+
+    @classmethod
+    def command(cls, modules):
+        return [bin_path(modules, "qwen"), "-p", "Say hello"]
+
+    @classmethod
+    def agent_env(cls):
+        # The sandbox's certificate is the user's own NODE_EXTRA_CA_CERTS, as the real provider's is
+        # trusted by default: through a blind tunnel (before) qwen still reaches it.
+        return {"BAILIAN_CODING_PLAN_API_KEY": "sk-sp-test-not-a-key", "NODE_EXTRA_CA_CERTS": cls.sandbox.cert}
+
+    @classmethod
+    def prepare_home(cls, home):
+        (home / ".qwen").mkdir()
+        (home / ".qwen" / "settings.json").write_text(json.dumps(cls.settings))
+
+
 class AnthropicSdkScript(AnthropicMessages, AgentScenarios, unittest.TestCase):
     """A plain user script on @anthropic-ai/sdk (its defaults: own retries, base URL from the
     environment). Node 20's fetch ignores HTTPS_PROXY, so interception never sees it: the launcher
@@ -376,6 +413,29 @@ class AnthropicSdkScript(AnthropicMessages, AgentScenarios, unittest.TestCase):
     @classmethod
     def agent_env(cls):
         return {"ANTHROPIC_API_KEY": "sk-ant-test-not-a-key", "CURLRETRY_NODE_MODULES": cls.sdk_modules}
+
+    def test_a_base_url_its_env_file_names_is_left_to_it(self):
+        # `node --env-file=.env` (or dotenv) loads the file's ANTHROPIC_BASE_URL only over an unset
+        # variable. Before, the launch set it to the built-in route, which won: the script's request,
+        # and the gateway's key, went to api.anthropic.com. Node 20's fetch ignores HTTPS_PROXY, so
+        # the gateway is reached directly, unretried, and the launch says so.
+        gateway = agent_sandbox.GATEWAY_HOST
+        dotenv = self.sandbox.work / ".env"
+        dotenv.write_text(f"ANTHROPIC_BASE_URL=https://{gateway}/sdk-env\n")
+        self.addCleanup(dotenv.unlink)
+        key = self.key()
+        self.sandbox.arm(gateway, "/sdk-env/v1/messages", key, self.good)
+        command = self.command(self.modules)
+        result = self.sandbox.run(
+            [harness.CURLRETRY_BIN, "--", command[0], f"--env-file={dotenv}", *command[1:]],
+            {**({"LD_PRELOAD": harness.PRELOAD_PREFIX} if harness.PRELOAD_PREFIX else {}), "CURLRETRY_LIBRARY": harness.LIB,
+             **self.agent_env(), "NODE_EXTRA_CA_CERTS": self.sandbox.cert})
+        self.assertEqual((result.code, result.stdout), (0, self.healthy.stdout), str(result))
+        self.assertEqual(self.sandbox.count(gateway, key), 1, str(result))
+        self.assertIn(f"curlretry: proxy: ANTHROPIC_BASE_URL is set in {dotenv}, which {command[0]} may load itself: it "
+                      f"is left unset for it (a value given by the launch would win over that file's), so {command[0]}'s "
+                      "requests there are retried only if it sends them through HTTPS_PROXY\n", result.stderr.decode(),
+                      str(result))
 
 
 

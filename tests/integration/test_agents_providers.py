@@ -92,7 +92,7 @@ class GatewaysTheirBaseUrlsName(unittest.TestCase):
         self.sandbox.arm(self.gateway, prefix, f"healthy-{name}", good)
         healthy = self.sandbox.run(command, env)
         self.assertEqual(healthy.code, 0, str(healthy))
-        self.assertIn(b"Hello world", healthy.stdout, str(healthy))
+        self.assertIn(agent.greeting, healthy.stdout, str(healthy))
         self.assertIn(f"(HTTPS_PROXY and the local CA; --no-proxy runs it directly); so do those to the hosts you point "
                       f"it at: {self.gateway} ({source})\n".encode(), healthy.stderr, str(healthy))
         since = self.events.stat().st_size if self.events.exists() else 0
@@ -178,6 +178,35 @@ class GatewaysTheirBaseUrlsName(unittest.TestCase):
         self.addCleanup(config.unlink)
         self.assertRetriedThroughTheGateway(test_agents.Codex, {"COMPANY_API_KEY": "test-not-a-key"},
                                             "/codex/v1/responses", str(config))
+
+    def test_qwen_code_through_a_provider_of_its_settings(self):
+        # Qwen Code's docs declare a gateway as a model of ~/.qwen/settings.json's modelProviders
+        # (`/* */` and `//` comments allowed, as qwen strips them).
+        settings = self.sandbox.home / ".qwen" / "settings.json"
+        settings.parent.mkdir(exist_ok=True)
+        models = {"openai": [{"id": "qwen3-coder-plus", "baseUrl": f"https://{self.gateway}/qwen/v1",
+                              "envKey": "COMPANY_API_KEY"}]}
+        settings.write_text("/* the company gateway */\n" + json.dumps(
+            {**test_agents.QwenCode.settings, "modelProviders": models}))
+        self.addCleanup(settings.unlink)
+        self.assertRetriedThroughTheGateway(test_agents.QwenCode, {"COMPANY_API_KEY": "test-not-a-key"},
+                                            "/qwen/v1/chat/completions", str(settings))
+
+    def test_qwen_code_through_OPENAI_BASE_URL_in_its_env_file(self):
+        # Its docs' other setup: the variables in ~/.qwen/.env, which qwen loads over unset ones only.
+        # Before, the launch handed qwen OPENAI_BASE_URL (the built-in route to api.openai.com),
+        # which won over the file's: the request, and the gateway's key, went to api.openai.com.
+        (self.sandbox.home / ".qwen").mkdir(exist_ok=True)
+        settings = self.sandbox.home / ".qwen" / "settings.json"
+        settings.write_text(json.dumps({"security": {"auth": {"selectedType": "openai"}},
+                                        "memory": {"enableManagedAutoMemory": False}}))
+        self.addCleanup(settings.unlink)
+        dotenv = self.sandbox.home / ".qwen" / ".env"
+        dotenv.write_text(f"OPENAI_BASE_URL=https://{self.gateway}/qwen-env/v1\nOPENAI_API_KEY=sk-gw-test-not-a-key\n"
+                          "OPENAI_MODEL=qwen3-coder-plus\n")
+        self.addCleanup(dotenv.unlink)
+        self.assertRetriedThroughTheGateway(test_agents.QwenCode, {"BAILIAN_CODING_PLAN_API_KEY": None},
+                                            "/qwen-env/v1/chat/completions", f"OPENAI_BASE_URL in {dotenv}")
 
 
 if __name__ == "__main__":

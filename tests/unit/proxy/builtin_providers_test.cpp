@@ -28,7 +28,8 @@ class GivenHosts : public ::testing::Test {
          {"CLAUDE_CONFIG_DIR", "PI_CODING_AGENT_DIR", "CODEX_HOME", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL",
           "ANTHROPIC_VERTEX_BASE_URL", "ANTHROPIC_FOUNDRY_BASE_URL", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL",
           "CODE_ASSIST_ENDPOINT", "AZURE_OPENAI_BASE_URL", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_SKIP_BEDROCK_AUTH",
-          "ANTHROPIC_BEDROCK_BASE_URL"}) {
+          "ANTHROPIC_BEDROCK_BASE_URL", "QWEN_HOME", "QWEN_CODE_SYSTEM_SETTINGS_PATH",
+          "QWEN_CODE_SYSTEM_DEFAULTS_PATH"}) {
       scratch_.set(name, nullptr);
     }
   }
@@ -102,6 +103,36 @@ TEST_F(GivenHosts, WhereItCameFromIsEscapedForTheLine) {
   config::Config cfg;
   EXPECT_EQ(add_builtin_providers(cfg).given_hosts,
             Hosts{"codex-gw.example (" + scratch_.path("co\\x1b[2Jdex\\nhome/config.toml") + ")"});
+}
+
+TEST_F(GivenHosts, QwenCodesProvidersFromItsSettingsAndEnvFiles) {
+  const std::string settings =
+      scratch_.write("home/.qwen/settings.json",
+                     R"({"modelProviders": {"openai": [{"id": "m", "baseUrl": "https://qwen-gw.example/v1"}]}})");
+  const std::string env = scratch_.write("home/.qwen/.env", "OPENAI_BASE_URL=https://qwen-env-gw.example/v1\n");
+  config::Config cfg;
+  const BuiltinProviders added = add_builtin_providers(cfg);
+  EXPECT_EQ(added.given_hosts,
+            (Hosts{"qwen-gw.example (" + settings + ")", "qwen-env-gw.example (OPENAI_BASE_URL in " + env + ")"}));
+  ASSERT_EQ(added.file_variables.size(), 1u);
+  EXPECT_EQ(added.file_variables[0].name, "OPENAI_BASE_URL");
+  EXPECT_EQ(added.file_variables[0].file, env);
+}
+
+TEST_F(GivenHosts, AVariableAFileLoadsOverAnUnsetOneIsNeverHandedARoute) {
+  // A Node program's .env (its dotenv, `node --env-file`) pointing the SDK at a local model server:
+  // not a host to intercept, but the launch must leave OPENAI_BASE_URL unset, or the program would
+  // send its requests, and its key, to api.openai.com.
+  scratch_.write("work/.env", "OPENAI_BASE_URL=http://localhost:11434/v1\n");
+  // Claude Code's settings are claude's alone (it applies them over the environment).
+  scratch_.write("home/.claude/settings.json", R"({"env": {"ANTHROPIC_BASE_URL": "https://kimi.example/anthropic"}})");
+  config::Config cfg;
+  const BuiltinProviders added = add_builtin_providers(cfg);
+  ASSERT_EQ(added.file_variables.size(), 1u);
+  EXPECT_EQ(added.file_variables[0].name, "OPENAI_BASE_URL");
+  EXPECT_EQ(added.file_variables[0].file, scratch_.path("work/.env"));
+  EXPECT_EQ(added.given_hosts,
+            Hosts{"kimi.example (ANTHROPIC_BASE_URL in " + scratch_.path("home/.claude/settings.json") + ")"});
 }
 
 }  // namespace
