@@ -24,7 +24,7 @@ packages=(
   libhiredis-dev redis-server
   # the proxy: Boost.Beast/Asio (headers); its tests' real clients: Node.js fetch and the npm SDKs
   # (scripts/proxy-test-clients.sh installs those from npm into the build tree)
-  libboost-dev nodejs busybox-static python3-requests
+  libboost-dev nodejs busybox-static python3-requests python3-httpx
   # the proxy's launcher reads Codex's config.toml (toml++)
   libtomlplusplus-dev
   # the success path's CI guard (tests/integration/test_success_path.py): callgrind's counts

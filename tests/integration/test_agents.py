@@ -439,6 +439,26 @@ class AnthropicSdkScript(AnthropicMessages, AgentScenarios, unittest.TestCase):
 
 
 
+class PythonHttpx(AnthropicMessages, AgentScenarios, unittest.TestCase):
+    """A plain user script streaming with Python's httpx (Debian's python3-httpx), the HTTP stack of
+    the official Python SDKs: it never loads libcurl, so `curlretry --` runs it through the proxy,
+    which it reaches by HTTPS_PROXY. (aiohttp does not: its default session ignores HTTPS_PROXY;
+    docs/PROXY.md.)"""
+
+    library = "httpx"
+    greeting = b"200\nHello world\n"
+
+    @classmethod
+    def command(cls, modules):
+        return [harness.PYTHON, str(CLIENTS / "python-stream.py"), cls.library]
+
+
+class PythonRequests(PythonHttpx):
+    """The same script on requests (Debian's python3-requests), which reads REQUESTS_CA_BUNDLE."""
+
+    library = "requests"
+
+
 class TheRestOfItsTraffic(unittest.TestCase):
     """What an agent reaches besides its provider under `curlretry -- AGENT`, which hands it
     curlretry's proxy in HTTPS_PROXY and HTTP_PROXY for every host it does not keep direct: servers
