@@ -446,7 +446,14 @@ class PythonHttpx(AnthropicMessages, AgentScenarios, unittest.TestCase):
     docs/PROXY.md.)"""
 
     library = "httpx"
+    package = "python3-httpx"
     greeting = b"200\nHello world\n"
+
+    @classmethod
+    def setUpClass(cls):
+        if not harness.succeeds([harness.PYTHON, "-c", f"import {cls.library}"]):
+            raise unittest.SkipTest(harness.needs(cls.package, f"Python's {cls.library}"))
+        super().setUpClass()
 
     @classmethod
     def command(cls, modules):
@@ -457,6 +464,7 @@ class PythonRequests(PythonHttpx):
     """The same script on requests (Debian's python3-requests), which reads REQUESTS_CA_BUNDLE."""
 
     library = "requests"
+    package = "python3-requests"
 
 
 class TheRestOfItsTraffic(unittest.TestCase):
