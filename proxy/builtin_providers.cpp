@@ -103,8 +103,9 @@ BuiltinProviders add_builtin_providers(config::Config& cfg) {
                        [&host](std::string_view g) { return config::glob_match(g, host, true); });
   };
   for (const GivenUrl& given : base_urls_given()) {
+    // An empty value leaves the program on its SDK's default host, which the route leads to too.
     const std::string& variable = given.file_variable.name;
-    if (!variable.empty() &&
+    if (!variable.empty() && !given.url.empty() &&
         std::none_of(added.file_variables.begin(), added.file_variables.end(),
                      [&](const BuiltinProviders::FileVariable& seen) { return seen.name == variable; })) {
       added.file_variables.push_back({variable, core::log_text::escape(given.file_variable.file)});

@@ -123,8 +123,9 @@ TEST_F(GivenHosts, AVariableAFileLoadsOverAnUnsetOneIsNeverHandedARoute) {
   // A Node program's .env (its dotenv, `node --env-file`) pointing the SDK at a local model server:
   // not a host to intercept, but the launch must leave OPENAI_BASE_URL unset, or the program would
   // send its requests, and its key, to api.openai.com.
-  scratch_.write("work/.env", "OPENAI_BASE_URL=http://localhost:11434/v1\n");
-  // Claude Code's settings are claude's alone (it applies them over the environment).
+  scratch_.write("work/.env", "OPENAI_BASE_URL=http://localhost:11434/v1\nANTHROPIC_BASE_URL=\n");
+  // An empty one leaves the program on the SDK's default host, where the route leads too. Claude
+  // Code's settings are claude's alone (it applies them over the environment).
   scratch_.write("home/.claude/settings.json", R"({"env": {"ANTHROPIC_BASE_URL": "https://kimi.example/anthropic"}})");
   config::Config cfg;
   const BuiltinProviders added = add_builtin_providers(cfg);
