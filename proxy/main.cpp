@@ -90,10 +90,11 @@ int run_with_routes(const std::vector<std::string>& command, const config::Confi
                      [&](const proxy::BuiltinProviders::FileVariable& v) { return v.name == route.env; });
     if (ours && in_file != builtin.file_variables.end()) {
       if (!quiet) {
-        std::cerr << "curlretry: proxy: " << route.env << " is set in " << in_file->file << ", which " << command[0]
+        const std::string program = core::log_text::escape(command[0]);
+        std::cerr << "curlretry: proxy: " << route.env << " is set in " << in_file->file << ", which " << program
                   << " may load itself: it is left unset for it (a value given by the launch would win over that "
                      "file's), so "
-                  << command[0] << "'s requests there are retried only if it sends them through HTTPS_PROXY\n";
+                  << program << "'s requests there are retried only if it sends them through HTTPS_PROXY\n";
       }
       continue;
     }
@@ -115,7 +116,7 @@ int run_with_routes(const std::vector<std::string>& command, const config::Confi
     ::setenv("no_proxy", no_proxy.value.c_str(), 1);
     if (through_users_proxy && !no_proxy.covering.empty() && !quiet) {
       std::cerr << "curlretry: proxy: NO_PROXY names " << core::log_text::escape(no_proxy.covering.front())
-                << ", which covers a host curlretry intercepts: " << command[0]
+                << ", which covers a host curlretry intercepts: " << core::log_text::escape(command[0])
                 << " reaches it directly, as you asked, and its requests there are not retried\n";
     }
   }
