@@ -49,25 +49,23 @@ bool read_models(core::JsonCursor& c, std::vector<std::string>& out) {
   c.skip_space();
   if (c.eat(']')) return true;
   std::string value;
+  const auto member = [&](const std::string& key) {
+    if (key != "baseUrl" || c.at_end() || c.peek() != '"') return c.skip_value(4);
+    if (!c.string(&value)) return false;
+    out.push_back(value);
+    return true;
+  };
   do {
     c.skip_space();
-    const bool ok = !c.at_end() && c.peek() == '{' ? c.object([&](const std::string& key) {
-      if (key != "baseUrl" || c.at_end() || c.peek() != '"') return c.skip_value(4);
-      if (!c.string(&value)) return false;
-      out.push_back(value);
-      return true;
-    })
-                                                   : c.skip_value(3);
-    if (!ok) return false;
+    const bool entry = !c.at_end() && c.peek() == '{';
+    if (!(entry ? c.object(member) : c.skip_value(3))) return false;
     c.skip_space();
   } while (c.eat(','));
   return c.eat(']');
 }
 
-}  // namespace
-
-std::vector<std::string> qwen_provider_base_urls(std::string_view settings_json) {
-  const std::string text = strip_json_comments(settings_json, kQwenJsonComments);
+// qwen_provider_base_urls of a text its comments are stripped from already.
+std::vector<std::string> provider_base_urls(std::string_view text) {
   core::JsonCursor c(text, kSettingsMaxDepth);
   std::vector<std::string> out;
   c.skip_bom();
@@ -77,6 +75,12 @@ std::vector<std::string> qwen_provider_base_urls(std::string_view settings_json)
   });
   c.skip_space();
   return read && c.at_end() ? out : std::vector<std::string>{};
+}
+
+}  // namespace
+
+std::vector<std::string> qwen_provider_base_urls(std::string_view settings_json) {
+  return provider_base_urls(strip_json_comments(settings_json, kQwenJsonComments));
 }
 
 std::vector<std::string> qwen_settings_files() {
@@ -121,10 +125,10 @@ std::vector<SettingsValue> qwen_settings_values(const std::vector<std::string_vi
   std::vector<SettingsValue> out;
   std::vector<SettingsValue> env_values;
   for (const std::string& file : qwen_settings_files()) {
-    const std::string text = read_agent_file(file);
+    const std::string text = strip_json_comments(read_agent_file(file), kQwenJsonComments);
     if (text.empty()) continue;
-    for (std::string& url : qwen_provider_base_urls(text)) out.push_back({{}, std::move(url), file});
-    for (SettingsValue& value : settings_env_values(strip_json_comments(text, kQwenJsonComments), names)) {
+    for (std::string& url : provider_base_urls(text)) out.push_back({{}, std::move(url), file});
+    for (SettingsValue& value : settings_env_values(text, names)) {
       value.file = file;
       env_values.push_back(std::move(value));
     }
