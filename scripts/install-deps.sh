@@ -29,8 +29,9 @@ packages=(
   libtomlplusplus-dev
   # the success path's CI guard (tests/integration/test_success_path.py): callgrind's counts
   valgrind
-  # test_agents: the agents' own network namespace (ip; unshare and nsenter are util-linux's)
-  iproute2 util-linux
+  # test_agents: the agents' own network namespace (ip; unshare and nsenter are util-linux's), and
+  # the users' programs on stacks that never load libcurl (Go's net/http, Python's httpx)
+  iproute2 util-linux golang-go
   # test_upstream_proxy: a real proxy of the user's own (Basic auth, CONNECT) to chain through
   tinyproxy-bin
 )

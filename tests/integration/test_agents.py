@@ -467,6 +467,33 @@ class PythonRequests(PythonHttpx):
     package = "python3-requests"
 
 
+class GoProgram(AnthropicMessages, AgentScenarios, unittest.TestCase):
+    """A plain user program on Go's net/http, built static (CGO_ENABLED=0) with Debian's golang-go:
+    doctor cannot reach it with the preload, so `curlretry --` runs it through the proxy, which it
+    reaches by HTTPS_PROXY, trusting the local CA by SSL_CERT_FILE."""
+
+    greeting = b"200\nHello world\n"
+
+    @classmethod
+    def setUpClass(cls):
+        go = shutil.which("go") or "/usr/bin/go"
+        if not os.access(go, os.X_OK):
+            raise unittest.SkipTest(harness.needs("golang-go", "go"))
+        cls.go_dir = Path(tempfile.mkdtemp(prefix="curlretry-go-"))
+        cls.addClassCleanup(shutil.rmtree, cls.go_dir, True)
+        env = {**os.environ, "CGO_ENABLED": "0", "GOCACHE": str(cls.go_dir / "cache"), "GOPATH": str(cls.go_dir / "path"),
+               "GOFLAGS": "", "GOPROXY": "off", "GOTOOLCHAIN": "local", "GO111MODULE": "off"}
+        built = subprocess.run([go, "build", "-o", str(cls.go_dir / "go-stream"), str(CLIENTS / "go-stream" / "main.go")],
+                               env=env, capture_output=True, timeout=300)
+        if built.returncode != 0:
+            raise AssertionError(f"go build failed: {built.stderr.decode(errors='replace')}")
+        super().setUpClass()
+
+    @classmethod
+    def command(cls, modules):
+        return [str(cls.go_dir / "go-stream")]
+
+
 class TheRestOfItsTraffic(unittest.TestCase):
     """What an agent reaches besides its provider under `curlretry -- AGENT`, which hands it
     curlretry's proxy in HTTPS_PROXY and HTTP_PROXY for every host it does not keep direct: servers
