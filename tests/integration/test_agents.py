@@ -1,6 +1,8 @@
 """The real agent CLIs from npm (issue 26 item 7): Claude Code (`claude -p`, a Bun binary), Pi
-(`pi -p`, Node), Codex (`codex exec`, Rust) and Gemini CLI (`gemini -p`, Node), plus a plain Node
-script on the official Anthropic SDK, each run as a user would, `curlretry -- AGENT ...` with no
+(`pi -p`, Node), Codex (`codex exec`, Rust), Gemini CLI (`gemini -p`, Node), oh-my-pi (`omp -p`, Bun)
+and Qwen Code (`qwen -p`, Node), plus users' plain programs that never load libcurl (a Node script on
+the official Anthropic SDK, Python scripts on httpx and requests, a static Go program), each run as a
+user would, `curlretry -- AGENT ...` with no
 config file, against the flaky upstream standing in for the provider's real host (agent_sandbox.py: a private
 network, mount and PID namespace with its own /etc/hosts and CA store). The agents keep their own
 defaults, retries included; only fake keys, a fresh HOME and their offline switches are given.
